@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config"
+
+// Workspace packages resolve to their TypeScript sources in tests (the `@mcp-handles/source`
+// export condition), so a test never runs against a stale `dist`.
+export default defineConfig({
+  resolve: { conditions: ["@mcp-handles/source", "module", "node", "import", "default"] },
+  ssr: { resolve: { conditions: ["@mcp-handles/source", "node", "import", "default"] } },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "examples/test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+  },
+})
