@@ -1,0 +1,137 @@
+/**
+ * The durable record of one tool call: the only place the task id lives once the server has
+ * handed it out. One row per idempotency key within a scope.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { JsonObject, JsonValue } from "./Json.js"
+
+/**
+ * The lifecycle of a call. `pending` is the write-ahead intent (no answer yet); `in_doubt` means
+ * the request may have reached the server but no usable answer came back.
+ *
+ * @since 0.1.0
+ */
+export const Status = Schema.Literal(
+  "pending",
+  "working",
+  "input_required",
+  "completed",
+  "failed",
+  "cancelled",
+  "expired",
+  "in_doubt",
+)
+
+/** @since 0.1.0 */
+export type Status = typeof Status.Type
+
+/** @since 0.1.0 */
+export const terminalStatuses: ReadonlyArray<Status> = ["completed", "failed", "cancelled", "expired"]
+
+/** @since 0.1.0 */
+export const openStatuses: ReadonlyArray<Status> = ["pending", "working", "input_required"]
+
+/** @since 0.1.0 */
+export const isTerminal = (status: Status): boolean => terminalStatuses.includes(status)
+
+/**
+ * What the server last told us about the task, kept so that a restart resumes with the server's
+ * own interval and TTL instead of a default.
+ *
+ * @since 0.1.0
+ */
+export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
+  statusMessage: Schema.optional(Schema.String),
+  /** As the server sent it, before clamping. */
+  pollIntervalMs: Schema.optional(Schema.Number),
+  ttlMs: Schema.NullOr(Schema.Number),
+  /** Server clock, epoch milliseconds. */
+  createdAt: Schema.Number,
+  lastUpdatedAt: Schema.Number,
+}) {}
+
+/**
+ * A JSON-RPC error as the server sent it (for `failed`), or as we describe a local outcome.
+ *
+ * @since 0.1.0
+ */
+export class RpcError extends Schema.Class<RpcError>("RpcError")({
+  code: Schema.Number,
+  message: Schema.String,
+  data: Schema.optional(JsonValue),
+}) {}
+
+/**
+ * One answer to an input request of the task. The answer is stored before `tasks/update` is
+ * sent and acknowledged after, so a restart re-sends an unacknowledged answer instead of asking
+ * the user again, and never answers a key twice.
+ *
+ * @since 0.1.0
+ */
+export class InputAnswer extends Schema.Class<InputAnswer>("InputAnswer")({
+  response: JsonValue,
+  acknowledged: Schema.Boolean,
+}) {}
+
+/**
+ * The cancel intent, recorded before `tasks/cancel` is sent; `sent` is set once the server
+ * acknowledged it, so a crash in between is finished by the reconciler.
+ *
+ * @since 0.1.0
+ */
+export class CancelIntent extends Schema.Class<CancelIntent>("CancelIntent")({
+  requestedAt: Schema.Number,
+  sent: Schema.Boolean,
+}) {}
+
+/** @since 0.1.0 */
+export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
+  /** Tenant or principal; every query is confined to one scope. */
+  scope: Schema.String,
+  /** Idempotency key, unique within the scope. */
+  key: Schema.String,
+  /** Stable identity of the server (see ServerIdentity). */
+  serverId: Schema.String,
+  tool: Schema.String,
+  /** The arguments, or null when only their hash is kept. */
+  arguments: Schema.NullOr(JsonObject),
+  argumentsHash: Schema.String,
+  /** Null until the server hands one out. A bearer credential: never log it in full. */
+  taskId: Schema.NullOr(Schema.String),
+  status: Status,
+  snapshot: Schema.NullOr(TaskSnapshot),
+  /** The tool result of a completed call (direct, or from the task). */
+  result: Schema.NullOr(JsonObject),
+  /** The JSON-RPC error of a failed call. */
+  error: Schema.NullOr(RpcError),
+  /** Input requests the server has outstanding, as last seen. */
+  inputRequests: Schema.NullOr(Schema.Record({ key: Schema.String, value: JsonValue })),
+  /** Every input key ever answered, with the answer. */
+  answers: Schema.Record({ key: Schema.String, value: InputAnswer }),
+  /** When (local clock) the task was first seen waiting on only answered keys; null otherwise. */
+  stuckSince: Schema.NullOr(Schema.Number),
+  cancel: Schema.NullOr(CancelIntent),
+  /** When the driver should next act on the row (poll, retry, finish a cancel); null when idle. */
+  nextPollAt: Schema.NullOr(Schema.Number),
+  /** Consecutive failed attempts since the last good answer; drives backoff. */
+  attempts: Schema.Number,
+  /** Polls answered without a server interval; drives the default interval schedule. */
+  pollsWithoutInterval: Schema.Number,
+  /** Times a `tools/call` was dispatched for this key (1 normally; more only by explicit reissue). */
+  launches: Schema.Number,
+  /** The last problem seen (transport, auth, protocol), for operators. Never a task id. */
+  lastProblem: Schema.NullOr(Schema.String),
+  leaseOwner: Schema.NullOr(Schema.String),
+  leaseExpiresAt: Schema.NullOr(Schema.Number),
+  /** Compare-and-set token; the store bumps it on every write, claims included. */
+  version: Schema.Number,
+  createdAt: Schema.Number,
+  updatedAt: Schema.Number,
+  /** When the row became terminal; drives garbage collection. */
+  settledAt: Schema.NullOr(Schema.Number),
+}) {}
+
+/** @since 0.1.0 */
+export type HandleRecordEncoded = typeof HandleRecord.Encoded

@@ -1,0 +1,217 @@
+/**
+ * The storage port. Adapters (memory, SQLite, Postgres, or a third party's) implement this
+ * service and prove it with the contract suite in `@mcp-handles/core/testing`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { HandleRecord, openStatuses, type Status } from "./HandleRecord.js"
+import type { JsonObject } from "./Json.js"
+
+/**
+ * The store could not do its job (I/O, driver, corrupt row). Never used for "not found" or for a
+ * lost compare-and-set.
+ *
+ * @since 0.1.0
+ */
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  operation: Schema.String,
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect),
+}) {}
+
+/**
+ * A compare-and-set lost: the row changed since it was read (another fiber, another instance, or
+ * a lease that was taken over). The writer must re-read before deciding anything.
+ *
+ * @since 0.1.0
+ */
+export class VersionConflict extends Schema.TaggedError<VersionConflict>()("VersionConflict", {
+  scope: Schema.String,
+  key: Schema.String,
+  expectedVersion: Schema.Number,
+}) {}
+
+/**
+ * The write-ahead intent of a call, written before the request leaves.
+ *
+ * @since 0.1.0
+ */
+export interface NewHandle {
+  readonly scope: string
+  readonly key: string
+  readonly serverId: string
+  readonly tool: string
+  readonly arguments: JsonObject | null
+  readonly argumentsHash: string
+  /** The instance that will dispatch; it holds the lease while it does. */
+  readonly owner: string
+  readonly leaseMs: number
+  readonly now: number
+}
+
+/** @since 0.1.0 */
+export interface BeginResult {
+  readonly record: HandleRecord
+  /** False when the key already existed: the caller attaches instead of dispatching. */
+  readonly created: boolean
+}
+
+/** @since 0.1.0 */
+export interface ClaimOptions {
+  readonly owner: string
+  readonly now: number
+  readonly leaseMs: number
+  readonly limit: number
+}
+
+/** @since 0.1.0 */
+export interface ListFilter {
+  readonly scope: string
+  readonly statuses?: ReadonlyArray<Status>
+  readonly serverId?: string
+  /** 1 to 1000. */
+  readonly limit: number
+  /** From a previous page's `nextCursor`. */
+  readonly cursor?: string
+}
+
+/** @since 0.1.0 */
+export interface ListPage {
+  readonly records: ReadonlyArray<HandleRecord>
+  /** Null on the last page. */
+  readonly nextCursor: string | null
+}
+
+/** @since 0.1.0 */
+export interface GcOptions {
+  /** Limit to one scope; all scopes when absent (an operator's sweep). */
+  readonly scope?: string
+  /** Terminal rows settled strictly before this instant are deleted. */
+  readonly settledBefore: number
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface HandleStore {
+  /**
+   * Atomic insert-or-get by scope and key. Exactly one of any number of concurrent callers with
+   * the same key gets `created: true`; the row is durable when this returns.
+   */
+  readonly begin: (handle: NewHandle) => Effect.Effect<BeginResult, StoreError>
+  readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
+  /**
+   * Compare-and-set: writes `record` when the stored version equals `record.version`, and
+   * returns it with the version bumped. Durable when it returns.
+   */
+  readonly update: (record: HandleRecord) => Effect.Effect<HandleRecord, StoreError | VersionConflict>
+  /**
+   * Leases open rows that are due (`nextPollAt <= now`) and not leased by another live owner,
+   * oldest due first, across all scopes. Each claimed row's version is bumped, which fences off
+   * any previous owner's writes.
+   */
+  readonly claimDue: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<HandleRecord>, StoreError>
+  /** Gives up `owner`'s lease on a row (hand-off on close); a no-op for anyone else's lease. */
+  readonly release: (scope: string, key: string, owner: string) => Effect.Effect<void, StoreError>
+  /** One page of a scope's rows, ordered by creation time then key. */
+  readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
+  /** Deletes terminal rows settled before the cutoff; never an open or in-doubt row. */
+  readonly deleteSettledBefore: (options: GcOptions) => Effect.Effect<number, StoreError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export const HandleStore: Context.Tag<HandleStore, HandleStore> = Context.GenericTag<HandleStore>(
+  "@mcp-handles/core/HandleStore",
+)
+
+/**
+ * The row `begin` inserts: every adapter starts from the same record, so they differ only in
+ * how they keep it.
+ *
+ * @since 0.1.0
+ */
+export const initialRecord = (handle: NewHandle): HandleRecord =>
+  new HandleRecord({
+    scope: handle.scope,
+    key: handle.key,
+    serverId: handle.serverId,
+    tool: handle.tool,
+    arguments: handle.arguments,
+    argumentsHash: handle.argumentsHash,
+    taskId: null,
+    status: "pending",
+    snapshot: null,
+    result: null,
+    error: null,
+    inputRequests: null,
+    answers: {},
+    stuckSince: null,
+    cancel: null,
+    // Due once the dispatcher's lease runs out: if it dies mid-dispatch, the reconciler finds
+    // the row and marks it in doubt.
+    nextPollAt: handle.now + handle.leaseMs,
+    attempts: 0,
+    pollsWithoutInterval: 0,
+    launches: 1,
+    lastProblem: null,
+    leaseOwner: handle.owner,
+    leaseExpiresAt: handle.now + handle.leaseMs,
+    version: 1,
+    createdAt: handle.now,
+    updatedAt: handle.now,
+    settledAt: null,
+  })
+
+/**
+ * Whether `claimDue` may take the row for `owner` at `now`: open, due, and not leased by another
+ * live owner.
+ *
+ * @since 0.1.0
+ */
+export const isClaimable = (record: HandleRecord, owner: string, now: number): boolean =>
+  openStatuses.includes(record.status) &&
+  record.nextPollAt !== null &&
+  record.nextPollAt <= now &&
+  (record.leaseOwner === null ||
+    record.leaseOwner === owner ||
+    (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now))
+
+/**
+ * List order is (createdAt, key); the cursor is the position of the last row of a page.
+ *
+ * @since 0.1.0
+ */
+export interface CursorPosition {
+  readonly createdAt: number
+  readonly key: string
+}
+
+/** @since 0.1.0 */
+export const encodeCursor = (position: CursorPosition): string =>
+  `${position.createdAt}.${encodeURIComponent(position.key)}`
+
+/** @since 0.1.0 */
+export const decodeCursor = (cursor: string): Option.Option<CursorPosition> => {
+  const dot = cursor.indexOf(".")
+  const createdAt = Number(cursor.slice(0, dot))
+  if (dot <= 0 || !Number.isSafeInteger(createdAt)) return Option.none()
+  try {
+    return Option.some({ createdAt, key: decodeURIComponent(cursor.slice(dot + 1)) })
+  } catch {
+    return Option.none()
+  }
+}
+
+/** @since 0.1.0 */
+export const compareListOrder = (a: CursorPosition, b: CursorPosition): number =>
+  a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+
+/** @since 0.1.0 */
+export const maxListLimit = 1000

@@ -1,0 +1,182 @@
+/**
+ * JSON values as they cross a boundary (the wire, the database, the caller). Everything that
+ * enters the library is decoded against these schemas and checked against the limits before it
+ * is written anywhere.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** @since 0.1.0 */
+export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonValue> | JsonObject
+
+/** @since 0.1.0 */
+export interface JsonObject {
+  readonly [key: string]: JsonValue
+}
+
+/** @since 0.1.0 */
+export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
+  Schema.Null,
+  Schema.Boolean,
+  Schema.Number.pipe(Schema.finite()),
+  Schema.String,
+  Schema.Array(Schema.suspend(() => JsonValue)),
+  Schema.Record({ key: Schema.String, value: Schema.suspend(() => JsonValue) }),
+).annotations({ identifier: "JsonValue" })
+
+/** @since 0.1.0 */
+export const JsonObject: Schema.Schema<JsonObject> = Schema.Record({
+  key: Schema.String,
+  value: JsonValue,
+}).annotations({ identifier: "JsonObject" })
+
+/**
+ * Limits on what the library accepts. Oversize or too deeply nested input is refused with a
+ * typed error before anything is written.
+ *
+ * @since 0.1.0
+ */
+export interface JsonLimits {
+  /** Largest accepted serialised size, in UTF-8 bytes. */
+  readonly maxBytes: number
+  /** Deepest accepted nesting of arrays and objects. */
+  readonly maxDepth: number
+}
+
+/** @since 0.1.0 */
+export const defaultArgumentLimits: JsonLimits = { maxBytes: 1024 * 1024, maxDepth: 64 }
+
+/** @since 0.1.0 */
+export const defaultResultLimits: JsonLimits = { maxBytes: 16 * 1024 * 1024, maxDepth: 128 }
+
+/**
+ * Input that is not a JSON object, holds a non-JSON value (a function, `undefined`, `NaN`, a
+ * cycle, a `__proto__` key), or exceeds a limit.
+ *
+ * @since 0.1.0
+ */
+export class InvalidJson extends Data.TaggedError("InvalidJson")<{
+  readonly what: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `${this.what} rejected: ${this.reason}`
+  }
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * Checks a value that came from untrusted code or the wire: plain JSON only, no prototype
+ * keys, within the depth and size limits. Returns a deep copy made only of plain objects, so a
+ * later mutation by the caller cannot change what was stored.
+ *
+ * @since 0.1.0
+ */
+export const validate = (
+  what: string,
+  value: unknown,
+  limits: JsonLimits,
+): Effect.Effect<JsonValue, InvalidJson> =>
+  Effect.suspend(() => {
+    const seen = new Set<object>()
+    const copy = (input: unknown, depth: number): JsonValue => {
+      if (depth > limits.maxDepth) throw new RejectedJson(`nested deeper than ${limits.maxDepth} levels`)
+      if (input === null || typeof input === "string" || typeof input === "boolean") return input
+      if (typeof input === "number") {
+        if (!Number.isFinite(input)) throw new RejectedJson(`non-finite number ${input}`)
+        return input
+      }
+      if (typeof input !== "object") throw new RejectedJson(`a ${typeof input} is not JSON`)
+      if (seen.has(input)) throw new RejectedJson("contains a cycle")
+      seen.add(input)
+      try {
+        if (Array.isArray(input)) return input.map((item) => copy(item, depth + 1))
+        const proto = Object.getPrototypeOf(input)
+        if (proto !== Object.prototype && proto !== null)
+          throw new RejectedJson("only plain objects are JSON")
+        const out: Record<string, JsonValue> = {}
+        for (const key of Object.keys(input)) {
+          if (key === "__proto__") throw new RejectedJson("a __proto__ key is refused")
+          const item = (input as Record<string, unknown>)[key]
+          if (item === undefined) throw new RejectedJson(`key ${JSON.stringify(key)} is undefined`)
+          Object.defineProperty(out, key, { value: copy(item, depth + 1), enumerable: true, writable: true })
+        }
+        return out
+      } finally {
+        seen.delete(input)
+      }
+    }
+    try {
+      const result = copy(value, 0)
+      const bytes = encoder.encode(JSON.stringify(result)).byteLength
+      if (bytes > limits.maxBytes) {
+        return Effect.fail(
+          new InvalidJson({ what, reason: `${bytes} bytes exceeds the limit of ${limits.maxBytes}` }),
+        )
+      }
+      return Effect.succeed(result)
+    } catch (error) {
+      if (error instanceof RejectedJson) return Effect.fail(new InvalidJson({ what, reason: error.message }))
+      throw error
+    }
+  })
+
+class RejectedJson extends Error {}
+
+/**
+ * Serialises with sorted object keys, so that equal values always produce equal text (and equal
+ * hashes), whatever order their keys were written in.
+ *
+ * @since 0.1.0
+ */
+export const canonical = (value: JsonValue): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  const object = value as JsonObject
+  const keys = Object.keys(object).sort()
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(object[key] as JsonValue)}`).join(",")}}`
+}
+
+/**
+ * SHA-256 of the canonical form, hex encoded. Uses Web Crypto, so it runs in every runtime
+ * the core supports.
+ *
+ * @since 0.1.0
+ */
+export const hash = (value: JsonValue): Effect.Effect<string> =>
+  Effect.promise(() => crypto.subtle.digest("SHA-256", encoder.encode(canonical(value)))).pipe(
+    Effect.map((digest) =>
+      Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join(""),
+    ),
+  )
+
+/**
+ * Parses text from the wire or the database, refusing `__proto__` keys and oversize text before
+ * any object is built from it.
+ *
+ * @since 0.1.0
+ */
+export const parse = (
+  what: string,
+  text: string,
+  limits: JsonLimits,
+): Effect.Effect<JsonValue, InvalidJson> =>
+  Effect.suspend(() => {
+    const bytes = encoder.encode(text).byteLength
+    if (bytes > limits.maxBytes) {
+      return Effect.fail(
+        new InvalidJson({ what, reason: `${bytes} bytes exceeds the limit of ${limits.maxBytes}` }),
+      )
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (error) {
+      return Effect.fail(new InvalidJson({ what, reason: `not JSON (${String(error)})` }))
+    }
+    return validate(what, parsed, limits)
+  })

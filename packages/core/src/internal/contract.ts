@@ -1,0 +1,413 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import fc from "fast-check"
+import {
+  CancelIntent,
+  HandleRecord,
+  InputAnswer,
+  RpcError,
+  type Status,
+  TaskSnapshot,
+} from "../HandleRecord.js"
+import { HandleStore, type NewHandle, VersionConflict } from "../HandleStore.js"
+import type { JsonObject } from "../Json.js"
+
+const T0 = 1_700_000_000_000
+const LEASE = 30_000
+
+const newHandle = (overrides: Partial<NewHandle> = {}): NewHandle => ({
+  scope: "tenant-a",
+  key: "key-1",
+  serverId: "srv-1",
+  tool: "slow_compute",
+  arguments: { n: 1 },
+  argumentsHash: "hash-1",
+  owner: "instance-1",
+  leaseMs: LEASE,
+  now: T0,
+  ...overrides,
+})
+
+/** A stored record moved to another state, as the client would write it. */
+const withState = (record: HandleRecord, fields: Partial<HandleRecord>): HandleRecord =>
+  new HandleRecord({ ...record, ...fields })
+
+const jsonObject = fc.dictionary(
+  fc.string({ unit: "grapheme", maxLength: 12 }),
+  fc.jsonValue({ maxDepth: 3 }),
+  {
+    maxKeys: 6,
+  },
+) as fc.Arbitrary<JsonObject>
+
+const statuses: ReadonlyArray<Status> = [
+  "pending",
+  "working",
+  "input_required",
+  "completed",
+  "failed",
+  "cancelled",
+  "expired",
+  "in_doubt",
+]
+
+/** Every field populated with arbitrary (unicode, nested, large) values. */
+const fullRecordFields = fc.record({
+  tool: fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }),
+  arguments: fc.option(jsonObject, { nil: null }),
+  taskId: fc.option(fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }), { nil: null }),
+  status: fc.constantFrom(...statuses),
+  snapshot: fc.option(
+    fc
+      .record({
+        statusMessage: fc.option(fc.string({ unit: "grapheme" }), { nil: undefined }),
+        pollIntervalMs: fc.option(fc.integer({ min: 0, max: 10_000_000 }), { nil: undefined }),
+        ttlMs: fc.option(fc.integer({ min: 0, max: 1e9 }), { nil: null }),
+        createdAt: fc.integer({ min: 0, max: 4e12 }),
+        lastUpdatedAt: fc.integer({ min: 0, max: 4e12 }),
+      })
+      .map(({ statusMessage, pollIntervalMs, ...rest }) =>
+        TaskSnapshot.make({
+          ...rest,
+          ...(statusMessage === undefined ? {} : { statusMessage }),
+          ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+        }),
+      ),
+    { nil: null },
+  ),
+  result: fc.option(jsonObject, { nil: null }),
+  error: fc.option(
+    fc
+      .record({ code: fc.integer({ min: -33000, max: 0 }), message: fc.string({ unit: "grapheme" }) })
+      .map((e) => RpcError.make(e)),
+    { nil: null },
+  ),
+  inputRequests: fc.option(jsonObject, { nil: null }),
+  answers: fc.dictionary(
+    fc.string({ unit: "grapheme", minLength: 1, maxLength: 10 }),
+    fc
+      .record({ response: fc.jsonValue({ maxDepth: 2 }), acknowledged: fc.boolean() })
+      .map((a) => InputAnswer.make(a as InputAnswer)),
+    { maxKeys: 4 },
+  ),
+  stuckSince: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: null }),
+  cancel: fc.option(
+    fc
+      .record({ requestedAt: fc.integer({ min: 0, max: 4e12 }), sent: fc.boolean() })
+      .map((c) => CancelIntent.make(c)),
+    { nil: null },
+  ),
+  nextPollAt: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: null }),
+  attempts: fc.nat(1000),
+  pollsWithoutInterval: fc.nat(1000),
+  launches: fc.integer({ min: 1, max: 5 }),
+  lastProblem: fc.option(fc.string({ unit: "grapheme" }), { nil: null }),
+  settledAt: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: null }),
+})
+
+/**
+ * Runs the HandleStore contract against `layer`.
+ *
+ * @since 0.1.0
+ */
+export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleStore, E>): void => {
+  const test = (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
+    it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
+
+  describe(`HandleStore contract: ${name}`, () => {
+    describe("begin", () => {
+      test("creates a pending row owned by the dispatcher, durable and readable", (store) =>
+        Effect.gen(function* () {
+          const { record, created } = yield* store.begin(newHandle())
+          expect(created).toBe(true)
+          expect(record.status).toBe("pending")
+          expect(record.taskId).toBeNull()
+          expect(record.leaseOwner).toBe("instance-1")
+          expect(record.launches).toBe(1)
+          const read = yield* store.get("tenant-a", "key-1")
+          expect(Option.getOrThrow(read)).toEqual(record)
+        }))
+
+      test("an existing key is returned as stored, never overwritten", (store) =>
+        Effect.gen(function* () {
+          const first = yield* store.begin(newHandle())
+          const again = yield* store.begin(newHandle({ tool: "other", arguments: { n: 2 }, now: T0 + 5 }))
+          expect(again.created).toBe(false)
+          expect(again.record).toEqual(first.record)
+        }))
+
+      test("exactly one of many concurrent begins of one key creates the row", (store) =>
+        Effect.gen(function* () {
+          const results = yield* Effect.all(
+            Array.from({ length: 32 }, (_, i) => store.begin(newHandle({ owner: `instance-${i}` }))),
+            { concurrency: "unbounded" },
+          )
+          expect(results.filter((r) => r.created)).toHaveLength(1)
+          const winner = results.find((r) => r.created)?.record
+          for (const r of results) expect(r.record).toEqual(winner)
+        }))
+
+      test("the same key in two scopes is two rows", (store) =>
+        Effect.gen(function* () {
+          const a = yield* store.begin(newHandle({ scope: "tenant-a" }))
+          const b = yield* store.begin(newHandle({ scope: "tenant-b", tool: "greet" }))
+          expect(a.created && b.created).toBe(true)
+          expect(Option.getOrThrow(yield* store.get("tenant-b", "key-1")).tool).toBe("greet")
+        }))
+    })
+
+    describe("get", () => {
+      test("a missing key is None", (store) =>
+        Effect.gen(function* () {
+          expect(Option.isNone(yield* store.get("tenant-a", "nope"))).toBe(true)
+        }))
+
+      test("one scope never reads another's row", (store) =>
+        Effect.gen(function* () {
+          yield* store.begin(newHandle({ scope: "tenant-a" }))
+          expect(Option.isNone(yield* store.get("tenant-b", "key-1"))).toBe(true)
+        }))
+    })
+
+    describe("update", () => {
+      test("compare-and-set bumps the version and persists every field", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle())
+          const next = withState(record, {
+            status: "working",
+            taskId: "task-1",
+            snapshot: TaskSnapshot.make({
+              ttlMs: 60_000,
+              pollIntervalMs: 500,
+              createdAt: T0,
+              lastUpdatedAt: T0,
+            }),
+            nextPollAt: T0 + 500,
+            updatedAt: T0 + 1,
+          })
+          const written = yield* store.update(next)
+          expect(written.version).toBe(record.version + 1)
+          expect(written).toEqual(withState(next, { version: record.version + 1 }))
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "key-1"))).toEqual(written)
+        }))
+
+      test("a stale version is a VersionConflict and writes nothing", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle())
+          const written = yield* store.update(withState(record, { status: "working", taskId: "t-1" }))
+          const stale = yield* Effect.either(store.update(withState(record, { status: "failed" })))
+          expect(Either.isLeft(stale) && stale.left).toBeInstanceOf(VersionConflict)
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "key-1"))).toEqual(written)
+        }))
+
+      test("of many concurrent writers from one read, exactly one wins", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle())
+          const outcomes = yield* Effect.all(
+            Array.from({ length: 16 }, (_, i) =>
+              Effect.either(store.update(withState(record, { attempts: i + 1 }))),
+            ),
+            { concurrency: "unbounded" },
+          )
+          const wins = outcomes.filter(Either.isRight)
+          expect(wins).toHaveLength(1)
+          for (const o of outcomes) if (Either.isLeft(o)) expect(o.left).toBeInstanceOf(VersionConflict)
+          const [win] = wins
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "key-1"))).toEqual(win?.right)
+        }))
+
+      test("a row in another scope cannot be updated through a forged scope", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle({ scope: "tenant-a" }))
+          const forged = yield* Effect.either(
+            store.update(withState(record, { scope: "tenant-b", status: "failed" })),
+          )
+          expect(Either.isLeft(forged)).toBe(true)
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "key-1")).status).toBe("pending")
+          expect(Option.isNone(yield* store.get("tenant-b", "key-1"))).toBe(true)
+        }))
+
+      test("every field round-trips, unicode and large values included", (store) =>
+        Effect.gen(function* () {
+          const samples = fc.sample(fullRecordFields, { numRuns: 40, seed: 42 })
+          const big: JsonObject = {
+            blob: "ü€😀".repeat(50_000),
+            nested: { list: Array.from({ length: 2000 }, (_, i) => i) },
+          }
+          samples.push({ ...(samples[0] as (typeof samples)[number]), arguments: big, result: big })
+          for (const [i, fields] of samples.entries()) {
+            const key = `k-${i}-🔑-ключ`
+            const { record } = yield* store.begin(
+              newHandle({ key, tool: fields.tool, arguments: fields.arguments }),
+            )
+            const next = withState(record, { ...fields, updatedAt: T0 + i })
+            const written = yield* store.update(next)
+            expect(written).toEqual(withState(next, { version: record.version + 1 }))
+            expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(written)
+          }
+        }))
+    })
+
+    describe("claimDue", () => {
+      const seed = (store: HandleStore, key: string, fields: Partial<HandleRecord>, owner = "instance-1") =>
+        Effect.flatMap(store.begin(newHandle({ key, owner })), ({ record }) =>
+          store.update(withState(record, { status: "working", taskId: `task-${key}`, ...fields })),
+        )
+
+      test("claims only open, due rows free of another live lease, oldest due first", (store) =>
+        Effect.gen(function* () {
+          const now = T0 + 100_000
+          yield* seed(store, "due-late", { nextPollAt: now - 10, leaseOwner: null, leaseExpiresAt: null })
+          yield* seed(store, "due-early", { nextPollAt: now - 500, leaseOwner: null, leaseExpiresAt: null })
+          yield* seed(store, "due-expired-lease", {
+            nextPollAt: now - 100,
+            leaseOwner: "other",
+            leaseExpiresAt: now - 1,
+          })
+          yield* seed(store, "not-due", { nextPollAt: now + 1, leaseOwner: null, leaseExpiresAt: null })
+          yield* seed(store, "live-lease", {
+            nextPollAt: now - 1,
+            leaseOwner: "other",
+            leaseExpiresAt: now + 1,
+          })
+          yield* seed(store, "terminal", { status: "completed", nextPollAt: now - 1, leaseOwner: null })
+          yield* seed(store, "in-doubt", {
+            status: "in_doubt",
+            taskId: null,
+            nextPollAt: now - 1,
+            leaseOwner: null,
+          })
+          yield* seed(store, "idle", { nextPollAt: null, leaseOwner: null })
+          const claimed = yield* store.claimDue({ owner: "me", now, leaseMs: LEASE, limit: 10 })
+          expect(claimed.map((r) => r.key)).toEqual(["due-early", "due-expired-lease", "due-late"])
+          for (const r of claimed) {
+            expect(r.leaseOwner).toBe("me")
+            expect(r.leaseExpiresAt).toBe(now + LEASE)
+            expect(Option.getOrThrow(yield* store.get(r.scope, r.key))).toEqual(r)
+          }
+        }))
+
+      test("an owner reclaims its own rows at once (a restart with a stable instance id)", (store) =>
+        Effect.gen(function* () {
+          const now = T0 + 1_000
+          yield* seed(store, "mine", { nextPollAt: now, leaseOwner: "me", leaseExpiresAt: now + 10_000 })
+          const claimed = yield* store.claimDue({ owner: "me", now, leaseMs: LEASE, limit: 10 })
+          expect(claimed.map((r) => r.key)).toEqual(["mine"])
+        }))
+
+      test("respects the limit and pending rows are claimable once their dispatcher's lease ran out", (store) =>
+        Effect.gen(function* () {
+          for (const key of ["a", "b", "c"]) yield* store.begin(newHandle({ key, owner: "dead" }))
+          const early = yield* store.claimDue({ owner: "me", now: T0 + LEASE - 1, leaseMs: LEASE, limit: 10 })
+          expect(early).toHaveLength(0)
+          const claimed = yield* store.claimDue({ owner: "me", now: T0 + LEASE, leaseMs: LEASE, limit: 2 })
+          expect(claimed).toHaveLength(2)
+          expect(claimed.every((r) => r.status === "pending")).toBe(true)
+        }))
+
+      test("a claim fences off the previous owner's writes", (store) =>
+        Effect.gen(function* () {
+          const before = yield* seed(store, "k", { nextPollAt: T0, leaseOwner: "old", leaseExpiresAt: T0 })
+          const [claimed] = yield* store.claimDue({ owner: "new", now: T0 + 1, leaseMs: LEASE, limit: 1 })
+          expect(claimed?.version).toBe(before.version + 1)
+          const late = yield* Effect.either(store.update(withState(before, { status: "failed" })))
+          expect(Either.isLeft(late) && late.left).toBeInstanceOf(VersionConflict)
+        }))
+
+      test("concurrent claimers never share a row", (store) =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 40; i++)
+            yield* seed(store, `r${i}`, { nextPollAt: T0, leaseOwner: null, leaseExpiresAt: null })
+          const batches = yield* Effect.all(
+            Array.from({ length: 4 }, (_, i) =>
+              store.claimDue({ owner: `claimer-${i}`, now: T0 + 1, leaseMs: LEASE, limit: 40 }),
+            ),
+            { concurrency: "unbounded" },
+          )
+          const keys = batches.flat().map((r) => r.key)
+          expect(new Set(keys).size).toBe(keys.length)
+          expect(keys).toHaveLength(40)
+        }))
+    })
+
+    describe("release", () => {
+      test("clears the owner's lease and leaves another owner's lease alone", (store) =>
+        Effect.gen(function* () {
+          yield* store.begin(newHandle({ key: "mine", owner: "me" }))
+          yield* store.begin(newHandle({ key: "theirs", owner: "them" }))
+          yield* store.release("tenant-a", "mine", "me")
+          yield* store.release("tenant-a", "theirs", "me")
+          const mine = Option.getOrThrow(yield* store.get("tenant-a", "mine"))
+          expect(mine.leaseOwner).toBeNull()
+          expect(mine.leaseExpiresAt).toBeNull()
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "theirs")).leaseOwner).toBe("them")
+        }))
+    })
+
+    describe("list", () => {
+      test("pages through a scope in creation order, each row exactly once", (store) =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 25; i++) {
+            yield* store.begin(
+              newHandle({ key: `key-${String(i).padStart(2, "0")}`, now: T0 + Math.floor(i / 3) }),
+            )
+          }
+          yield* store.begin(newHandle({ scope: "tenant-b", key: "foreign" }))
+          const seen: Array<string> = []
+          let cursor: string | undefined
+          for (;;) {
+            const page = yield* store.list({ scope: "tenant-a", limit: 7, ...(cursor ? { cursor } : {}) })
+            expect(page.records.length).toBeLessThanOrEqual(7)
+            seen.push(...page.records.map((r) => r.key))
+            if (page.nextCursor === null) break
+            cursor = page.nextCursor
+          }
+          expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => `key-${String(i).padStart(2, "0")}`))
+        }))
+
+      test("filters by status and by server", (store) =>
+        Effect.gen(function* () {
+          const a = yield* store.begin(newHandle({ key: "a", serverId: "s1" }))
+          yield* store.update(withState(a.record, { status: "completed", settledAt: T0 }))
+          yield* store.begin(newHandle({ key: "b", serverId: "s2" }))
+          const c = yield* store.begin(newHandle({ key: "c", serverId: "s1" }))
+          yield* store.update(withState(c.record, { status: "in_doubt" }))
+          const byStatus = yield* store.list({
+            scope: "tenant-a",
+            statuses: ["pending", "in_doubt"],
+            limit: 10,
+          })
+          expect(byStatus.records.map((r) => r.key)).toEqual(["b", "c"])
+          const byServer = yield* store.list({ scope: "tenant-a", serverId: "s1", limit: 10 })
+          expect(byServer.records.map((r) => r.key)).toEqual(["a", "c"])
+          const none = yield* store.list({ scope: "tenant-a", statuses: [], limit: 10 })
+          expect(none.records).toHaveLength(0)
+        }))
+    })
+
+    describe("deleteSettledBefore", () => {
+      test("deletes only terminal rows settled before the cutoff, within the scope asked", (store) =>
+        Effect.gen(function* () {
+          const settle = (scope: string, key: string, status: Status, settledAt: number | null) =>
+            Effect.flatMap(store.begin(newHandle({ scope, key })), ({ record }) =>
+              store.update(withState(record, { status, settledAt })),
+            )
+          yield* settle("tenant-a", "old-done", "completed", T0)
+          yield* settle("tenant-a", "old-expired", "expired", T0 + 1)
+          yield* settle("tenant-a", "new-done", "failed", T0 + 10_000)
+          yield* settle("tenant-a", "doubt", "in_doubt", null)
+          yield* settle("tenant-a", "open", "working", null)
+          yield* settle("tenant-b", "other-old", "cancelled", T0)
+          const deleted = yield* store.deleteSettledBefore({ scope: "tenant-a", settledBefore: T0 + 5_000 })
+          expect(deleted).toBe(2)
+          const left = yield* store.list({ scope: "tenant-a", limit: 10 })
+          expect(left.records.map((r) => r.key).sort()).toEqual(["doubt", "new-done", "open"])
+          expect(Option.isSome(yield* store.get("tenant-b", "other-old"))).toBe(true)
+          expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 5_000 })).toBe(1)
+        }))
+    })
+  })
+}
