@@ -50,6 +50,12 @@ export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
   /** Server clock, epoch milliseconds. */
   createdAt: Schema.Number,
   lastUpdatedAt: Schema.Number,
+  /**
+   * Local clock, epoch milliseconds, when this task id first reached us. The TTL backstop counts
+   * from here rather than from the server's `createdAt`, so a skewed server clock can only make
+   * us wait longer, never give up early.
+   */
+  receivedAt: Schema.Number,
 }) {}
 
 /**

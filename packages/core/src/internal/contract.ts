@@ -68,6 +68,7 @@ const fullRecordFields = fc.record({
         ttlMs: fc.option(fc.integer({ min: 0, max: 1e9 }), { nil: null }),
         createdAt: fc.integer({ min: 0, max: 4e12 }),
         lastUpdatedAt: fc.integer({ min: 0, max: 4e12 }),
+        receivedAt: fc.integer({ min: 0, max: 4e12 }),
       })
       .map(({ statusMessage, pollIntervalMs, ...rest }) =>
         TaskSnapshot.make({
@@ -184,6 +185,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
               pollIntervalMs: 500,
               createdAt: T0,
               lastUpdatedAt: T0,
+              receivedAt: T0 + 3,
             }),
             nextPollAt: T0 + 500,
             updatedAt: T0 + 1,

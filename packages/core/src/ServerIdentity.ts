@@ -1,0 +1,51 @@
+/**
+ * A row names its server by a stable identity: a hash of the configured name and the normalised
+ * URL, never of headers or credentials. A moved server gets a new identity; rows never follow it
+ * silently.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Json from "./Json.js"
+import type { ServerEndpoint } from "./Wire.js"
+
+/** @since 0.1.0 */
+export class InvalidServerUrl extends Schema.TaggedError<InvalidServerUrl>()("InvalidServerUrl", {
+  url: Schema.String,
+  reason: Schema.String,
+}) {}
+
+/**
+ * Lower-cased scheme and host, default port dropped, no fragment, no trailing slash on the path,
+ * query kept (it can select a server). Credentials in the URL are refused: they would end up in
+ * the identity and in logs.
+ *
+ * @since 0.1.0
+ */
+export const normaliseUrl = (raw: string): Effect.Effect<string, InvalidServerUrl> =>
+  Effect.suspend(() => {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      return Effect.fail(new InvalidServerUrl({ url: raw, reason: "not a URL" }))
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      return Effect.fail(new InvalidServerUrl({ url: raw, reason: `unsupported scheme ${url.protocol}` }))
+    }
+    if (url.username !== "" || url.password !== "") {
+      return Effect.fail(
+        new InvalidServerUrl({ url: url.host, reason: "credentials in the URL; pass them as headers instead" }),
+      )
+    }
+    url.hash = ""
+    const path = url.pathname.replace(/\/+$/, "")
+    return Effect.succeed(`${url.protocol}//${url.host}${path}${url.search}`)
+  })
+
+/** @since 0.1.0 */
+export const of = (server: ServerEndpoint): Effect.Effect<string, InvalidServerUrl> =>
+  Effect.flatMap(normaliseUrl(server.url), (url) =>
+    Json.hash({ name: server.name, url }).pipe(Effect.map((digest) => `${server.name}:${digest.slice(0, 16)}`)),
+  )

@@ -1,0 +1,218 @@
+/**
+ * The wire port: the six MCP requests the client needs, spoken statelessly (protocol revision
+ * 2026-07-28, Tasks extension), with every failure classified so the state machine knows what it
+ * may conclude. The HTTP adapter sits on the official SDK's transports for framing; it never
+ * routes `tools/call` through the SDK's `Client`, which drops task handles.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { RpcError } from "./HandleRecord.js"
+import { JsonObject, JsonValue } from "./Json.js"
+
+/** @since 0.1.0 */
+export const protocolVersion = "2026-07-28"
+
+/** @since 0.1.0 */
+export const tasksExtension = "io.modelcontextprotocol/tasks"
+
+/** The `_meta` key that carries our idempotency key to servers that care. @since 0.1.0 */
+export const idempotencyKeyMeta = "mcp-handles/key"
+
+/**
+ * Where a server lives and how to authenticate to it. Credentials are looked up at call time
+ * (never stored): `headers` runs before every request.
+ *
+ * @since 0.1.0
+ */
+export interface ServerEndpoint {
+  /** The name rows refer to; part of the server identity. */
+  readonly name: string
+  readonly url: string
+  readonly headers?: () => Effect.Effect<Readonly<Record<string, string>>> | Readonly<Record<string, string>>
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the server says
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 */
+export const TaskStatus = Schema.Literal("working", "input_required", "completed", "failed", "cancelled")
+
+/**
+ * A task as `tools/call` (resultType "task") or `tasks/get` describe it, timestamps converted to
+ * epoch milliseconds.
+ *
+ * @since 0.1.0
+ */
+export class TaskState extends Schema.Class<TaskState>("TaskState")({
+  taskId: Schema.String,
+  status: TaskStatus,
+  statusMessage: Schema.optional(Schema.String),
+  createdAt: Schema.Number,
+  lastUpdatedAt: Schema.Number,
+  ttlMs: Schema.NullOr(Schema.Number),
+  pollIntervalMs: Schema.optional(Schema.Number),
+  inputRequests: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue })),
+  result: Schema.optional(JsonObject),
+  error: Schema.optional(RpcError),
+}) {}
+
+/**
+ * The answer to `tools/call`: a direct result, a task handle, or (multi round-trip, before any
+ * task exists) a request for input to answer before retrying the call with `requestState`.
+ *
+ * @since 0.1.0
+ */
+export type CallAnswer =
+  | { readonly _tag: "Complete"; readonly result: JsonObject }
+  | { readonly _tag: "Task"; readonly task: TaskState }
+  | {
+      readonly _tag: "InputRequired"
+      readonly inputRequests: Readonly<Record<string, JsonValue>>
+      readonly requestState: string | undefined
+    }
+
+/** @since 0.1.0 */
+export interface ToolInfo {
+  readonly name: string
+  readonly idempotentHint: boolean
+  /** `execution.taskSupport` as advertised ("forbidden" | "optional" | "required"), if any. */
+  readonly taskSupport: string | undefined
+}
+
+/** @since 0.1.0 */
+export interface DiscoverInfo {
+  readonly supportsTasks: boolean
+  readonly protocolVersions: ReadonlyArray<string>
+  readonly serverInfo: JsonObject | undefined
+}
+
+/** @since 0.1.0 */
+export interface CallToolRequest {
+  readonly name: string
+  readonly arguments: JsonObject
+  /** Travels as `_meta["mcp-handles/key"]`. */
+  readonly idempotencyKey: string
+  /** Multi round-trip retry: the answers and the state the server echoed. */
+  readonly inputResponses?: Readonly<Record<string, JsonValue>>
+  readonly requestState?: string
+}
+
+// ---------------------------------------------------------------------------------------------
+// How it can fail. Each class says what the caller may conclude.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The request provably never reached the server (connection refused, DNS failure, aborted
+ * before sending): nothing happened there, retrying is safe.
+ *
+ * @since 0.1.0
+ */
+export class NotSent extends Schema.TaggedError<NotSent>()("NotSent", {
+  method: Schema.String,
+  reason: Schema.String,
+}) {}
+
+/**
+ * The request may have reached the server but no usable answer came back (connection dropped
+ * after sending, timeout, 5xx other than 503). For `tools/call` the server may have created a task.
+ *
+ * @since 0.1.0
+ */
+export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
+  method: Schema.String,
+  reason: Schema.String,
+}) {}
+
+/**
+ * The server answered with a JSON-RPC error. For `tools/call` this means no task was created.
+ *
+ * @since 0.1.0
+ */
+export class RpcErrorAnswer extends Schema.TaggedError<RpcErrorAnswer>()("RpcErrorAnswer", {
+  method: Schema.String,
+  error: RpcError,
+}) {}
+
+/**
+ * The server refused for load (HTTP 429 or 503) and did not process the request.
+ *
+ * @since 0.1.0
+ */
+export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", {
+  method: Schema.String,
+  status: Schema.Number,
+  /** From `Retry-After`, when the server sent one. */
+  retryAfterMs: Schema.optional(Schema.Number),
+}) {}
+
+/**
+ * HTTP 401 or 403: a credentials problem, not the task's fate.
+ *
+ * @since 0.1.0
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  method: Schema.String,
+  status: Schema.Number,
+}) {}
+
+/**
+ * An answer arrived but is not a valid answer to the request (not JSON, wrong shape, unknown
+ * `resultType`, oversize, hostile keys). The server's protocol error; for `tools/call` it is
+ * unknown whether a task was created.
+ *
+ * @since 0.1.0
+ */
+export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("MalformedAnswer", {
+  method: Schema.String,
+  reason: Schema.String,
+}) {}
+
+/** @since 0.1.0 */
+export type WireError = NotSent | NoAnswer | RpcErrorAnswer | ServerBusy | Unauthorized | MalformedAnswer
+
+/** JSON-RPC "invalid params": for `tasks/*` it means the task id is unknown or expired. @since 0.1.0 */
+export const invalidParams = -32602
+
+// ---------------------------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 */
+export interface Wire {
+  readonly discover: (server: ServerEndpoint) => Effect.Effect<DiscoverInfo, WireError>
+  readonly listTools: (server: ServerEndpoint) => Effect.Effect<ReadonlyArray<ToolInfo>, WireError>
+  readonly callTool: (server: ServerEndpoint, request: CallToolRequest) => Effect.Effect<CallAnswer, WireError>
+  readonly getTask: (server: ServerEndpoint, taskId: string) => Effect.Effect<TaskState, WireError>
+  readonly updateTask: (
+    server: ServerEndpoint,
+    taskId: string,
+    inputResponses: Readonly<Record<string, JsonValue>>,
+  ) => Effect.Effect<void, WireError>
+  readonly cancelTask: (server: ServerEndpoint, taskId: string) => Effect.Effect<void, WireError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export const Wire: Context.Tag<Wire, Wire> = Context.GenericTag<Wire>("@mcp-handles/core/Wire")
+
+/**
+ * Options of the HTTP adapter.
+ *
+ * @since 0.1.0
+ */
+export interface HttpWireOptions {
+  /** The fetch to use (tests inject an in-process server here); defaults to `globalThis.fetch`. */
+  readonly fetch?: typeof globalThis.fetch
+  /** Per-request timeout; a `tools/call` that times out is `NoAnswer` (in doubt). */
+  readonly requestTimeout?: Duration.DurationInput
+  /** Answers larger than this are `MalformedAnswer`. */
+  readonly maxAnswerBytes?: number
+  readonly clientInfo?: { readonly name: string; readonly version: string }
+}
