@@ -1,0 +1,411 @@
+/**
+ * The HandleStore on SQLite (`@effect/sql-sqlite-node`): the embedded default. One file, no
+ * server, durable across `kill -9` and power loss with the default `synchronous: "FULL"`.
+ *
+ * Writes from concurrent fibers are group-committed: each `begin`/`update`/`claimDue`/`release`
+ * returns only after the transaction holding it is on disk, and many of them share one fsync.
+ *
+ * @since 0.1.0
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
+import * as Sqlite from "@effect/sql-sqlite-node/SqliteClient"
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as File from "./internal/file.js"
+import * as Migrations from "./internal/migrations.js"
+import * as Rows from "./internal/rows.js"
+import * as Writer from "./internal/writer.js"
+
+/**
+ * How hard each commit is pushed to disk.
+ *
+ * - `"FULL"` (default): the WAL is fsynced at every commit; a write that returned survives
+ *   a process crash and a power loss or OS crash.
+ * - `"NORMAL"`: the WAL is fsynced only at checkpoints. A write that returned survives a process
+ *   crash (`kill -9`), but the last commits before a power loss or OS crash may be lost; the
+ *   database stays consistent either way. Commits are several times cheaper.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Synchronous = "FULL" | "NORMAL"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Path of the database file. Created with mode 0600 when missing; its directory must exist. */
+  readonly filename: string
+  /** Default `"FULL"`. */
+  readonly synchronous?: Synchronous | undefined
+  /** How long a write waits for another process's lock before failing. Default 5 seconds. */
+  readonly busyTimeout?: Duration.DurationInput | undefined
+  /** Most writes committed in one transaction. Default 1024. */
+  readonly maxBatchSize?: number | undefined
+}
+
+/**
+ * The database could not be opened as a store. `reason` says which problem it is; the message
+ * says what to do about it. Whatever the reason, the file was not modified.
+ *
+ * - `cannot-create`: the path is not a file that can be created (missing directory, a directory,
+ *   not a path at all).
+ * - `not-writable`: the file exists but this process may not read and write it.
+ * - `not-a-database`: the file is not a SQLite database, or is corrupt.
+ * - `foreign-database`: a SQLite database that belongs to another application.
+ * - `newer-schema`: written by a newer version of this package; upgrade instead of downgrading
+ *   the data.
+ * - `cannot-open`: SQLite refused to open or set up the database (locked, I/O error).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OpenError extends Schema.TaggedError<OpenError>()("SqliteOpenError", {
+  filename: Schema.String,
+  reason: Schema.Literal(
+    "cannot-create",
+    "not-writable",
+    "not-a-database",
+    "foreign-database",
+    "newer-schema",
+    "cannot-open",
+  ),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect),
+}) {}
+
+/**
+ * The schema version this build creates and understands.
+ *
+ * @since 0.1.0
+ */
+export const schemaVersion: number = Migrations.latestVersion
+
+const openStatusList = "'pending', 'working', 'input_required'"
+const terminalStatusList = HandleRecord.terminalStatuses.map((s) => `'${s}'`).join(", ")
+
+const sqliteCode = (error: SqlError): string | undefined => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" ? code : undefined
+}
+
+/**
+ * Opens (creating or upgrading) the database and returns the store; the database closes with
+ * the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, OpenError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { filename } = options
+    const maxBatchSize = Math.max(1, Math.floor(options.maxBatchSize ?? 1024))
+    const busyMs = Math.max(0, Math.round(Duration.toMillis(options.busyTimeout ?? Duration.seconds(5))))
+    const synchronous: Synchronous = options.synchronous === "NORMAL" ? "NORMAL" : "FULL"
+    const openError = (reason: OpenError["reason"], message: string, cause?: unknown) =>
+      new OpenError({ filename, reason, message, ...(cause === undefined ? {} : { cause }) })
+    const fromSql = (what: string) => (error: SqlError) => {
+      const code = sqliteCode(error)
+      return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT"
+        ? openError(
+            "not-a-database",
+            `${filename} is not a usable SQLite database (${code}); it was left untouched. Point the store at a new path, or restore the file from a backup`,
+            error,
+          )
+        : openError(
+            "cannot-open",
+            `could not ${what} ${filename}: ${error.message}${code ? ` (${code})` : ""}${code === "SQLITE_BUSY" ? "; another process holds a lock on it" : ""}`,
+            error,
+          )
+    }
+
+    const prepared = File.prepare(filename)
+    if (prepared.problem !== null) return yield* openError(prepared.problem.reason, prepared.problem.message)
+
+    // WAL stays off until the file has been checked: switching the journal mode writes to the
+    // file, and a file that is not ours must not be written.
+    const sql = yield* Sqlite.make({ filename, disableWAL: true }).pipe(
+      Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
+      Effect.catchAllDefect((cause) =>
+        Effect.fail(openError("cannot-open", `SQLite could not open ${filename}: ${String(cause)}`, cause)),
+      ),
+    )
+
+    yield* sql.unsafe(`PRAGMA busy_timeout = ${busyMs}`).pipe(Effect.mapError(fromSql("configure")))
+
+    const storedVersion = Effect.gen(function* () {
+      const tables = yield* sql<{ readonly name: string }>`
+        SELECT name FROM sqlite_master WHERE type = 'table' AND name = ${Migrations.migrationsTable}`
+      if (tables.length === 0) return 0
+      const [row] = yield* sql<{ readonly version: number | null }>`
+        SELECT max(migration_id) AS version FROM ${sql(Migrations.migrationsTable)}`
+      return row?.version ?? 0
+    })
+
+    yield* Effect.gen(function* () {
+      const [app] = yield* sql<{ readonly application_id: number }>`PRAGMA application_id`
+      const id = app?.application_id ?? 0
+      if (id !== 0 && id !== Migrations.applicationId) {
+        return yield* openError(
+          "foreign-database",
+          `${filename} is a SQLite database of another application (application_id ${id}); it was left untouched. Point the store at its own file`,
+        )
+      }
+      const version = yield* storedVersion
+      if (version > Migrations.latestVersion) {
+        return yield* openError(
+          "newer-schema",
+          `${filename} was written by a newer version of @mcp-handles/store-sqlite (schema version ${version}; this version understands up to ${Migrations.latestVersion}). It was left untouched: upgrade @mcp-handles/store-sqlite to open it`,
+        )
+      }
+    }).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(fromSql("read")(error))))
+
+    const setup = Effect.gen(function* () {
+      const [mode] = yield* sql<{ readonly journal_mode: string }>`PRAGMA journal_mode = WAL`
+      if (mode?.journal_mode.toLowerCase() !== "wal") {
+        return yield* openError(
+          "cannot-open",
+          `could not switch ${filename} to WAL mode (it stays in ${mode?.journal_mode ?? "an unknown"} mode); is it on a filesystem without shared memory support?`,
+        )
+      }
+      yield* sql.unsafe(`PRAGMA synchronous = ${synchronous}`)
+    })
+    yield* setup.pipe(Effect.catchTag("SqlError", (error) => Effect.fail(fromSql("configure")(error))))
+
+    // Two processes opening a new file at once: the loser's migrator sees the winner's lock and
+    // skips; it then re-checks until the winner's schema is committed.
+    const migrate = Effect.gen(function* () {
+      for (let attempt = 0; ; attempt++) {
+        yield* Migrations.run.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const version = yield* storedVersion
+        if (version >= Migrations.latestVersion) return
+        if (attempt >= 5) {
+          return yield* openError(
+            "cannot-open",
+            `the schema of ${filename} is at version ${version} and could not be upgraded to ${Migrations.latestVersion}`,
+          )
+        }
+      }
+    })
+    yield* migrate.pipe(
+      Effect.catchTags({
+        SqlError: (error) => Effect.fail(fromSql("create the schema of")(error)),
+        MigrationError: (error) =>
+          Effect.fail(
+            openError("cannot-open", `could not create the schema of ${filename}: ${error.message}`, error),
+          ),
+      }),
+    )
+
+    const sideProblems = File.tightenSideFiles(filename)
+    if (sideProblems.length > 0) {
+      return yield* openError(
+        "not-writable",
+        `cannot restrict the permissions of the database's side files: ${sideProblems.join("; ")}`,
+      )
+    }
+
+    const writer = yield* Writer.make({ reserve: sql.reserve, maxBatchSize })
+    return makeStore(sql, writer)
+  })
+
+/**
+ * A statement on the writer's connection. Constant SQL text hits the driver's prepared
+ * statement cache, so a hot write costs one `run` and no compilation.
+ */
+const run = Effect.fnUntraced(function* (
+  connection: Parameters<Writer.Operation<unknown, unknown>>[0],
+  text: string,
+  params: ReadonlyArray<unknown>,
+) {
+  return (yield* connection.executeRaw(text, params)) as { readonly changes: number }
+})
+
+const insertSql = `INSERT INTO handles (${Rows.columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (scope, key) DO NOTHING`
+const selectOneSql = `SELECT ${Rows.columns} FROM handles WHERE scope = ? AND key = ?`
+const updateSql = `UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
+  lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
+  WHERE scope = ? AND key = ? AND version = ?`
+const dueSql = `SELECT ${Rows.columns} FROM handles
+  WHERE status IN (${openStatusList}) AND next_poll_at <= ?
+    AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)
+  ORDER BY next_poll_at, created_at, scope, key LIMIT ?`
+const leaseSql = `UPDATE handles SET lease_owner = ?, lease_expires_at = ?, version = version + 1
+  WHERE scope = ? AND key = ? AND version = ?`
+const releaseSql = `UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1
+  WHERE scope = ? AND key = ? AND lease_owner = ?`
+
+const makeStore = (sql: Sqlite.SqliteClient, writer: Writer.Writer): HandleStore.HandleStore => {
+  // Reads take the connection for their duration (a read transaction), so they never run
+  // inside a batch the writer has not yet committed.
+  const read = <A, E>(
+    operation: string,
+    effect: Effect.Effect<A, E>,
+  ): Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError> =>
+    Effect.mapError(sql.withTransaction(effect), (error) =>
+      error instanceof SqlError
+        ? new HandleStore.StoreError({ operation, message: error.message, cause: error })
+        : (error as Exclude<E, SqlError>),
+    )
+
+  const selectOne = (scope: string, key: string) =>
+    sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles WHERE scope = ${scope} AND key = ${key}`
+
+  return HandleStore.HandleStore.of({
+    begin: (handle) =>
+      Effect.suspend(() => {
+        const record = HandleStore.initialRecord(handle)
+        return Effect.flatMap(Rows.toParams("begin", record, record.version), (params) =>
+          writer.submit("begin", (connection) =>
+            Effect.gen(function* () {
+              const inserted = yield* run(connection, insertSql, params)
+              if (inserted.changes === 1) return { record, created: true }
+              const [row] = (yield* connection.execute(
+                selectOneSql,
+                [handle.scope, handle.key],
+                undefined,
+              )) as ReadonlyArray<Rows.Row>
+              if (row === undefined) {
+                return yield* new HandleStore.StoreError({ operation: "begin", message: "row vanished" })
+              }
+              return { record: yield* Rows.decodeRow("begin", row), created: false }
+            }),
+          ),
+        )
+      }),
+
+    get: (scope, key) =>
+      read(
+        "get",
+        Effect.flatMap(selectOne(scope, key), ([row]) =>
+          row === undefined
+            ? Effect.succeed(Option.none())
+            : Effect.map(Rows.decodeRow("get", row), Option.some),
+        ),
+      ),
+
+    update: (record) =>
+      Effect.flatMap(Rows.toParams("update", record, record.version + 1), (params) =>
+        writer.submit("update", (connection) =>
+          Effect.gen(function* () {
+            const [scope, key, ...rest] = params
+            const written = yield* run(connection, updateSql, [...rest, scope, key, record.version])
+            if (written.changes !== 1) {
+              return yield* new HandleStore.VersionConflict({
+                scope: record.scope,
+                key: record.key,
+                expectedVersion: record.version,
+              })
+            }
+            // The input was validated when it was built; only the version changed.
+            return new HandleRecord.HandleRecord({ ...record, version: record.version + 1 }, true)
+          }),
+        ),
+      ),
+
+    claimDue: ({ owner, now, leaseMs, limit }) => {
+      const count = Math.floor(limit)
+      if (!(count > 0)) return Effect.succeed([])
+      return writer.submit("claimDue", (connection) =>
+        Effect.gen(function* () {
+          const rows = (yield* connection.execute(
+            dueSql,
+            [now, owner, now, count],
+            undefined,
+          )) as ReadonlyArray<Rows.Row>
+          // Decode before writing: a corrupt row fails the claim without leasing anything.
+          const records = yield* Rows.decodeRows("claimDue", rows)
+          const expiresAt = now + leaseMs
+          const claimed: Array<HandleRecord.HandleRecord> = []
+          for (const record of records) {
+            const leased = yield* run(connection, leaseSql, [
+              owner,
+              expiresAt,
+              record.scope,
+              record.key,
+              record.version,
+            ])
+            if (leased.changes === 1) {
+              claimed.push(
+                new HandleRecord.HandleRecord(
+                  { ...record, leaseOwner: owner, leaseExpiresAt: expiresAt, version: record.version + 1 },
+                  true,
+                ),
+              )
+            }
+          }
+          return claimed
+        }),
+      )
+    },
+
+    release: (scope, key, owner) =>
+      writer.submit("release", (connection) =>
+        Effect.asVoid(run(connection, releaseSql, [scope, key, owner])),
+      ),
+
+    list: (filter) =>
+      Effect.suspend(() => {
+        const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)
+        if (filter.cursor !== undefined && Option.isNone(after)) {
+          return Effect.fail(new HandleStore.StoreError({ operation: "list", message: "invalid cursor" }))
+        }
+        if (filter.statuses !== undefined && filter.statuses.length === 0) {
+          return Effect.succeed({ records: [], nextCursor: null })
+        }
+        const limit = Math.max(1, Math.min(Math.floor(filter.limit) || 1, HandleStore.maxListLimit))
+        const where: Array<Statement.Fragment> = [sql`scope = ${filter.scope}`]
+        if (filter.statuses !== undefined) where.push(sql.in("status", filter.statuses))
+        if (filter.serverId !== undefined) where.push(sql`server_id = ${filter.serverId}`)
+        if (Option.isSome(after)) {
+          const { createdAt, key } = after.value
+          where.push(sql`(created_at > ${createdAt} OR (created_at = ${createdAt} AND key > ${key}))`)
+        }
+        return read(
+          "list",
+          Effect.gen(function* () {
+            const rows = yield* sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
+              WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${limit + 1}`
+            const records = yield* Rows.decodeRows("list", rows.slice(0, limit))
+            const last = records[records.length - 1]
+            return {
+              records,
+              nextCursor: rows.length > limit && last ? HandleStore.encodeCursor(last) : null,
+            }
+          }),
+        )
+      }),
+
+    deleteSettledBefore: ({ scope, settledBefore }) =>
+      read(
+        "deleteSettledBefore",
+        Effect.map(
+          sql<{ readonly n: number }>`DELETE FROM handles
+            WHERE status IN (${sql.literal(terminalStatusList)}) AND settled_at < ${settledBefore}
+            ${scope === undefined ? sql`` : sql`AND scope = ${scope}`}
+            RETURNING 1 AS n`,
+          (rows) => rows.length,
+        ),
+      ),
+  })
+}
+
+/**
+ * The store as a layer: opens the database when built, closes it when released.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<HandleStore.HandleStore, OpenError> =>
+  Layer.scoped(HandleStore.HandleStore, make(options))

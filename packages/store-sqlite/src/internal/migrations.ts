@@ -1,0 +1,54 @@
+/**
+ * The schema, as @effect/sql migrations kept in code (no files to ship or find at run time).
+ * Migration ids only ever grow; `latestVersion` is the newest this build understands, and a
+ * database that records a higher id is refused rather than touched.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+
+/** The migrations bookkeeping table; named for us so it cannot collide in a shared database. */
+export const migrationsTable = "mcp_handles_migrations"
+
+/** "MCPH": marks the file as ours, so a store never adopts another application's database. */
+export const applicationId = 0x4d435048
+
+const v1 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`PRAGMA application_id = ${applicationId}`)
+  // Columns for every field a query filters or sorts on; the rest of the record is one JSON
+  // document (`body`), decoded through the HandleRecord schema on the way out.
+  yield* sql`CREATE TABLE handles (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    server_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    next_poll_at INTEGER,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    settled_at INTEGER,
+    body TEXT NOT NULL,
+    UNIQUE (scope, key)
+  )`
+  // claimDue: open rows by due time. Partial, so settled history never slows the reconciler;
+  // the WHERE must match claimDue's query text for SQLite to use it.
+  yield* sql`CREATE INDEX handles_due ON handles (next_poll_at)
+    WHERE status IN ('pending', 'working', 'input_required')`
+  // list: a scope's rows in (created_at, key) order, with and without a status filter.
+  yield* sql`CREATE INDEX handles_list ON handles (scope, created_at, key)`
+  yield* sql`CREATE INDEX handles_status ON handles (scope, status, created_at, key)`
+  // deleteSettledBefore: only settled rows are indexed.
+  yield* sql`CREATE INDEX handles_settled ON handles (settled_at) WHERE settled_at IS NOT NULL`
+})
+
+const migrations = { "1_handles": v1 }
+
+/** The newest schema version this build knows. */
+export const latestVersion = 1
+
+export const loader = Migrator.fromRecord(migrations)
+
+/** Runs the pending migrations (each in the migrator's transaction). */
+export const run = Migrator.make({})({ loader, table: migrationsTable })

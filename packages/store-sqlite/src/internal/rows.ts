@@ -1,0 +1,142 @@
+/**
+ * Mapping between a HandleRecord and its row. Rows are decoded through the HandleRecord schema:
+ * a database is outside input (another process, another version, a hand edit) and its shape is
+ * never trusted.
+ */
+import { HandleRecord } from "@mcp-handles/core/HandleRecord"
+import { StoreError } from "@mcp-handles/core/HandleStore"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** Column order shared by every SELECT and INSERT. */
+export const columns =
+  "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body"
+
+export interface Row {
+  readonly scope: unknown
+  readonly key: unknown
+  readonly server_id: unknown
+  readonly status: unknown
+  readonly next_poll_at: unknown
+  readonly lease_owner: unknown
+  readonly lease_expires_at: unknown
+  readonly version: unknown
+  readonly created_at: unknown
+  readonly settled_at: unknown
+  readonly body: unknown
+}
+
+const numbersOf = (record: HandleRecord): ReadonlyArray<number | null | undefined> => [
+  record.nextPollAt,
+  record.leaseExpiresAt,
+  record.version,
+  record.createdAt,
+  record.settledAt,
+  record.updatedAt,
+  record.stuckSince,
+  record.attempts,
+  record.pollsWithoutInterval,
+  record.launches,
+  record.snapshot?.pollIntervalMs,
+  record.snapshot?.ttlMs,
+  record.snapshot?.createdAt,
+  record.snapshot?.lastUpdatedAt,
+  record.error?.code,
+  record.cancel?.requestedAt,
+]
+
+/**
+ * The row's values in `columns` order, or a StoreError when the record holds something that
+ * would not read back (NaN and infinities become NULL in SQLite and JSON). JSON values inside
+ * the record are already finite: the record's schema checks them on construction.
+ */
+export const toParams = (
+  operation: string,
+  record: HandleRecord,
+  version: number,
+): Effect.Effect<Array<unknown>, StoreError> => {
+  for (const n of numbersOf(record)) {
+    if (typeof n === "number" && !Number.isFinite(n)) {
+      return Effect.fail(
+        new StoreError({
+          operation,
+          message: `record ${JSON.stringify(record.key)} holds a non-finite number (${n}), which cannot be stored`,
+        }),
+      )
+    }
+  }
+  const body = {
+    tool: record.tool,
+    arguments: record.arguments,
+    argumentsHash: record.argumentsHash,
+    taskId: record.taskId,
+    snapshot: record.snapshot,
+    result: record.result,
+    error: record.error,
+    inputRequests: record.inputRequests,
+    answers: record.answers,
+    stuckSince: record.stuckSince,
+    cancel: record.cancel,
+    attempts: record.attempts,
+    pollsWithoutInterval: record.pollsWithoutInterval,
+    launches: record.launches,
+    lastProblem: record.lastProblem,
+    updatedAt: record.updatedAt,
+  }
+  return Effect.succeed([
+    record.scope,
+    record.key,
+    record.serverId,
+    record.status,
+    record.nextPollAt,
+    record.leaseOwner,
+    record.leaseExpiresAt,
+    version,
+    record.createdAt,
+    record.settledAt,
+    JSON.stringify(body),
+  ])
+}
+
+const decodeRecord = Schema.decodeUnknown(HandleRecord)
+
+const corrupt = (operation: string, row: Partial<Row>, detail: string) =>
+  new StoreError({
+    operation,
+    message: `stored row ${JSON.stringify(row.scope)}/${JSON.stringify(row.key)} is not a valid record: ${detail}`,
+  })
+
+/** Decodes one row; a row that does not decode is a StoreError naming it, never a partial record. */
+export const decodeRow = (operation: string, row: Row): Effect.Effect<HandleRecord, StoreError> => {
+  let body: unknown
+  try {
+    body = typeof row.body === "string" ? JSON.parse(row.body) : undefined
+  } catch (error) {
+    return Effect.fail(corrupt(operation, row, `body is not JSON (${String(error)})`))
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return Effect.fail(corrupt(operation, row, "body is not a JSON object"))
+  }
+  // Columns win over any same-named key in the body: they are what the queries saw.
+  return decodeRecord({
+    ...body,
+    scope: row.scope,
+    key: row.key,
+    serverId: row.server_id,
+    status: row.status,
+    nextPollAt: row.next_poll_at,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    version: row.version,
+    createdAt: row.created_at,
+    settledAt: row.settled_at,
+  }).pipe(
+    Effect.mapError((error) =>
+      corrupt(operation, row, ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 2000)),
+    ),
+  )
+}
+
+export const decodeRows = (operation: string, rows: ReadonlyArray<Row>) =>
+  Effect.forEach(rows, (row) => decodeRow(operation, row))
