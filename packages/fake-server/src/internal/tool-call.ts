@@ -1,0 +1,242 @@
+import type { InputRequests, ToolBehaviour, ToolConfig } from "../config.js"
+import type { Json, JsonObject } from "../json.js"
+import { isJsonObject } from "../json.js"
+import type { LaunchEntry } from "../ledger.js"
+import {
+  type Call,
+  declaresTasks,
+  failure,
+  type HandlerResult,
+  result,
+  type ServerContext,
+  tooManyRequests,
+} from "./context.js"
+import { TASKS_EXTENSION } from "./envelope.js"
+import { decodeRequestState, encodeRequestState } from "./request-state.js"
+import { invalidParams, missingCapability, RpcFailure } from "./rpc-error.js"
+import type { TaskRecord } from "./task-record.js"
+import { viewAt } from "./task-timeline.js"
+import { advertisedTaskSupport, behaviourOf, chooseOutcome, planTask, wantsTask } from "./tool-behaviour.js"
+import { renderOutcome, taskFields } from "./wire.js"
+
+/** Client capability each kind of server-to-client request needs. */
+const CAPABILITY_OF_INPUT: Readonly<Record<string, string>> = {
+  "elicitation/create": "elicitation",
+  "sampling/createMessage": "sampling",
+  "roots/list": "roots",
+}
+
+interface ToolCallParams {
+  readonly name: string
+  readonly arguments: JsonObject
+  readonly inputResponses: JsonObject | undefined
+  readonly requestState: string | undefined
+}
+
+const decodeParams = (params: Record<string, unknown>): ToolCallParams | RpcFailure => {
+  if (typeof params.name !== "string") return invalidParams("Invalid params: name must be a string")
+  if (params.arguments !== undefined && !isJsonObject(params.arguments)) {
+    return invalidParams("Invalid params: arguments must be an object")
+  }
+  if (params.inputResponses !== undefined && !isJsonObject(params.inputResponses)) {
+    return invalidParams("Invalid params: inputResponses must be an object")
+  }
+  if (params.requestState !== undefined && typeof params.requestState !== "string") {
+    return invalidParams("Invalid params: requestState must be a string")
+  }
+  return {
+    name: params.name,
+    arguments: (params.arguments ?? {}) as JsonObject,
+    inputResponses: params.inputResponses as JsonObject | undefined,
+    requestState: params.requestState as string | undefined,
+  }
+}
+
+export const callTool = (context: ServerContext, call: Call): HandlerResult => {
+  const params = decodeParams(call.request.params)
+  if (params instanceof RpcFailure) return failure(params)
+  const tool = context.tools.get(params.name)
+  if (tool === undefined) return failure(invalidParams(`Unknown tool: ${params.name}`))
+  const behaviour = behaviourOf(context.config, tool)
+  const capabilities = call.request.clientCapabilities
+
+  const missing = missingCapabilities(tool.requiresClientCapabilities ?? {}, capabilities)
+  if (missing !== undefined) return failure(missingCapability(missing))
+  const withTasks = declaresTasks(capabilities)
+  // A tool that can only run as a task cannot serve a client that cannot hold one.
+  if (!withTasks && advertisedTaskSupport(tool, behaviour) === "required") {
+    return failure(missingCapability({ extensions: { [TASKS_EXTENSION]: {} } }))
+  }
+  if (behaviour.rateLimit !== undefined) {
+    const retryAfter = context.rateLimiter.take(`tool:${tool.name}`, behaviour.rateLimit, call.now)
+    if (retryAfter !== undefined) return tooManyRequests(retryAfter)
+  }
+
+  const gathered = gatherRounds(tool, behaviour, params, capabilities)
+  if (gathered.kind !== "done") return gathered.reply
+
+  const key = call.request.idempotencyKey
+  if (context.config.deduplicateByKey === true && key !== undefined) {
+    const previous = context.launchesByKey.get(key)
+    if (previous?.taskId != null) {
+      const found = context.store.lookup(previous.taskId, call.now)
+      if (found.kind === "live") {
+        return result({
+          resultType: "task",
+          ...taskFields(found.record, viewAt(found.record, call.now), call.now, call.skewMs),
+        })
+      }
+    }
+  }
+
+  const asTask = wantsTask(behaviour, context.shapeRandom) && withTasks
+  return asTask
+    ? launchTask(context, call, tool, behaviour, params, gathered.inputs)
+    : launchDirect(context, call, tool, behaviour, params, gathered.inputs)
+}
+
+type Gathered =
+  | { readonly kind: "done"; readonly inputs: JsonObject }
+  | { readonly kind: "reply"; readonly reply: HandlerResult }
+
+/**
+ * Multi round-trip rounds on `tools/call`: each round asks for its inputs with an
+ * `input_required` result; the client retries with the answers and the `requestState`.
+ */
+const gatherRounds = (
+  tool: ToolConfig,
+  behaviour: ToolBehaviour,
+  params: ToolCallParams,
+  capabilities: Record<string, unknown>,
+): Gathered => {
+  const rounds = behaviour.mrtrRounds ?? []
+  if (rounds.length === 0) return { kind: "done", inputs: {} }
+  let round = 0
+  let inputs: Record<string, Json> = {}
+  if (params.requestState !== undefined) {
+    const state = decodeRequestState(params.requestState)
+    if (state === undefined || state.tool !== tool.name || state.round >= rounds.length) {
+      return {
+        kind: "reply",
+        reply: failure(invalidParams("Invalid params: requestState was not issued by this server")),
+      }
+    }
+    round = state.round
+    inputs = { ...state.inputs }
+  }
+  const requests = rounds[round] ?? {}
+  const missing = missingCapabilities(capabilitiesForInputs(requests), capabilities)
+  if (missing !== undefined) return { kind: "reply", reply: failure(missingCapability(missing)) }
+  const answers = params.inputResponses ?? {}
+  // Partial answers are kept; only the still-missing keys are asked again.
+  const outstanding: Record<string, Json> = {}
+  for (const [key, request] of Object.entries(requests)) {
+    if (Object.hasOwn(answers, key)) inputs[key] = answers[key] as Json
+    else outstanding[key] = request as unknown as Json
+  }
+  if (Object.keys(outstanding).length === 0) {
+    round += 1
+    if (round >= rounds.length) return { kind: "done", inputs }
+  }
+  return {
+    kind: "reply",
+    reply: result({
+      resultType: "input_required",
+      inputRequests: Object.keys(outstanding).length > 0 ? outstanding : (rounds[round] as unknown as Json),
+      requestState: encodeRequestState({ tool: tool.name, round, inputs }),
+    }),
+  }
+}
+
+const capabilitiesForInputs = (requests: InputRequests): Record<string, Json> => {
+  const needed: Record<string, Json> = {}
+  for (const request of Object.values(requests)) {
+    const capability = CAPABILITY_OF_INPUT[request.method]
+    if (capability !== undefined) needed[capability] = {}
+  }
+  return needed
+}
+
+/** The subset of `required` the client did not declare, or `undefined` when it declared all. */
+const missingCapabilities = (
+  required: Record<string, Json>,
+  declared: Record<string, unknown>,
+): { [key: string]: Json } | undefined => {
+  const missing: Record<string, Json> = {}
+  for (const [name, value] of Object.entries(required)) {
+    if (!isJsonObject(declared[name])) missing[name] = value
+  }
+  return Object.keys(missing).length === 0 ? undefined : missing
+}
+
+const launchTask = (
+  context: ServerContext,
+  call: Call,
+  tool: ToolConfig,
+  behaviour: ToolBehaviour,
+  params: ToolCallParams,
+  inputs: JsonObject,
+): HandlerResult => {
+  const taskId = context.newTaskId()
+  const key = call.request.idempotencyKey ?? null
+  const launch = context.ledger.recordLaunch({
+    tool: tool.name,
+    arguments: params.arguments,
+    idempotencyKey: key,
+    taskId,
+    resultType: "task",
+    at: call.now,
+    responseDelivered: true,
+    fault: null,
+  })
+  const record: TaskRecord = {
+    taskId,
+    tool: tool.name,
+    arguments: params.arguments,
+    mrtrInputs: inputs,
+    createdAt: call.now,
+    plan: planTask(behaviour, params.arguments, context.outcomeRandom),
+    launchSeq: launch.seq,
+    answers: {},
+    cancelRequestedAt: null,
+  }
+  // Durably created before the answer leaves: a tasks/get right after must resolve.
+  context.store.add(record)
+  context.ledger.recordTask({
+    taskId,
+    tool: tool.name,
+    launchSeq: launch.seq,
+    idempotencyKey: key,
+    createdAt: call.now,
+  })
+  if (key !== null) context.launchesByKey.set(key, launch)
+  const view = viewAt(record, call.now)
+  return result({ resultType: "task", ...taskFields(record, view, call.now, call.skewMs) }, launch)
+}
+
+const launchDirect = (
+  context: ServerContext,
+  call: Call,
+  tool: ToolConfig,
+  behaviour: ToolBehaviour,
+  params: ToolCallParams,
+  inputs: JsonObject,
+): HandlerResult => {
+  const outcome = chooseOutcome(behaviour.outcome, context.outcomeRandom)
+  const rendered = renderOutcome(outcome, { args: params.arguments, inputs, tool: tool.name })
+  const launch: LaunchEntry = context.ledger.recordLaunch({
+    tool: tool.name,
+    arguments: params.arguments,
+    idempotencyKey: call.request.idempotencyKey ?? null,
+    taskId: null,
+    resultType: rendered.kind === "result" ? "complete" : "error",
+    at: call.now,
+    responseDelivered: true,
+    fault: null,
+  })
+  if (rendered.kind === "error") {
+    const { code, message, data } = rendered.error
+    return failure(new RpcFailure(code, message, 200, data), launch)
+  }
+  return result({ resultType: "complete", ...rendered.result }, launch)
+}

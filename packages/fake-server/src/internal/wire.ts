@@ -1,0 +1,80 @@
+import type { Outcome } from "../config.js"
+import type { Json, JsonObject } from "../json.js"
+import type { TaskRecord, TaskView } from "./task-record.js"
+import { pollIntervalAt } from "./task-timeline.js"
+import { renderString, renderTemplate } from "./template.js"
+
+/** A rendered outcome: a `CallToolResult` or a JSON-RPC error object. */
+export type RenderedOutcome =
+  | { readonly kind: "result"; readonly result: JsonObject }
+  | { readonly kind: "error"; readonly error: { code: number; message: string; data?: Json } }
+
+export const renderOutcome = (outcome: Outcome, context: Record<string, unknown>): RenderedOutcome => {
+  if (outcome.kind === "error") {
+    const error = { code: outcome.code, message: renderString(outcome.message, context) }
+    return {
+      kind: "error",
+      error: outcome.data === undefined ? error : { ...error, data: renderTemplate(outcome.data, context) },
+    }
+  }
+  const content: Json =
+    outcome.content !== undefined
+      ? renderTemplate(outcome.content, context)
+      : [{ type: "text", text: renderString(outcome.text ?? "ok", context) }]
+  const result: Record<string, Json> = { content }
+  if (outcome.structuredContent !== undefined) {
+    result.structuredContent = renderTemplate(outcome.structuredContent, context)
+  }
+  if (outcome.isError !== undefined) result.isError = outcome.isError
+  return { kind: "result", result }
+}
+
+/** Template context of a task: its arguments, every answer it gathered, its id. */
+export const taskContext = (record: TaskRecord): Record<string, unknown> => {
+  const inputs: Record<string, unknown> = { ...record.mrtrInputs }
+  for (const [key, answer] of Object.entries(record.answers)) inputs[key] = answer.response
+  return { args: record.arguments, inputs, taskId: record.taskId, tool: record.tool }
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** The `Task` fields shared by `CreateTaskResult`, `tasks/get` and `notifications/tasks`. */
+export const taskFields = (
+  record: TaskRecord,
+  view: TaskView,
+  now: number,
+  skewMs: number,
+): Record<string, Json> => {
+  const fields: Record<string, Json> = {
+    taskId: record.taskId,
+    status: view.status,
+    createdAt: iso(record.createdAt + skewMs),
+    lastUpdatedAt: iso(view.lastUpdatedAt + skewMs),
+    ttlMs: record.plan.ttlMs,
+  }
+  const interval = pollIntervalAt(record.plan.pollIntervalMs, record.createdAt, now)
+  if (interval !== undefined) fields.pollIntervalMs = interval
+  if (view.statusMessage !== undefined) {
+    fields.statusMessage = renderString(view.statusMessage, taskContext(record))
+  }
+  return fields
+}
+
+/** A `DetailedTask`: the task fields plus what its status carries. */
+export const detailedTask = (
+  record: TaskRecord,
+  view: TaskView,
+  now: number,
+  skewMs: number,
+): Record<string, Json> => {
+  const fields = taskFields(record, view, now, skewMs)
+  if (view.status === "input_required" && view.inputRequests !== undefined) {
+    fields.inputRequests = renderTemplate(view.inputRequests as unknown as Json, taskContext(record))
+  }
+  if (view.outcome !== undefined && (view.status === "completed" || view.status === "failed")) {
+    const rendered = renderOutcome(view.outcome, taskContext(record))
+    if (rendered.kind === "result") fields.result = rendered.result
+    else fields.error = rendered.error
+  }
+  return fields
+}

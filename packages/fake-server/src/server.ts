@@ -1,0 +1,408 @@
+import { type Clock, systemClock } from "./clock.js"
+import type { FakeServerConfig, Fault, ToolConfig } from "./config.js"
+import type { ServerContext } from "./internal/context.js"
+import { type HandlerResult, tooManyRequests } from "./internal/context.js"
+import { DEFAULT_SUPPORTED_VERSIONS } from "./internal/discovery.js"
+import { dispatch } from "./internal/dispatcher.js"
+import { decodeEnvelope, parseBody, peek, type RequestId } from "./internal/envelope.js"
+import { FaultSchedule, faultLabel } from "./internal/fault-schedule.js"
+import { seededRandom, streamSeed } from "./internal/random.js"
+import { RateLimiter } from "./internal/rate-limiter.js"
+import { Subscriptions } from "./internal/subscriptions.js"
+import { observe } from "./internal/task-methods.js"
+import { isTerminal } from "./internal/task-record.js"
+import { TaskStore } from "./internal/task-store.js"
+import { distort } from "./internal/wrong-shape.js"
+import type { Json } from "./json.js"
+import { type LaunchEntry, Ledger, type RequestEntry, type RestartEntry } from "./ledger.js"
+import type { TaskPersistence } from "./persistence.js"
+
+export interface FakeServerOptions {
+  /** Source of time for durations, expiry and timestamps (default `Date.now`). */
+  readonly clock?: Clock
+  /** How `latency` faults wait (default a real timer); pass one bound to a virtual clock in tests. */
+  readonly sleep?: (ms: number) => Promise<void>
+  /** Keep tasks across `restart()` (and across processes, with `jsonFilePersistence`). */
+  readonly persistence?: TaskPersistence
+  /**
+   * How `handler` shows a dropped connection: `error-body` (default) answers 200 with a body
+   * stream that errors, as a real cut connection looks to `fetch`; `throw` rejects with
+   * `ConnectionDropped`.
+   */
+  readonly dropStyle?: "error-body" | "throw"
+  /**
+   * Real-time interval at which open `subscriptions/listen` streams are re-checked for changes
+   * (default 100 ms; 0 disables the timer: call `notify()` after moving a virtual clock).
+   */
+  readonly notifyEveryMs?: number
+  /** Task id generator (default `crypto.randomUUID`: unguessable, as the spec asks). */
+  readonly newTaskId?: () => string
+}
+
+/** The outcome of serving one HTTP request: a response, or a connection cut before any byte. */
+export type ServeResult =
+  | { readonly kind: "response"; readonly response: Response }
+  | { readonly kind: "drop" }
+
+export interface FakeServer {
+  /** Web-standard handler: mount it in any server, or call it as `fetch`. */
+  readonly handler: (request: Request) => Promise<Response>
+  /** Like `handler`, but reports a dropped connection as data (for adapters that can cut sockets). */
+  readonly serve: (request: Request) => Promise<ServeResult>
+  readonly ledger: Ledger
+  readonly config: FakeServerConfig
+  /** Simulate a process restart: in-memory tasks are lost unless persistence keeps them. */
+  restart(): RestartEntry
+  /** Push pending `notifications/tasks` to open listen streams now. */
+  notify(): void
+  /** Ids of the tasks the server currently holds. */
+  taskIds(): readonly string[]
+  /** Close listen streams and timers. */
+  close(): void
+}
+
+/** Thrown (with `dropStyle: "throw"`), or used as the body error, when a fault cuts the connection. */
+export class ConnectionDropped extends Error {
+  constructor() {
+    super("fake-server: connection dropped")
+    this.name = "ConnectionDropped"
+  }
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Build a fake MCP Tasks server from a configuration. */
+export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOptions = {}): FakeServer => {
+  const clock = options.clock ?? systemClock
+  const sleep = options.sleep ?? defaultSleep
+  const seed = config.seed ?? 1
+  const ledger = new Ledger()
+  const store = new TaskStore(config.expiry ?? {}, ledger, options.persistence)
+  const tools = new Map<string, ToolConfig>(config.tools.map((tool) => [tool.name, tool]))
+  const faults = new FaultSchedule(config.faults ?? [], seededRandom(streamSeed(seed, "faults")))
+  const controlPrefix = config.controlPrefix ?? "/_"
+  const recordRequests = config.recordRequests ?? true
+  const envelopeOptions = {
+    supportedVersions: config.supportedVersions ?? DEFAULT_SUPPORTED_VERSIONS,
+    validateHeaders: config.validateHeaders ?? true,
+  }
+
+  const subscriptions: Subscriptions = new Subscriptions((taskId) => {
+    const now = clock.now()
+    const found = store.lookup(taskId, now)
+    if (found.kind === "unknown") return undefined
+    if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
+    const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
+    return { task, terminal: isTerminal(view.status) }
+  })
+
+  const context: ServerContext = {
+    config,
+    clock,
+    ledger,
+    store,
+    tools,
+    shapeRandom: seededRandom(streamSeed(seed, "shape")),
+    outcomeRandom: seededRandom(streamSeed(seed, "outcome")),
+    rateLimiter: new RateLimiter(),
+    subscriptions,
+    newTaskId: options.newTaskId ?? (() => crypto.randomUUID()),
+    launchesByKey: new Map<string, LaunchEntry>(),
+  }
+
+  let timer: ReturnType<typeof setInterval> | undefined
+  const notifyEveryMs = options.notifyEveryMs ?? 100
+  const notify = () => {
+    subscriptions.poke()
+    if (subscriptions.size === 0 && timer !== undefined) {
+      clearInterval(timer)
+      timer = undefined
+    }
+  }
+  const ensureTimer = () => {
+    if (timer !== undefined || notifyEveryMs <= 0 || subscriptions.size === 0) return
+    timer = setInterval(notify, notifyEveryMs)
+    // A forgotten listen stream must not keep a test process alive.
+    if (typeof timer === "object" && timer !== null && "unref" in timer) timer.unref()
+  }
+
+  const restart = (): RestartEntry => {
+    subscriptions.closeAll()
+    const now = clock.now()
+    const lost = store.restart()
+    for (const taskId of lost) {
+      const entry = ledger.taskEntry(taskId)
+      if (entry !== undefined) entry.lostAt = now
+    }
+    context.launchesByKey.clear()
+    const entry: RestartEntry = { at: now, durable: options.persistence !== undefined, lostTaskIds: lost }
+    ledger.recordRestart(entry)
+    return entry
+  }
+
+  const control = async (request: Request, path: string): Promise<Response> => {
+    if (path === "ledger" && request.method === "GET") return Response.json(ledger.snapshot())
+    if (path === "ledger" && request.method === "DELETE") {
+      ledger.clear()
+      return new Response(null, { status: 204 })
+    }
+    if (path === "restart" && request.method === "POST") return Response.json(restart())
+    if (path === "health" && request.method === "GET") return Response.json({ ok: true })
+    return new Response("Not Found", { status: 404 })
+  }
+
+  const serve = async (request: Request): Promise<ServeResult> => {
+    const url = new URL(request.url)
+    if (url.pathname.startsWith(controlPrefix)) {
+      return { kind: "response", response: await control(request, url.pathname.slice(controlPrefix.length)) }
+    }
+    if (request.method !== "POST") {
+      return {
+        kind: "response",
+        response: new Response("Method Not Allowed", { status: 405, headers: { allow: "POST" } }),
+      }
+    }
+    const body = await request.text()
+    const parsed = parseBody(body)
+    const peeked = peek(parsed.ok ? parsed.value : undefined)
+    const fired = faults.next(peeked)
+    const label = fired.length === 0 ? null : fired.map(faultLabel).join(",")
+
+    if (fired.some((fault) => fault.kind === "restart")) restart()
+    for (const fault of fired) if (fault.kind === "latency") await sleep(fault.ms)
+    const now = clock.now()
+    const log = (entry: Omit<RequestEntry, "seq" | "at" | "method" | "tool" | "taskId" | "fault">) => {
+      if (!recordRequests) return
+      ledger.recordRequest({
+        at: now,
+        method: peeked.method ?? null,
+        tool: peeked.tool ?? null,
+        taskId: peeked.taskId ?? null,
+        fault: label,
+        ...entry,
+      })
+    }
+
+    const before = fired.find((fault) => phaseOf(fault) === "before")
+    if (before !== undefined) {
+      const faulted = faultReply(before, undefined)
+      log(faulted.log)
+      return faulted.result
+    }
+
+    const globalLimit = config.rateLimit
+    const retryAfter =
+      globalLimit === undefined ? undefined : context.rateLimiter.take("global", globalLimit, now)
+    const handled: Handled =
+      retryAfter !== undefined
+        ? fromHandler(tooManyRequests(retryAfter), null)
+        : handle(body, request.headers, now, fired, request.signal)
+
+    const launch = handled.kind === "rpc" ? handled.launch : undefined
+    const after = fired.find((fault) => phaseOf(fault) === "after")
+    if (launch !== undefined && label !== null) launch.fault = label
+    if (after !== undefined && after.kind !== "wrong-shape") {
+      // The work is done but its answer never arrives intact: the window the library exists for.
+      if (launch !== undefined) launch.responseDelivered = false
+      const faulted = faultReply(after, handled)
+      log(faulted.log)
+      notify()
+      return faulted.result
+    }
+    const reply = toResponse(handled, after?.kind === "wrong-shape" ? after : undefined)
+    log(reply.log)
+    notify()
+    ensureTimer()
+    return { kind: "response", response: reply.response }
+  }
+
+  const handle = (
+    body: string,
+    headers: Headers,
+    now: number,
+    fired: readonly Fault[],
+    signal: AbortSignal | undefined,
+  ): Handled => {
+    const envelope = decodeEnvelope({ body, headers }, envelopeOptions)
+    if (envelope.kind === "rejected")
+      return fromHandler({ kind: "failure", failure: envelope.failure }, envelope.id)
+    if (envelope.kind === "notification") return { kind: "accepted" }
+    let skewMs = config.timestampSkewMs ?? 0
+    for (const fault of fired) if (fault.kind === "skew") skewMs += fault.ms
+    return fromHandler(
+      dispatch(context, { request: envelope.request, now, skewMs, signal }),
+      envelope.request.id,
+    )
+  }
+
+  type LogFields = Pick<RequestEntry, "httpStatus" | "outcome" | "errorCode">
+
+  const faultReply = (
+    fault: Fault,
+    handled: Handled | undefined,
+  ): { result: ServeResult; log: LogFields } => {
+    switch (fault.kind) {
+      case "drop":
+        return { result: { kind: "drop" }, log: { httpStatus: 0, outcome: "dropped", errorCode: null } }
+      case "status": {
+        const headers: Record<string, string> = { "content-type": "text/plain" }
+        if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter)
+        return {
+          result: {
+            kind: "response",
+            response: new Response(fault.body ?? statusText(fault.status), { status: fault.status, headers }),
+          },
+          log: { httpStatus: fault.status, outcome: "error", errorCode: null },
+        }
+      }
+      case "malformed-json": {
+        const id = handled?.kind === "rpc" ? handled.id : null
+        // A response cut off mid-object: valid HTTP, invalid JSON.
+        return {
+          result: {
+            kind: "response",
+            response: new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"resultType":`, {
+              status: 200,
+              headers: { "content-type": "application/json" },
+            }),
+          },
+          log: { httpStatus: 200, outcome: "malformed", errorCode: null },
+        }
+      }
+      default:
+        throw new Error(`fake-server: fault ${fault.kind} has no reply of its own`)
+    }
+  }
+
+  const handler = async (request: Request): Promise<Response> => {
+    const served = await serve(request)
+    if (served.kind === "response") return served.response
+    if (options.dropStyle === "throw") throw new ConnectionDropped()
+    const broken = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.error(new ConnectionDropped()),
+    })
+    return new Response(broken, { status: 200, headers: { "content-type": "application/json" } })
+  }
+
+  return {
+    handler,
+    serve,
+    ledger,
+    config,
+    restart,
+    notify,
+    taskIds: () => store.ids(),
+    close: () => {
+      subscriptions.closeAll()
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+    },
+  }
+}
+
+/** A handled request, ready to be written as HTTP. */
+type Handled =
+  | { readonly kind: "accepted" }
+  | {
+      readonly kind: "http"
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+      readonly body: string
+    }
+  | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array> }
+  | {
+      readonly kind: "rpc"
+      readonly id: RequestId | null
+      readonly message: Record<string, Json>
+      readonly status: number
+      readonly errorCode: number | null
+      readonly launch: LaunchEntry | undefined
+    }
+
+const fromHandler = (handled: HandlerResult, id: RequestId | null): Handled => {
+  switch (handled.kind) {
+    case "http":
+    case "stream":
+      return handled
+    case "result":
+      return {
+        kind: "rpc",
+        id,
+        message: { jsonrpc: "2.0", id, result: handled.result },
+        status: 200,
+        errorCode: null,
+        launch: handled.launch,
+      }
+    case "failure":
+      return {
+        kind: "rpc",
+        id,
+        message: { jsonrpc: "2.0", id, error: handled.failure.toJson() },
+        status: handled.failure.httpStatus,
+        errorCode: handled.failure.code,
+        launch: handled.launch,
+      }
+  }
+}
+
+const toResponse = (
+  handled: Handled,
+  wrongShape: Extract<Fault, { kind: "wrong-shape" }> | undefined,
+): { response: Response; log: Pick<RequestEntry, "httpStatus" | "outcome" | "errorCode"> } => {
+  switch (handled.kind) {
+    case "accepted":
+      return {
+        response: new Response(null, { status: 202 }),
+        log: { httpStatus: 202, outcome: "result", errorCode: null },
+      }
+    case "http":
+      return {
+        response: new Response(handled.body, { status: handled.status, headers: handled.headers }),
+        log: { httpStatus: handled.status, outcome: "error", errorCode: null },
+      }
+    case "stream":
+      return {
+        response: new Response(handled.stream, {
+          status: 200,
+          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        }),
+        log: { httpStatus: 200, outcome: "stream", errorCode: null },
+      }
+    case "rpc": {
+      const message = wrongShape === undefined ? handled.message : distort(handled.message, wrongShape.shape)
+      return {
+        response: new Response(JSON.stringify(message), {
+          status: handled.status,
+          headers: { "content-type": "application/json" },
+        }),
+        log: {
+          httpStatus: handled.status,
+          outcome: handled.errorCode === null ? "result" : "error",
+          errorCode: handled.errorCode,
+        },
+      }
+    }
+  }
+}
+
+const phaseOf = (fault: Fault): "before" | "after" | undefined => {
+  switch (fault.kind) {
+    case "drop":
+    case "malformed-json":
+      return fault.phase ?? "after"
+    case "status":
+      return fault.phase ?? "before"
+    case "wrong-shape":
+      return "after"
+    default:
+      return undefined
+  }
+}
+
+const statusText = (status: number): string =>
+  ({
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+  })[status] ?? `HTTP ${status}`
