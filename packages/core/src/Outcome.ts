@@ -1,0 +1,53 @@
+/**
+ * How a call ended, or why it rests: what `settle(key)` returns. Every caller of `settle` for a
+ * key sees the same outcome, because it is read from the terminal row.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type { HandleRecord, RpcError } from "./HandleRecord.js"
+import type { JsonObject } from "./Json.js"
+
+/** @since 0.1.0 */
+export type Outcome = Data.TaggedEnum<{
+  /** The tool's result (which may itself carry `isError: true`: the tool ran and said no). */
+  Completed: { readonly key: string; readonly result: JsonObject }
+  /** The JSON-RPC error the call or its task failed with. */
+  Failed: { readonly key: string; readonly error: RpcError }
+  Cancelled: { readonly key: string; readonly reason: string | null }
+  /** The server forgot the task, or its TTL passed without a final answer. */
+  Expired: { readonly key: string; readonly reason: string | null }
+  /**
+   * The call may or may not have launched on the server: decide with `reissue(key)` or
+   * `abandon(key)`.
+   */
+  InDoubt: { readonly key: string; readonly reason: string | null }
+}>
+
+/** @since 0.1.0 */
+export const Outcome = Data.taggedEnum<Outcome>()
+
+/**
+ * The outcome a record rests in, if it rests: terminal or in doubt.
+ *
+ * @since 0.1.0
+ */
+export const fromRecord = (record: HandleRecord): Outcome | undefined => {
+  switch (record.status) {
+    case "completed":
+      return Outcome.Completed({ key: record.key, result: record.result ?? {} })
+    case "failed":
+      return Outcome.Failed({
+        key: record.key,
+        error: record.error ?? { code: -32603, message: "failed without an error" },
+      })
+    case "cancelled":
+      return Outcome.Cancelled({ key: record.key, reason: record.lastProblem })
+    case "expired":
+      return Outcome.Expired({ key: record.key, reason: record.lastProblem })
+    case "in_doubt":
+      return Outcome.InDoubt({ key: record.key, reason: record.lastProblem })
+    default:
+      return undefined
+  }
+}

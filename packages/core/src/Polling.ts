@@ -1,0 +1,104 @@
+/**
+ * When to poll next and how long to back off, per task. Intervals are per task (one task's
+ * short interval never drags another's down) and persisted with the row (a restart resumes with
+ * the server's interval, not a default).
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+
+/** @since 0.1.0 */
+export interface PollingOptions {
+  /** Server intervals are clamped into [min, max]: 0, negative or absurd values never hot-loop or stall. */
+  readonly minIntervalMs: number
+  readonly maxIntervalMs: number
+  /** Used while the server gives no `pollIntervalMs`: start, growth factor, cap. */
+  readonly defaultInitialMs: number
+  readonly defaultFactor: number
+  readonly defaultMaxMs: number
+  /** Backoff after transport errors, 5xx, 429/503 (jittered; `Retry-After` wins when longer). */
+  readonly retryInitialMs: number
+  readonly retryFactor: number
+  readonly retryMaxMs: number
+  /** Attempts to dispatch a call that provably never left before giving up on it. */
+  readonly maxDispatchAttempts: number
+  /** How long a task may wait on only answered input keys before it is reported stuck. */
+  readonly stuckAfterMs: number
+}
+
+/** @since 0.1.0 */
+export const defaults: PollingOptions = {
+  minIntervalMs: 250,
+  maxIntervalMs: 60_000,
+  defaultInitialMs: 1_000,
+  defaultFactor: 1.6,
+  defaultMaxMs: 30_000,
+  retryInitialMs: 500,
+  retryFactor: 2,
+  retryMaxMs: 60_000,
+  maxDispatchAttempts: 5,
+  stuckAfterMs: 5 * 60_000,
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Polling extends Context.Tag("@mcp-handles/core/Polling")<Polling, PollingOptions>() {}
+
+/** @since 0.1.0 */
+export const layer = (options: Partial<PollingOptions> = {}): Layer.Layer<Polling> =>
+  Layer.succeed(Polling, { ...defaults, ...options })
+
+// Past this many steps every schedule here sits at its cap.
+const maxSteps = 64
+
+const nthDelay = (schedule: Schedule.Schedule<unknown>, n: number): Effect.Effect<number> =>
+  Schedule.run(Schedule.delays(schedule), 0, Array.from({ length: Math.min(n, maxSteps) + 1 }, () => undefined)).pipe(
+    Effect.map((delays) => Duration.toMillis(Chunk.unsafeLast(delays))),
+  )
+
+/**
+ * The wait before the next `tasks/get`: the server's interval, clamped; or, when the server gave
+ * none for `pollsWithoutInterval` answers in a row, the default growing schedule.
+ *
+ * @since 0.1.0
+ */
+export const interval = (
+  options: PollingOptions,
+  serverIntervalMs: number | undefined,
+  pollsWithoutInterval: number,
+): Effect.Effect<number> => {
+  if (serverIntervalMs !== undefined && Number.isFinite(serverIntervalMs)) {
+    return Effect.succeed(Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(serverIntervalMs))))
+  }
+  const schedule = Schedule.exponential(Duration.millis(options.defaultInitialMs), options.defaultFactor).pipe(
+    Schedule.union(Schedule.spaced(Duration.millis(options.defaultMaxMs))),
+  )
+  return nthDelay(schedule, Math.max(0, pollsWithoutInterval - 1))
+}
+
+/**
+ * The wait after the `attempt`-th consecutive failure (1-based): exponential with jitter, capped,
+ * and never shorter than the server's `Retry-After`.
+ *
+ * @since 0.1.0
+ */
+export const retryDelay = (
+  options: PollingOptions,
+  attempt: number,
+  retryAfterMs: number | undefined,
+): Effect.Effect<number> => {
+  const schedule = Schedule.exponential(Duration.millis(options.retryInitialMs), options.retryFactor).pipe(
+    Schedule.jittered,
+    Schedule.union(Schedule.spaced(Duration.millis(options.retryMaxMs))),
+  )
+  return nthDelay(schedule, Math.max(0, attempt - 1)).pipe(
+    Effect.map((delay) => Math.max(Math.round(delay), Math.min(retryAfterMs ?? 0, options.retryMaxMs * 10))),
+  )
+}

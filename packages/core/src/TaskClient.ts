@@ -1,0 +1,216 @@
+/**
+ * The client: durable tool calls over MCP Tasks. `callTool` writes the intent before the request
+ * leaves and the task id the moment it arrives; the handle then polls to a terminal state,
+ * answers input, survives restarts (`reconcile`) and never launches a key twice.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type { HandleRecord, Status } from "./HandleRecord.js"
+import type { HandleStore, ListPage, StoreError } from "./HandleStore.js"
+import { make as makeEngine } from "./internal/engine.js"
+import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
+import type { Outcome } from "./Outcome.js"
+import type { Polling } from "./Polling.js"
+import type { InvalidServerUrl } from "./ServerIdentity.js"
+import type { ServerEndpoint, Wire } from "./Wire.js"
+
+/**
+ * One request for input from the server, surfaced once per key: either inside a task
+ * (`tasks/get` with `input_required`) or before one exists (multi round-trip on `tools/call`).
+ *
+ * @since 0.1.0
+ */
+export interface InputRequest {
+  readonly scope: string
+  readonly key: string
+  readonly tool: string
+  /** The server's key for this request, unique over the task's life. */
+  readonly inputKey: string
+  /** The request as the server sent it (e.g. `{ method: "elicitation/create", params }`). */
+  readonly request: JsonValue
+}
+
+/**
+ * Answers input requests. Its answer is stored durably before it is sent. Failing (or being
+ * interrupted) leaves the request unanswered; it is asked again later.
+ *
+ * @since 0.1.0
+ */
+export type InputHandler = (request: InputRequest) => Effect.Effect<JsonValue, unknown>
+
+/** @since 0.1.0 */
+export interface TaskClientOptions {
+  /** The servers calls may go to, by name. */
+  readonly servers: ReadonlyArray<ServerEndpoint>
+  /**
+   * This instance's lease owner name. One process per id: a restart with the same id resumes its
+   * rows at once; instances sharing a store (a fleet on Postgres) need distinct ids.
+   * Default "local".
+   */
+  readonly instanceId?: string
+  /** Scope used when a call names none. Default "default". */
+  readonly defaultScope?: string
+  /** How long a lease lasts past a row's next poll. Default 30 s. */
+  readonly leaseMs?: number
+  /**
+   * What to do with a call that may or may not have launched. `surface` (default) leaves the
+   * decision to the application; `reissue-if-idempotent` re-sends it when the tool declares
+   * `annotations.idempotentHint: true`.
+   */
+  readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent"
+  /** `hash` keeps only a hash of the arguments (they may hold secrets). Default `full`. */
+  readonly storeArguments?: "full" | "hash"
+  readonly argumentLimits?: JsonLimits
+  readonly resultLimits?: JsonLimits
+  readonly onInputRequired?: InputHandler
+  /**
+   * Give up waiting for a `tools/call` answer after this long and mark the call in doubt. A
+   * later answer is still recorded. Default: the wire's own timeout.
+   */
+  readonly callTimeout?: Duration.DurationInput
+  /**
+   * The background reconciler, which polls rows no caller is waiting on (after a restart, or
+   * those of a dead instance). `false` turns it off (read-only tools). Default on, every 500 ms,
+   * in batches of 100 rows.
+   */
+  readonly background?: false | { readonly tickMs?: number; readonly batchSize?: number }
+}
+
+/** @since 0.1.0 */
+export interface CallOptions {
+  /** The idempotency key; generated when absent (and returned on the handle). */
+  readonly key?: string
+  readonly scope?: string
+  /** Overrides the client's input handler for this call. */
+  readonly onInputRequired?: InputHandler
+}
+
+/**
+ * A durable call. `record` is the row as of the moment `callTool` returned (the task id is in
+ * it once the server handed one out); `outcome` waits for the call to settle.
+ *
+ * @since 0.1.0
+ */
+export interface Handle {
+  readonly key: string
+  readonly scope: string
+  /** False when the key already existed and this call attached to it instead of launching. */
+  readonly launched: boolean
+  readonly record: HandleRecord
+  readonly outcome: Effect.Effect<Outcome, StoreError>
+}
+
+/** @since 0.1.0 */
+export interface ListOptions {
+  readonly scope?: string
+  readonly statuses?: ReadonlyArray<Status>
+  readonly server?: string
+  readonly limit?: number
+  readonly cursor?: string
+}
+
+/** @since 0.1.0 */
+export interface ReconcileReport {
+  /** Live tasks whose polling resumed (first polls spread over one interval). */
+  readonly resumed: number
+  /** Calls that were in flight when the process stopped: now in doubt. */
+  readonly inDoubt: number
+  /** In-doubt calls re-sent by the `reissue-if-idempotent` policy. */
+  readonly reissued: number
+}
+
+/** The call names a server the client was not configured with. @since 0.1.0 */
+export class UnknownServer extends Schema.TaggedError<UnknownServer>()("UnknownServer", {
+  server: Schema.String,
+}) {}
+
+/** No row for this key in this scope. @since 0.1.0 */
+export class UnknownKey extends Schema.TaggedError<UnknownKey>()("UnknownKey", {
+  scope: Schema.String,
+  key: Schema.String,
+}) {}
+
+/**
+ * The key exists for a different call (another tool, server or arguments). Keys name one call;
+ * reusing one for another call would silently return the wrong result.
+ *
+ * @since 0.1.0
+ */
+export class KeyReused extends Schema.TaggedError<KeyReused>()("KeyReused", {
+  key: Schema.String,
+  reason: Schema.String,
+}) {}
+
+/** `reissue` or `abandon` of a call that is not in doubt. @since 0.1.0 */
+export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
+  key: Schema.String,
+  status: Schema.String,
+}) {}
+
+/** @since 0.1.0 */
+export type CallError = UnknownServer | InvalidServerUrl | InvalidJson | KeyReused | StoreError
+
+/** @since 0.1.0 */
+export interface TaskClient {
+  readonly callTool: (
+    server: string,
+    tool: string,
+    args: unknown,
+    options?: CallOptions,
+  ) => Effect.Effect<Handle, CallError>
+  /** Waits until the call rests: terminal, or in doubt. Takes over driving when nobody does. */
+  readonly settle: (key: string, scope?: string) => Effect.Effect<Outcome, UnknownKey | StoreError>
+  /**
+   * Records the intent to cancel, stops local polling at once, sends `tasks/cancel`, and keeps
+   * observing: a task that completes anyway is `completed`. On an in-doubt call, abandons it.
+   */
+  readonly cancel: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
+  /** Sends an in-doubt call again, with the same key (servers that deduplicate on it return the same task). */
+  readonly reissue: (
+    key: string,
+    scope?: string,
+  ) => Effect.Effect<Handle, UnknownKey | NotInDoubt | UnknownServer | StoreError>
+  readonly abandon: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | NotInDoubt | StoreError>
+  /** Resumes every open row: polls live tasks, marks interrupted calls in doubt, finishes cancels. */
+  readonly reconcile: Effect.Effect<ReconcileReport, StoreError>
+  /** The local replacement for the removed `tasks/list`. */
+  readonly list: (options?: ListOptions) => Effect.Effect<ListPage, StoreError>
+  readonly get: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
+  /** Deletes terminal rows settled longer ago than `retention`; in-doubt rows are kept. */
+  readonly gc: (retention: Duration.DurationInput, scope?: string) => Effect.Effect<number, StoreError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export const TaskClient: Context.Tag<TaskClient, TaskClient> = Context.GenericTag<TaskClient>(
+  "@mcp-handles/core/TaskClient",
+)
+
+/**
+ * Builds a client in the current scope. Closing the scope hands open calls off (their leases
+ * are released for the next process); it never cancels them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: TaskClientOptions,
+): Effect.Effect<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling | Scope.Scope> => makeEngine(options)
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: TaskClientOptions): Layer.Layer<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling> =>
+  Layer.scoped(TaskClient, make(options))
+
+/** Data types re-exported for convenience. @since 0.1.0 */
+export type { JsonObject }

@@ -1,0 +1,251 @@
+/**
+ * The one pure transition of a handle record: `step(record, event)`. Both drivers (the fiber of
+ * a caller awaiting its outcome, and the background reconciler) decide what happened on the
+ * wire, turn it into an event, and let this function say what the record becomes. Nothing here
+ * does I/O, reads a clock or draws a random number: times arrive inside the events.
+ *
+ * Three rules hold for every record and event (and are property-tested):
+ * - a terminal record is returned unchanged;
+ * - a task id, once recorded, never changes, and none is invented;
+ * - every result is in one of the listed states.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import { CancelIntent, HandleRecord, InputAnswer, isTerminal, RpcError, TaskSnapshot } from "./HandleRecord.js"
+import type { JsonObject, JsonValue } from "./Json.js"
+import type { TaskState } from "./Wire.js"
+
+/** @since 0.1.0 */
+export type Event = Data.TaggedEnum<{
+  /** `tools/call` answered with a direct result. */
+  CallCompleted: { readonly result: JsonObject; readonly now: number }
+  /** `tools/call` answered with a task handle; `nextPollAt` per the polling policy. */
+  TaskCreated: { readonly task: TaskState; readonly now: number; readonly nextPollAt: number }
+  /** `tools/call` answered with a JSON-RPC error: no task was created. */
+  CallRejected: { readonly error: RpcError; readonly now: number }
+  /** `tools/call` was sent but no usable answer came back. */
+  CallInDoubt: { readonly reason: string; readonly now: number }
+  /** `tools/call` provably did not reach the server (or was refused for load); retry at `retryAt`. */
+  CallDeferred: { readonly reason: string; readonly now: number; readonly retryAt: number }
+  /** We gave up dispatching a call that provably never launched. */
+  CallAbandonedUnsent: { readonly error: RpcError; readonly now: number }
+  /** `tasks/get` answered. */
+  Polled: { readonly task: TaskState; readonly now: number; readonly nextPollAt: number }
+  /** A poll (or update, or cancel) failed without deciding anything; retry at `retryAt`. */
+  PollFailed: { readonly problem: string; readonly now: number; readonly retryAt: number }
+  /** The server no longer knows the task id (-32602). */
+  TaskGone: { readonly now: number }
+  /** The TTL backstop: past the task's lifetime with no terminal answer. */
+  TtlElapsed: { readonly now: number }
+  /** Answers obtained from the input handler, stored before `tasks/update` is sent. */
+  InputAnswered: { readonly answers: Readonly<Record<string, JsonValue>>; readonly now: number }
+  /** `tasks/update` acknowledged these keys. */
+  InputAcknowledged: { readonly keys: ReadonlyArray<string>; readonly now: number }
+  /** `cancel(key)`: the intent, stored before `tasks/cancel` is sent. */
+  CancelRequested: { readonly now: number }
+  /** `tasks/cancel` acknowledged. Observation goes on until terminal or TTL. */
+  CancelSent: { readonly now: number; readonly nextPollAt: number }
+  /** After a restart: a pending row whose dispatcher is gone may or may not have launched. */
+  Recovered: { readonly now: number }
+  /** The application chose to dispatch an in-doubt call again. */
+  Reissued: { readonly now: number }
+  /** The application chose to give up an in-doubt call. */
+  Abandoned: { readonly now: number }
+  /** Move the next poll without a state change: spreading polls after a restart. */
+  Rescheduled: { readonly now: number; readonly nextPollAt: number }
+}>
+
+/** @since 0.1.0 */
+export const Event = Data.taggedEnum<Event>()
+
+const settle = (record: HandleRecord, fields: Partial<HandleRecord>, now: number): HandleRecord =>
+  new HandleRecord({
+    ...record,
+    ...fields,
+    inputRequests: null,
+    nextPollAt: null,
+    stuckSince: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    updatedAt: now,
+    settledAt: now,
+  })
+
+const change = (record: HandleRecord, fields: Partial<HandleRecord>, now: number): HandleRecord =>
+  new HandleRecord({ ...record, ...fields, updatedAt: now })
+
+const snapshotOf = (task: TaskState, receivedAt: number): TaskSnapshot =>
+  TaskSnapshot.make({
+    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
+    ttlMs: task.ttlMs,
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    receivedAt,
+  })
+
+/** Input keys the server still waits on that we have answered and that were acknowledged. */
+const onlyAnsweredKeysOutstanding = (record: HandleRecord, requests: Readonly<Record<string, JsonValue>>) => {
+  const keys = Object.keys(requests)
+  return keys.length > 0 && keys.every((key) => record.answers[key]?.acknowledged === true)
+}
+
+/** Applies what the server says about the task: the shared path of TaskCreated and Polled. */
+const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt: number): HandleRecord => {
+  const snapshot = snapshotOf(task, record.snapshot?.receivedAt ?? now)
+  const base = {
+    taskId: task.taskId,
+    snapshot,
+    attempts: 0,
+    lastProblem: null,
+    pollsWithoutInterval: task.pollIntervalMs === undefined ? record.pollsWithoutInterval + 1 : 0,
+  }
+  switch (task.status) {
+    case "completed":
+      return settle(record, { ...base, status: "completed", result: task.result ?? {} }, now)
+    case "failed":
+      return settle(
+        record,
+        { ...base, status: "failed", error: task.error ?? RpcError.make({ code: -32603, message: "failed without an error" }) },
+        now,
+      )
+    case "cancelled":
+      return settle(record, { ...base, status: "cancelled" }, now)
+    case "input_required": {
+      const inputRequests = task.inputRequests ?? {}
+      const stuck = onlyAnsweredKeysOutstanding(record, inputRequests)
+      return change(
+        record,
+        {
+          ...base,
+          status: "input_required",
+          inputRequests,
+          stuckSince: stuck ? (record.stuckSince ?? now) : null,
+          nextPollAt,
+        },
+        now,
+      )
+    }
+    case "working":
+      return change(record, { ...base, status: "working", inputRequests: null, stuckSince: null, nextPollAt }, now)
+  }
+}
+
+/**
+ * What `record` becomes after `event`. Returns `record` itself when the event does not apply
+ * (a terminal record, an answer for another task id, an event that makes no sense in the
+ * current state), so a driver can tell "nothing to write" by identity.
+ *
+ * @since 0.1.0
+ */
+export const step = (record: HandleRecord, event: Event): HandleRecord => {
+  if (isTerminal(record.status)) return record
+  switch (event._tag) {
+    case "CallCompleted":
+      return record.status === "pending" || record.status === "in_doubt"
+        ? settle(record, { status: "completed", result: event.result, attempts: 0, lastProblem: null }, event.now)
+        : record
+    case "TaskCreated":
+      // From in_doubt too: a late answer to a call we had given up on still carries the handle.
+      if (record.status !== "pending" && record.status !== "in_doubt") return record
+      if (record.taskId !== null && record.taskId !== event.task.taskId) return record
+      return observe(record, event.task, event.now, event.nextPollAt)
+    case "CallRejected":
+      return record.status === "pending"
+        ? settle(record, { status: "failed", error: event.error, lastProblem: null }, event.now)
+        : record
+    case "CallInDoubt":
+      return record.status === "pending"
+        ? change(record, { status: "in_doubt", nextPollAt: null, lastProblem: event.reason }, event.now)
+        : record
+    case "CallDeferred":
+      return record.status === "pending"
+        ? change(
+            record,
+            { attempts: record.attempts + 1, nextPollAt: event.retryAt, lastProblem: event.reason },
+            event.now,
+          )
+        : record
+    case "CallAbandonedUnsent":
+      return record.status === "pending" ? settle(record, { status: "failed", error: event.error }, event.now) : record
+    case "Polled":
+      if (record.taskId === null || record.taskId !== event.task.taskId) return record
+      if (record.status !== "working" && record.status !== "input_required") return record
+      return observe(record, event.task, event.now, event.nextPollAt)
+    case "PollFailed":
+      return record.taskId !== null && (record.status === "working" || record.status === "input_required")
+        ? change(
+            record,
+            { attempts: record.attempts + 1, nextPollAt: event.retryAt, lastProblem: event.problem },
+            event.now,
+          )
+        : record
+    case "TaskGone":
+    case "TtlElapsed":
+      return record.taskId !== null && (record.status === "working" || record.status === "input_required")
+        ? settle(
+            record,
+            {
+              status: "expired",
+              lastProblem: event._tag === "TaskGone" ? "the server no longer knows the task" : "past the task's TTL",
+            },
+            event.now,
+          )
+        : record
+    case "InputAnswered": {
+      if (record.status !== "input_required") return record
+      const fresh = Object.entries(event.answers).filter(([key]) => record.answers[key] === undefined)
+      if (fresh.length === 0) return record
+      const answers = { ...record.answers }
+      for (const [key, response] of fresh) answers[key] = InputAnswer.make({ response, acknowledged: false })
+      return change(record, { answers }, event.now)
+    }
+    case "InputAcknowledged": {
+      const keys = event.keys.filter((key) => record.answers[key]?.acknowledged === false)
+      if (keys.length === 0) return record
+      const answers = { ...record.answers }
+      for (const key of keys) {
+        const answer = answers[key]
+        if (answer) answers[key] = InputAnswer.make({ response: answer.response, acknowledged: true })
+      }
+      return change(record, { answers }, event.now)
+    }
+    case "CancelRequested":
+      return record.cancel === null && record.status !== "in_doubt"
+        ? change(record, { cancel: CancelIntent.make({ requestedAt: event.now, sent: false }) }, event.now)
+        : record
+    case "CancelSent":
+      return record.cancel !== null && !record.cancel.sent && record.taskId !== null
+        ? change(
+            record,
+            { cancel: CancelIntent.make({ ...record.cancel, sent: true }), nextPollAt: event.nextPollAt },
+            event.now,
+          )
+        : record
+    case "Recovered":
+      return record.status === "pending"
+        ? change(
+            record,
+            { status: "in_doubt", nextPollAt: null, lastProblem: "the process stopped while the call was in flight" },
+            event.now,
+          )
+        : record
+    case "Reissued":
+      return record.status === "in_doubt"
+        ? change(
+            record,
+            { status: "pending", launches: record.launches + 1, attempts: 0, lastProblem: null, nextPollAt: null },
+            event.now,
+          )
+        : record
+    case "Rescheduled":
+      return record.taskId !== null && (record.status === "working" || record.status === "input_required")
+        ? change(record, { nextPollAt: event.nextPollAt }, event.now)
+        : record
+    case "Abandoned":
+      return record.status === "in_doubt"
+        ? settle(record, { status: "cancelled", lastProblem: "abandoned by the application while in doubt" }, event.now)
+        : record
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * One HTTP request/answer exchange over the SDK's `StreamableHTTPClientTransport`, observed at
+ * the fetch boundary. The transport does the framing (POST, the body-derived `MCP-Protocol-Version`
+ * / `Mcp-Method` / `Mcp-Name` headers, JSON or SSE answers, same-origin redirects); a fetch tap
+ * underneath it records what actually happened on the wire: whether fetch was called, whether it
+ * failed before any response, the HTTP status and headers, and the raw text of the answer (bounded
+ * by a byte limit). Classification then works from that record, never from the SDK's error
+ * messages, and decoding works from the raw text, never from objects the SDK already parsed (its
+ * parser silently drops `__proto__` keys).
+ *
+ * A fresh transport per request: the 2026-07-28 protocol is stateless, a transport is a few
+ * fields, and it means answers can never be delivered to the wrong caller.
+ *
+ * @internal
+ */
+import { type JSONRPCMessage, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import { makeSseReader } from "./sse.js"
+
+/** What the fetch tap and the transport saw during one exchange. @internal */
+export interface Observation {
+  /** The tap's fetch was invoked at least once: the request may have left. */
+  readonly fetchCalled: boolean
+  /** The underlying fetch rejected before any response (last hop). */
+  readonly fetchError: unknown
+  /** Status of the last response (after same-origin redirects), if any. */
+  readonly status: number | undefined
+  readonly headers: Headers | undefined
+  /** Media type essence of the last response, lower case. */
+  readonly contentType: string | undefined
+  /** The whole body, for every response that is not an event stream (bounded). */
+  readonly bodyText: string | undefined
+  /** Raw `data` of each message event, for event-stream answers. */
+  readonly sseEvents: ReadonlyArray<string>
+  /** The event stream ended normally (the server closed it). */
+  readonly sseComplete: boolean
+  /** The answer exceeded the byte limit; reading stopped. */
+  readonly oversize: boolean
+  /** Reading the body failed after the response started (connection dropped mid-answer). */
+  readonly bodyError: unknown
+  /** The SDK rejected `send` (HTTP error, unexpected content type, unparsable JSON, ...). */
+  readonly sendError: unknown
+  /** The SDK delivered a response whose id is ours. */
+  readonly answered: boolean
+}
+
+/** @internal */
+export interface ExchangeInput {
+  readonly url: string
+  readonly message: { readonly jsonrpc: "2.0"; readonly id: number; readonly method: string; readonly params: object }
+  /** Endpoint headers (credentials). The SDK gives them as the base; it owns the MCP routing headers. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly fetch: typeof globalThis.fetch
+  readonly maxAnswerBytes: number
+}
+
+/** A live, mutable observation; `snapshot` freezes it when the exchange ends. @internal */
+export interface Recorder {
+  fetchCalled: boolean
+  fetchError: unknown
+  status: number | undefined
+  headers: Headers | undefined
+  contentType: string | undefined
+  bodyText: string | undefined
+  sseEvents: Array<string>
+  sseComplete: boolean
+  oversize: boolean
+  bodyError: unknown
+  sendError: unknown
+  answered: boolean
+}
+
+/** @internal */
+export const makeRecorder = (): Recorder => ({
+  fetchCalled: false,
+  fetchError: undefined,
+  status: undefined,
+  headers: undefined,
+  contentType: undefined,
+  bodyText: undefined,
+  sseEvents: [],
+  sseComplete: false,
+  oversize: false,
+  bodyError: undefined,
+  sendError: undefined,
+  answered: false,
+})
+
+const snapshot = (recorder: Recorder): Observation => ({ ...recorder, sseEvents: [...recorder.sseEvents] })
+
+/** Thrown by the tap to stop the SDK once the observation holds everything we need. */
+class TapStop extends Error {}
+
+class AnswerTooLarge extends Error {}
+
+const mediaType = (value: string | null): string | undefined =>
+  value === null ? undefined : (value.split(";")[0] ?? "").trim().toLowerCase()
+
+/** Reads a whole body as text, stopping (and cancelling the stream) past `limit` bytes. */
+const readBounded = async (response: Response, limit: number, recorder: Recorder): Promise<string> => {
+  if (response.body === null) return ""
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  const parts: Array<string> = []
+  let total = 0
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>
+    try {
+      chunk = await reader.read()
+    } catch (error) {
+      recorder.bodyError = error
+      throw error
+    }
+    if (chunk.done) break
+    total += chunk.value.byteLength
+    if (total > limit) {
+      recorder.oversize = true
+      await reader.cancel().catch(() => {})
+      throw new AnswerTooLarge(`answer exceeds ${limit} bytes`)
+    }
+    parts.push(decoder.decode(chunk.value, { stream: true }))
+  }
+  parts.push(decoder.decode())
+  return parts.join("")
+}
+
+/**
+ * Passes an event stream through to the SDK while keeping the raw event data, counting bytes,
+ * and telling a dropped connection (a read error) apart from our own refusal (oversize).
+ */
+const recordEventStream = (
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  recorder: Recorder,
+): ReadableStream<Uint8Array> => {
+  const source = body.getReader()
+  const decoder = new TextDecoder()
+  const sse = makeSseReader()
+  recorder.sseEvents = sse.events
+  let total = 0
+  return new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      let chunk: ReadableStreamReadResult<Uint8Array>
+      try {
+        chunk = await source.read()
+      } catch (error) {
+        recorder.bodyError = error
+        controller.error(error)
+        return
+      }
+      if (chunk.done) {
+        sse.push(decoder.decode())
+        sse.end()
+        recorder.sseComplete = true
+        controller.close()
+        return
+      }
+      total += chunk.value.byteLength
+      if (total > limit) {
+        recorder.oversize = true
+        await source.cancel().catch(() => {})
+        controller.error(new AnswerTooLarge(`answer exceeds ${limit} bytes`))
+        return
+      }
+      sse.push(decoder.decode(chunk.value, { stream: true }))
+      controller.enqueue(chunk.value)
+    },
+    cancel: (reason) => source.cancel(reason),
+  })
+}
+
+const makeTap =
+  (input: ExchangeInput, recorder: Recorder): typeof globalThis.fetch =>
+  async (url, init) => {
+    recorder.fetchCalled = true
+    let response: Response
+    try {
+      response = await input.fetch(url, init)
+    } catch (error) {
+      recorder.fetchError = error
+      throw error
+    }
+    recorder.fetchError = undefined
+    recorder.status = response.status
+    recorder.headers = response.headers
+    recorder.contentType = mediaType(response.headers.get("content-type"))
+    // Redirects go back to the SDK untouched: its same-origin policy decides whether to follow.
+    if (response.status >= 300 && response.status < 400) return response
+    if (response.ok && recorder.contentType === "text/event-stream" && response.body !== null) {
+      return new Response(recordEventStream(response.body, input.maxAnswerBytes, recorder), {
+        status: response.status,
+        statusText: response.statusText,
+        headers: { "content-type": "text/event-stream" },
+      })
+    }
+    const text = await readBounded(response, input.maxAnswerBytes, recorder)
+    recorder.bodyText = text
+    // An HTTP error is classified from the status and the body we now hold; keep the SDK (and
+    // its auth and step-up machinery, which we do not configure) out of it.
+    if (!response.ok) throw new TapStop(`HTTP ${response.status}`)
+    return new Response(text, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: { "content-type": response.headers.get("content-type") ?? "" },
+    })
+  }
+
+/**
+ * Sends one JSON-RPC request and resolves when its answer arrived, the answer stream ended, the
+ * SDK gave up, or `signal` aborted (timeout, interruption). Never rejects: every outcome is in
+ * the observation.
+ *
+ * @internal
+ */
+export const exchange = (input: ExchangeInput, recorder: Recorder, signal: AbortSignal): Promise<Observation> =>
+  new Promise<Observation>((resolve) => {
+    const transport = new StreamableHTTPClientTransport(new URL(input.url), {
+      fetch: makeTap(input, recorder),
+      requestInit: { headers: { ...input.headers } },
+      // SSE resumption (a GET with Last-Event-ID) is off: a stateless server has nothing to
+      // resume, and a dropped answer stream is "no answer", which the caller handles.
+      reconnectionOptions: {
+        maxRetries: 0,
+        initialReconnectionDelay: 0,
+        maxReconnectionDelay: 0,
+        reconnectionDelayGrowFactor: 1,
+      },
+    })
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      signal.removeEventListener("abort", finish)
+      resolve(snapshot(recorder))
+      transport.close().catch(() => {})
+    }
+    if (signal.aborted) return finish()
+    signal.addEventListener("abort", finish, { once: true })
+    transport.onmessage = (message) => {
+      if ("id" in message && message.id === input.message.id && ("result" in message || "error" in message)) {
+        recorder.answered = true
+        finish()
+      }
+    }
+    // Errors the SDK reports out of band (SSE parse failures, stream drops) are also visible in
+    // the observation; nothing to do here but keep the SDK from logging them.
+    transport.onerror = () => {}
+    transport
+      .start()
+      .then(() =>
+        transport.send(input.message as unknown as JSONRPCMessage, {
+          onRequestStreamEnd: finish,
+        }),
+      )
+      .then(
+        () => {
+          // A JSON answer was delivered (or not) inside `send`; an event stream is still running.
+          const streaming =
+            recorder.contentType === "text/event-stream" &&
+            recorder.status !== undefined &&
+            recorder.status >= 200 &&
+            recorder.status < 300
+          if (!streaming) finish()
+        },
+        (error: unknown) => {
+          recorder.sendError = error
+          finish()
+        },
+      )
+  })
