@@ -1,0 +1,472 @@
+/**
+ * A HandleStore on PostgreSQL, for a fleet of client instances sharing one database. Leases are
+ * taken with `FOR UPDATE SKIP LOCKED`, so two instances never claim the same row at once; every
+ * claim and write bumps the row's version, so an instance that lost its lease cannot overwrite
+ * the new owner's state.
+ *
+ * @since 0.1.0
+ */
+
+import * as Migrator from "@effect/sql/Migrator"
+import * as Sql from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg/PgClient"
+import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Migrations from "./internal/migrations.js"
+import * as Rows from "./internal/rows.js"
+import { isTransient } from "./internal/transient.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 10. */
+  readonly times?: number
+  /** First backoff delay, doubled (with jitter) on each retry. Default 25 ms. */
+  readonly baseDelay?: Duration.DurationInput
+  /** Longest single backoff delay. Default 1 s. */
+  readonly maxDelay?: Duration.DurationInput
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * The schema holding the store's tables, created if absent. A lowercase SQL identifier
+   * (`[a-z_][a-z0-9_]*`, at most 63 characters, not `pg_*`). Default `mcp_handles`.
+   */
+  readonly schema?: string
+  /**
+   * Run pending migrations when the store is built (default). With `false` the schema must
+   * already be at this release's version, for deployments whose runtime role may not run DDL.
+   */
+  readonly migrate?: boolean
+  /**
+   * Backoff for transient connection failures (a terminated backend, a restarting server). Every
+   * operation is safe to retry: writes carry a token that tells a retry whether its previous
+   * attempt committed before the connection died.
+   */
+  readonly retry?: RetryOptions
+}
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultSchema = "mcp_handles"
+
+/**
+ * The schema version this release writes and reads.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const schemaVersion: number = Migrations.latestVersion
+
+/**
+ * The options cannot work (a schema name that is not a plain identifier, a negative retry count).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOptions extends Schema.TaggedError<InvalidOptions>()("InvalidOptions", {
+  message: Schema.String,
+}) {}
+
+/**
+ * The database schema is not at a version this release can use: migrated by a newer release
+ * (never touched: downgrading would lose what the newer release relies on), or, with
+ * `migrate: false`, not yet migrated.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()("IncompatibleSchema", {
+  schema: Schema.String,
+  found: Schema.Number,
+  supported: Schema.Number,
+}) {
+  override get message(): string {
+    return this.found > this.supported
+      ? `schema "${this.schema}" is at version ${this.found}, migrated by a newer release of @mcp-handles/store-postgres; this release supports up to version ${this.supported}. Upgrade the package.`
+      : `schema "${this.schema}" is at version ${this.found}, this release needs version ${this.supported}; run the migrations (migrate: true).`
+  }
+}
+
+const identifier = /^[a-z_][a-z0-9_]{0,62}$/
+
+const validate = (options: Options): Effect.Effect<string, InvalidOptions> => {
+  const schema = options.schema ?? defaultSchema
+  if (!identifier.test(schema) || schema.startsWith("pg_")) {
+    return Effect.fail(
+      new InvalidOptions({
+        message: `schema must match ${identifier.source} and not start with pg_, got ${JSON.stringify(schema)}`,
+      }),
+    )
+  }
+  const times = options.retry?.times
+  if (times !== undefined && !(Number.isInteger(times) && times >= 0)) {
+    return Effect.fail(
+      new InvalidOptions({ message: `retry.times must be a non-negative integer, got ${times}` }),
+    )
+  }
+  return Effect.succeed(schema)
+}
+
+const retrySchedule = (options: RetryOptions = {}) => {
+  const maxDelay = Duration.decode(options.maxDelay ?? "1 second")
+  return Schedule.exponential(options.baseDelay ?? "25 millis").pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((delay) => Duration.min(delay, maxDelay)),
+    Schedule.intersect(Schedule.recurs(options.times ?? 10)),
+  )
+}
+
+const openStatuses = "('pending', 'working', 'input_required')"
+const terminalStatuses = "('completed', 'failed', 'cancelled', 'expired')"
+
+/** Which version the schema is at, 0 when it has never been migrated. */
+const currentVersion = (sql: Sql.SqlClient, schema: string) =>
+  Effect.gen(function* () {
+    const qualified = `${schema}.${Migrations.migrationsTable}`
+    const [exists] = yield* sql<{ readonly t: string | null }>`SELECT to_regclass(${qualified})::text AS t`
+      .withoutTransform
+    if (exists?.t == null) return 0
+    const [row] = yield* sql<{
+      readonly v: number | null
+    }>`SELECT max(migration_id) AS v FROM ${sql(qualified)}`.withoutTransform
+    return row?.v ?? 0
+  })
+
+/**
+ * Brings the schema up to this release's version. Concurrent instances starting together are
+ * serialised on an advisory lock, so exactly one runs each migration.
+ */
+const migrate = (sql: Sql.SqlClient, schema: string) =>
+  Effect.gen(function* () {
+    const incompatible = (found: number) =>
+      new IncompatibleSchema({ schema, found, supported: Migrations.latestVersion })
+    // The common case (already migrated) runs no DDL and takes no lock.
+    const found = yield* currentVersion(sql, schema)
+    if (found > Migrations.latestVersion) return yield* incompatible(found)
+    if (found === Migrations.latestVersion) return
+    yield* sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`@mcp-handles/store-postgres:${schema}`}))`
+        yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
+        // Created here, under the lock, in the shape the migrator expects: its own check-then-create
+        // would race, and a failed check would abort this transaction.
+        yield* sql`CREATE TABLE IF NOT EXISTS ${sql(`${schema}.${Migrations.migrationsTable}`)} (
+          migration_id integer PRIMARY KEY,
+          created_at timestamp with time zone NOT NULL DEFAULT now(),
+          name text NOT NULL
+        )`
+        const locked = yield* currentVersion(sql, schema)
+        if (locked > Migrations.latestVersion) return yield* incompatible(locked)
+        yield* Migrator.make({})({
+          loader: Migrations.loader(schema),
+          table: `${schema}.${Migrations.migrationsTable}`,
+        })
+      }),
+    )
+  }).pipe(
+    Effect.catchTag("MigrationError", (error) =>
+      Effect.fail(new HandleStore.StoreError({ operation: "migrate", message: error.message, cause: error })),
+    ),
+    // The migrator turns a failed migration into a defect; here it is the store failing to start.
+    Effect.catchAllDefect((defect) =>
+      Effect.fail(
+        new HandleStore.StoreError({ operation: "migrate", message: "a migration failed", cause: defect }),
+      ),
+    ),
+  )
+
+const checkVersion = (sql: Sql.SqlClient, schema: string) =>
+  Effect.flatMap(currentVersion(sql, schema), (found) =>
+    found === Migrations.latestVersion
+      ? Effect.void
+      : Effect.fail(new IncompatibleSchema({ schema, found, supported: Migrations.latestVersion })),
+  )
+
+const corrupt = (operation: string) => (error: ParseResult.ParseError) =>
+  new HandleStore.StoreError({ operation, message: `row does not decode: ${error.message}`, cause: error })
+
+/**
+ * Builds the store on the `PgClient` in context, migrating its schema first (unless told not to).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options = {},
+): Effect.Effect<
+  HandleStore.HandleStore,
+  HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
+  PgClient
+> =>
+  Effect.gen(function* () {
+    const schema = yield* validate(options)
+    const sql = yield* PgClient
+    const schedule = retrySchedule(options.retry)
+
+    /**
+     * Retries transient failures, then reports what is left as a StoreError. Other typed
+     * failures (a lost compare-and-set) pass through untouched.
+     */
+    const run = <A, E>(
+      operation: string,
+      effect: Effect.Effect<A, E | SqlError, Sql.SqlClient>,
+    ): Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError> =>
+      effect.pipe(
+        Effect.retry({ schedule, while: (error) => error instanceof SqlError && isTransient(error) }),
+        Effect.catchIf(
+          (error): error is SqlError => error instanceof SqlError,
+          (error) =>
+            Effect.fail(
+              new HandleStore.StoreError({
+                operation,
+                message: isTransient(error)
+                  ? `database unreachable, gave up after retrying: ${describe(error)}`
+                  : `database error: ${describe(error)}`,
+                cause: error,
+              }),
+            ),
+        ),
+        Effect.provideService(Sql.SqlClient, sql),
+      ) as Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError>
+
+    yield* run("migrate", options.migrate === false ? checkVersion(sql, schema) : migrate(sql, schema))
+
+    const t = sql(`${schema}.${Migrations.table}`)
+    const columns = sql.literal(Rows.selectColumns)
+    const open = sql.literal(openStatuses)
+
+    const decode = (operation: string) => (raw: unknown) =>
+      Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
+    const encode = (operation: string, record: HandleRecord.HandleRecord) =>
+      Effect.mapError(
+        Rows.encodeRow(record),
+        (error) =>
+          new HandleStore.StoreError({
+            operation,
+            message: `record does not encode: ${error.message}`,
+            cause: error,
+          }),
+      )
+
+    const selectOne = (operation: string, scope: string, key: string) =>
+      sql`SELECT ${columns} FROM ${t} WHERE scope = ${scope} AND key = ${key}`.withoutTransform.pipe(
+        Effect.flatMap((rows) =>
+          rows[0] === undefined ? Effect.succeedNone : Effect.asSome(decode(operation)(rows[0])),
+        ),
+      )
+
+    const begin = (handle: HandleStore.NewHandle) =>
+      Effect.gen(function* () {
+        const record = HandleStore.initialRecord(handle)
+        const v = yield* encode("begin", record)
+        // Identifies this call's insert, so that a retry after a connection died mid-commit knows
+        // the row it finds is its own (created) rather than someone else's (attach).
+        const token = crypto.randomUUID()
+        const attempt = Effect.gen(function* () {
+          const inserted = yield* sql`INSERT INTO ${t}
+              (scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, write_id)
+            VALUES (${v.scope}, ${v.key}, ${v.serverId}, ${v.status}, ${v.nextPollAt}, ${v.leaseOwner},
+              ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid)
+            ON CONFLICT (scope, key) DO NOTHING
+            RETURNING ${columns}`.withoutTransform
+          if (inserted[0] !== undefined) {
+            const row = yield* decode("begin")(inserted[0])
+            return Option.some({ record: row.record, created: true })
+          }
+          // ON CONFLICT waited for the other inserter to commit, so a fresh statement sees its row.
+          const existing = yield* selectOne("begin", handle.scope, handle.key)
+          return Option.map(existing, (row) => ({ record: row.record, created: row.writeId === token }))
+        })
+        // The row can vanish between the two statements only if a GC sweep deleted a settled row
+        // of that key; then the key is free again and the insert is retried.
+        const result = yield* run(
+          "begin",
+          attempt.pipe(
+            Effect.repeat({ until: Option.isSome, times: 3 }),
+            Effect.flatMap(
+              Option.match({ onNone: () => Effect.dieMessage("row vanished"), onSome: Effect.succeed }),
+            ),
+          ),
+        ).pipe(
+          Effect.catchAllDefect((defect) =>
+            Effect.fail(
+              new HandleStore.StoreError({
+                operation: "begin",
+                message: "row kept vanishing",
+                cause: defect,
+              }),
+            ),
+          ),
+        )
+        return result
+      })
+
+    const update = (record: HandleRecord.HandleRecord) =>
+      Effect.gen(function* () {
+        const v = yield* encode("update", record)
+        const token = crypto.randomUUID()
+        const conflict = new HandleStore.VersionConflict({
+          scope: record.scope,
+          key: record.key,
+          expectedVersion: record.version,
+        })
+        const attempt = Effect.gen(function* () {
+          const rows = yield* sql`UPDATE ${t} SET
+              server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
+              lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
+              settled_at = ${v.settledAt}, body = ${v.body}::json, version = version + 1, write_id = ${token}::uuid
+            WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version}
+            RETURNING ${columns}`.withoutTransform
+          if (rows[0] !== undefined) return (yield* decode("update")(rows[0])).record
+          // Nothing matched: a lost compare-and-set, unless this is a retry and our previous
+          // attempt committed before its connection died. Only then does the row carry our token
+          // at exactly the version our write produced.
+          const current = yield* selectOne("update", record.scope, record.key)
+          if (
+            Option.isSome(current) &&
+            current.value.writeId === token &&
+            current.value.record.version === record.version + 1
+          ) {
+            return current.value.record
+          }
+          return yield* conflict
+        })
+        return yield* run("update", attempt)
+      })
+
+    const claimDue = ({ owner, now, leaseMs, limit }: HandleStore.ClaimOptions) => {
+      const n = Math.floor(limit)
+      if (!(n > 0)) return Effect.succeed([])
+      // One statement: the inner SELECT locks due rows, skipping rows another claimer holds at this
+      // moment, and the UPDATE stamps them. A claim that dies with its connection is harmless: the
+      // rows it took are leased to the same owner, which reclaims them on the retry.
+      return run(
+        "claimDue",
+        sql`UPDATE ${t} SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMs},
+            version = version + 1, write_id = NULL
+          WHERE id IN (
+            SELECT id FROM ${t}
+            WHERE status IN ${open} AND next_poll_at <= ${now}
+              AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
+            ORDER BY next_poll_at, id
+            LIMIT ${n}
+            FOR UPDATE SKIP LOCKED
+          )
+          RETURNING ${columns}`.withoutTransform.pipe(
+          Effect.flatMap((rows) => Effect.forEach(rows, decode("claimDue"))),
+          // RETURNING has no order; the contract's is oldest due first.
+          Effect.map((rows) =>
+            rows
+              .sort((a, b) => (a.record.nextPollAt ?? 0) - (b.record.nextPollAt ?? 0) || a.id - b.id)
+              .map((row) => row.record),
+          ),
+        ),
+      )
+    }
+
+    const release = (scope: string, key: string, owner: string) =>
+      run(
+        "release",
+        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
+          WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}`.withoutTransform.pipe(
+          Effect.asVoid,
+        ),
+      )
+
+    const list = (filter: HandleStore.ListFilter) => {
+      const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)
+      if (filter.cursor !== undefined && Option.isNone(after)) {
+        return Effect.fail(new HandleStore.StoreError({ operation: "list", message: "invalid cursor" }))
+      }
+      if (filter.statuses !== undefined && filter.statuses.length === 0) {
+        return Effect.succeed({ records: [], nextCursor: null })
+      }
+      const limit = Math.max(1, Math.min(Math.floor(filter.limit) || 1, HandleStore.maxListLimit))
+      const where = [sql`scope = ${filter.scope}`]
+      if (filter.statuses !== undefined) where.push(sql`status IN ${sql.in(filter.statuses)}`)
+      if (filter.serverId !== undefined) where.push(sql`server_id = ${filter.serverId}`)
+      if (Option.isSome(after))
+        where.push(sql`(created_at, key) > (${after.value.createdAt}, ${after.value.key})`)
+      return run(
+        "list",
+        sql`SELECT ${columns} FROM ${t} WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${limit + 1}`.withoutTransform.pipe(
+          Effect.flatMap((rows) =>
+            Effect.map(Effect.forEach(rows.slice(0, limit), decode("list")), (page): HandleStore.ListPage => {
+              const records = page.map((row) => row.record)
+              const last = records[records.length - 1]
+              // One row past the page was asked for: its presence says whether another page exists.
+              return {
+                records,
+                nextCursor: rows.length > limit && last ? HandleStore.encodeCursor(last) : null,
+              }
+            }),
+          ),
+        ),
+      )
+    }
+
+    const deleteSettledBefore = ({ scope, settledBefore }: HandleStore.GcOptions) =>
+      run(
+        "deleteSettledBefore",
+        sql<{ readonly n: number }>`WITH deleted AS (
+            DELETE FROM ${t}
+            WHERE status IN ${sql.literal(terminalStatuses)} AND settled_at < ${settledBefore}
+              ${scope === undefined ? sql.literal("") : sql`AND scope = ${scope}`}
+            RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM deleted`.withoutTransform.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+        ),
+      )
+
+    return HandleStore.HandleStore.of({
+      begin,
+      get: (scope, key) =>
+        run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),
+      update,
+      claimDue,
+      release,
+      list,
+      deleteSettledBefore,
+    })
+  })
+
+const describe = (error: SqlError): string => {
+  const cause = error.cause
+  const inner =
+    typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string"
+      ? cause.message
+      : ""
+  return inner === "" ? error.message : `${error.message}: ${inner}`
+}
+
+/**
+ * The store as a layer over the `PgClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {},
+): Layer.Layer<
+  HandleStore.HandleStore,
+  HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
+  PgClient
+> => Layer.effect(HandleStore.HandleStore, make(options))
