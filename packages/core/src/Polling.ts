@@ -59,9 +59,11 @@ export const layer = (options: Partial<PollingOptions> = {}): Layer.Layer<Pollin
 const maxSteps = 64
 
 const nthDelay = (schedule: Schedule.Schedule<unknown>, n: number): Effect.Effect<number> =>
-  Schedule.run(Schedule.delays(schedule), 0, Array.from({ length: Math.min(n, maxSteps) + 1 }, () => undefined)).pipe(
-    Effect.map((delays) => Duration.toMillis(Chunk.unsafeLast(delays))),
-  )
+  Schedule.run(
+    Schedule.delays(schedule),
+    0,
+    Array.from({ length: Math.min(n, maxSteps) + 1 }, () => undefined),
+  ).pipe(Effect.map((delays) => Duration.toMillis(Chunk.unsafeLast(delays))))
 
 /**
  * The wait before the next `tasks/get`: the server's interval, clamped; or, when the server gave
@@ -75,11 +77,14 @@ export const interval = (
   pollsWithoutInterval: number,
 ): Effect.Effect<number> => {
   if (serverIntervalMs !== undefined && Number.isFinite(serverIntervalMs)) {
-    return Effect.succeed(Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(serverIntervalMs))))
+    return Effect.succeed(
+      Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(serverIntervalMs))),
+    )
   }
-  const schedule = Schedule.exponential(Duration.millis(options.defaultInitialMs), options.defaultFactor).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(options.defaultMaxMs))),
-  )
+  const schedule = Schedule.exponential(
+    Duration.millis(options.defaultInitialMs),
+    options.defaultFactor,
+  ).pipe(Schedule.union(Schedule.spaced(Duration.millis(options.defaultMaxMs))))
   return nthDelay(schedule, Math.max(0, pollsWithoutInterval - 1))
 }
 

@@ -176,7 +176,10 @@ export interface TaskClient {
     key: string,
     scope?: string,
   ) => Effect.Effect<Handle, UnknownKey | NotInDoubt | UnknownServer | StoreError>
-  readonly abandon: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | NotInDoubt | StoreError>
+  readonly abandon: (
+    key: string,
+    scope?: string,
+  ) => Effect.Effect<HandleRecord, UnknownKey | NotInDoubt | StoreError>
   /** Resumes every open row: polls live tasks, marks interrupted calls in doubt, finishes cancels. */
   readonly reconcile: Effect.Effect<ReconcileReport, StoreError>
   /** The local replacement for the removed `tasks/list`. */
@@ -203,13 +206,16 @@ export const TaskClient: Context.Tag<TaskClient, TaskClient> = Context.GenericTa
  */
 export const make = (
   options: TaskClientOptions,
-): Effect.Effect<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling | Scope.Scope> => makeEngine(options)
+): Effect.Effect<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling | Scope.Scope> =>
+  makeEngine(options)
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: TaskClientOptions): Layer.Layer<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling> =>
+export const layer = (
+  options: TaskClientOptions,
+): Layer.Layer<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling> =>
   Layer.scoped(TaskClient, make(options))
 
 /** Data types re-exported for convenience. @since 0.1.0 */

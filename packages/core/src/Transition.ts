@@ -12,7 +12,14 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
-import { CancelIntent, HandleRecord, InputAnswer, isTerminal, RpcError, TaskSnapshot } from "./HandleRecord.js"
+import {
+  CancelIntent,
+  HandleRecord,
+  InputAnswer,
+  isTerminal,
+  RpcError,
+  TaskSnapshot,
+} from "./HandleRecord.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import type { TaskState } from "./Wire.js"
 
@@ -107,7 +114,11 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
     case "failed":
       return settle(
         record,
-        { ...base, status: "failed", error: task.error ?? RpcError.make({ code: -32603, message: "failed without an error" }) },
+        {
+          ...base,
+          status: "failed",
+          error: task.error ?? RpcError.make({ code: -32603, message: "failed without an error" }),
+        },
         now,
       )
     case "cancelled":
@@ -128,7 +139,11 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
       )
     }
     case "working":
-      return change(record, { ...base, status: "working", inputRequests: null, stuckSince: null, nextPollAt }, now)
+      return change(
+        record,
+        { ...base, status: "working", inputRequests: null, stuckSince: null, nextPollAt },
+        now,
+      )
   }
 }
 
@@ -144,7 +159,11 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
   switch (event._tag) {
     case "CallCompleted":
       return record.status === "pending" || record.status === "in_doubt"
-        ? settle(record, { status: "completed", result: event.result, attempts: 0, lastProblem: null }, event.now)
+        ? settle(
+            record,
+            { status: "completed", result: event.result, attempts: 0, lastProblem: null },
+            event.now,
+          )
         : record
     case "TaskCreated":
       // From in_doubt too: a late answer to a call we had given up on still carries the handle.
@@ -168,7 +187,9 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
           )
         : record
     case "CallAbandonedUnsent":
-      return record.status === "pending" ? settle(record, { status: "failed", error: event.error }, event.now) : record
+      return record.status === "pending"
+        ? settle(record, { status: "failed", error: event.error }, event.now)
+        : record
     case "Polled":
       if (record.taskId === null || record.taskId !== event.task.taskId) return record
       if (record.status !== "working" && record.status !== "input_required") return record
@@ -188,7 +209,8 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
             record,
             {
               status: "expired",
-              lastProblem: event._tag === "TaskGone" ? "the server no longer knows the task" : "past the task's TTL",
+              lastProblem:
+                event._tag === "TaskGone" ? "the server no longer knows the task" : "past the task's TTL",
             },
             event.now,
           )
@@ -227,7 +249,11 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
       return record.status === "pending"
         ? change(
             record,
-            { status: "in_doubt", nextPollAt: null, lastProblem: "the process stopped while the call was in flight" },
+            {
+              status: "in_doubt",
+              nextPollAt: null,
+              lastProblem: "the process stopped while the call was in flight",
+            },
             event.now,
           )
         : record
@@ -235,7 +261,13 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
       return record.status === "in_doubt"
         ? change(
             record,
-            { status: "pending", launches: record.launches + 1, attempts: 0, lastProblem: null, nextPollAt: null },
+            {
+              status: "pending",
+              launches: record.launches + 1,
+              attempts: 0,
+              lastProblem: null,
+              nextPollAt: null,
+            },
             event.now,
           )
         : record
@@ -245,7 +277,11 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
         : record
     case "Abandoned":
       return record.status === "in_doubt"
-        ? settle(record, { status: "cancelled", lastProblem: "abandoned by the application while in doubt" }, event.now)
+        ? settle(
+            record,
+            { status: "cancelled", lastProblem: "abandoned by the application while in doubt" },
+            event.now,
+          )
         : record
   }
 }

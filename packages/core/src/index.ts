@@ -3,6 +3,7 @@
  */
 export * as HandleRecord from "./HandleRecord.js"
 export * as HandleStore from "./HandleStore.js"
+export * as HttpWire from "./HttpWire.js"
 export * as Json from "./Json.js"
 export * as Outcome from "./Outcome.js"
 export * as Polling from "./Polling.js"

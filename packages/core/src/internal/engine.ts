@@ -115,14 +115,20 @@ export const make = (
           const fresh = yield* store.get(current.scope, current.key)
           if (Option.isNone(fresh)) {
             return yield* Effect.fail(
-              new HandleStore.StoreError({ operation: "update", message: "the row disappeared while in use" }),
+              new HandleStore.StoreError({
+                operation: "update",
+                message: "the row disappeared while in use",
+              }),
             )
           }
           if (leasedByOther(fresh.value, now)) return yield* Effect.fail(new LeaseLost())
           current = fresh.value
         }
         return yield* Effect.fail(
-          new HandleStore.StoreError({ operation: "update", message: "too many concurrent writers on one row" }),
+          new HandleStore.StoreError({
+            operation: "update",
+            message: "too many concurrent writers on one row",
+          }),
         )
       })
 
@@ -234,7 +240,10 @@ export const make = (
         }
         if (answer._tag === "Task") {
           const delay = yield* pollDelay(answer.task, record)
-          return yield* commit(record, Transition.Event.TaskCreated({ task: answer.task, now, nextPollAt: now + delay }))
+          return yield* commit(
+            record,
+            Transition.Event.TaskCreated({ task: answer.task, now, nextPollAt: now + delay }),
+          )
         }
         return record
       })
@@ -268,7 +277,10 @@ export const make = (
               : yield* Fiber.join(call).pipe(Effect.timeoutOption(options.callTimeout))
           const now = yield* Clock.currentTimeMillis
           if (Option.isNone(answered)) {
-            record = yield* commit(record, Transition.Event.CallInDoubt({ reason: "no answer within the call timeout", now }))
+            record = yield* commit(
+              record,
+              Transition.Event.CallInDoubt({ reason: "no answer within the call timeout", now }),
+            )
             yield* Effect.forkIn(recordLateAnswer(record, call), clientScope)
             return record
           }
@@ -313,17 +325,24 @@ export const make = (
               return yield* commit(
                 record,
                 Transition.Event.CallAbandonedUnsent({
-                  error: localError(`the server refused the credentials (HTTP ${error.status})`, "unauthorized"),
+                  error: localError(
+                    `the server refused the credentials (HTTP ${error.status})`,
+                    "unauthorized",
+                  ),
                   now,
                 }),
               )
             case "NotSent":
             case "ServerBusy": {
-              const reason = error._tag === "NotSent" ? `not sent: ${error.reason}` : `server busy (HTTP ${error.status})`
+              const reason =
+                error._tag === "NotSent" ? `not sent: ${error.reason}` : `server busy (HTTP ${error.status})`
               if (record.attempts + 1 >= polling.maxDispatchAttempts) {
                 return yield* commit(
                   record,
-                  Transition.Event.CallAbandonedUnsent({ error: localError(`gave up dispatching: ${reason}`, "unsent"), now }),
+                  Transition.Event.CallAbandonedUnsent({
+                    error: localError(`gave up dispatching: ${reason}`, "unsent"),
+                    now,
+                  }),
                 )
               }
               const delay = yield* Polling.retryDelay(
@@ -331,7 +350,10 @@ export const make = (
                 record.attempts + 1,
                 error._tag === "ServerBusy" ? error.retryAfterMs : undefined,
               )
-              record = yield* commit(record, Transition.Event.CallDeferred({ reason, now, retryAt: now + delay }))
+              record = yield* commit(
+                record,
+                Transition.Event.CallDeferred({ reason, now, retryAt: now + delay }),
+              )
               yield* Effect.sleep(Duration.millis(delay))
             }
           }
@@ -342,7 +364,8 @@ export const make = (
     const recordLateAnswer = (
       record: HandleRecord.HandleRecord,
       call: Fiber.RuntimeFiber<
-        { readonly _tag: "Left"; readonly left: Wire.WireError } | { readonly _tag: "Right"; readonly right: Wire.CallAnswer }
+        | { readonly _tag: "Left"; readonly left: Wire.WireError }
+        | { readonly _tag: "Right"; readonly right: Wire.CallAnswer }
       >,
     ) =>
       Effect.gen(function* () {
@@ -384,7 +407,11 @@ export const make = (
         const sent = yield* Effect.either(wire.cancelTask(endpoint, taskId))
         const now = yield* Clock.currentTimeMillis
         if (sent._tag === "Right") {
-          const delay = yield* Polling.interval(polling, record.snapshot?.pollIntervalMs, record.pollsWithoutInterval)
+          const delay = yield* Polling.interval(
+            polling,
+            record.snapshot?.pollIntervalMs,
+            record.pollsWithoutInterval,
+          )
           return yield* commit(record, Transition.Event.CancelSent({ now, nextPollAt: now + delay }))
         }
         return yield* pollFailure(record, sent.left)
@@ -410,11 +437,16 @@ export const make = (
         // Everything answered but not acknowledged: new answers, and any a crash left unsent.
         const unacknowledged = Object.entries(current.answers).filter(([, answer]) => !answer.acknowledged)
         if (unacknowledged.length === 0) return current
-        const responses = Object.fromEntries(unacknowledged.map(([inputKey, answer]) => [inputKey, answer.response]))
+        const responses = Object.fromEntries(
+          unacknowledged.map(([inputKey, answer]) => [inputKey, answer.response]),
+        )
         const sent = yield* Effect.either(wire.updateTask(endpoint, taskId, responses))
         if (sent._tag === "Left") return yield* pollFailure(current, sent.left)
         const now = yield* Clock.currentTimeMillis
-        return yield* commit(current, Transition.Event.InputAcknowledged({ keys: Object.keys(responses), now }))
+        return yield* commit(
+          current,
+          Transition.Event.InputAcknowledged({ keys: Object.keys(responses), now }),
+        )
       })
 
     /**
@@ -428,7 +460,8 @@ export const make = (
       Effect.gen(function* () {
         const endpoint = endpointOf(record)
         const taskId = record.taskId
-        if (taskId === null || (record.status !== "working" && record.status !== "input_required")) return record
+        if (taskId === null || (record.status !== "working" && record.status !== "input_required"))
+          return record
         if (endpoint === undefined) {
           // The server is not configured in this process: leave the row for one that has it.
           const now = yield* Clock.currentTimeMillis
@@ -445,7 +478,8 @@ export const make = (
         const hasUnsent = Object.values(record.answers).some((answer) => !answer.acknowledged)
         if (record.status === "input_required" && (hasUnsent || handler !== undefined)) {
           const answered = yield* answerInput(record, endpoint, taskId, handler)
-          if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt) return answered
+          if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt)
+            return answered
           record = answered
         }
         const polled = yield* Effect.either(wire.getTask(endpoint, taskId))
@@ -581,7 +615,10 @@ export const make = (
     // Waiting for an outcome
     // ---------------------------------------------------------------------------------------
 
-    const settle = (key: string, scope = defaultScope): Effect.Effect<Outcome.Outcome, UnknownKey | HandleStore.StoreError> =>
+    const settle = (
+      key: string,
+      scope = defaultScope,
+    ): Effect.Effect<Outcome.Outcome, UnknownKey | HandleStore.StoreError> =>
       Effect.gen(function* () {
         for (;;) {
           const record = yield* load(scope, key)
@@ -641,7 +678,9 @@ export const make = (
         if (server === undefined) return yield* Effect.fail(new UnknownServer({ server: serverName }))
         const validated = yield* Json.validate("arguments", rawArgs, argumentLimits)
         if (validated === null || typeof validated !== "object" || Array.isArray(validated)) {
-          return yield* Effect.fail(new Json.InvalidJson({ what: "arguments", reason: "must be a JSON object" }))
+          return yield* Effect.fail(
+            new Json.InvalidJson({ what: "arguments", reason: "must be a JSON object" }),
+          )
         }
         const args = validated as Json.JsonObject
         const argumentsHash = yield* Json.hash({ tool, arguments: args })
@@ -660,7 +699,11 @@ export const make = (
           now,
         })
         if (!created) {
-          if (record.serverId !== server.id || record.tool !== tool || record.argumentsHash !== argumentsHash) {
+          if (
+            record.serverId !== server.id ||
+            record.tool !== tool ||
+            record.argumentsHash !== argumentsHash
+          ) {
             return yield* Effect.fail(
               new KeyReused({
                 key,
@@ -670,7 +713,11 @@ export const make = (
           }
           return handleOf(record, false)
         }
-        const done = yield* ensureDriving(record, args, callOptions.onInputRequired ?? options.onInputRequired)
+        const done = yield* ensureDriving(
+          record,
+          args,
+          callOptions.onInputRequired ?? options.onInputRequired,
+        )
         // Return once the dispatch has been answered (the task id is durable by then), or the
         // call already rests.
         yield* Effect.race(
@@ -681,7 +728,10 @@ export const make = (
           ),
         )
         const current = yield* store.get(scope, key)
-        return handleOf(Option.getOrElse(current, () => record), true)
+        return handleOf(
+          Option.getOrElse(current, () => record),
+          true,
+        )
       })
 
     const cancel: TaskClient.TaskClient["cancel"] = (key, scope = defaultScope) =>
@@ -706,12 +756,16 @@ export const make = (
             store.update(Transition.step(fresh, Transition.Event.CancelRequested({ now }))),
           ),
           Effect.catchTag("VersionConflict", () => load(scope, key)),
-          Effect.catchTag("UnknownKey", (e) => Effect.fail(new HandleStore.StoreError({ operation: "cancel", message: e.message }))),
+          Effect.catchTag("UnknownKey", (e) =>
+            Effect.fail(new HandleStore.StoreError({ operation: "cancel", message: e.message })),
+          ),
         )
         const endpoint = endpointOf(intended)
         let sent = intended
         if (intended.taskId !== null && endpoint !== undefined && intended.cancel?.sent === false) {
-          sent = yield* sendCancel(intended, endpoint, intended.taskId).pipe(Effect.catchTag("LeaseLost", () => Effect.succeed(intended)))
+          sent = yield* sendCancel(intended, endpoint, intended.taskId).pipe(
+            Effect.catchTag("LeaseLost", () => Effect.succeed(intended)),
+          )
         }
         if (local !== undefined && !local.dispatching && drivers.get(id) === local) {
           yield* startDriver(
@@ -723,7 +777,11 @@ export const make = (
               if (outcome !== undefined) yield* Deferred.succeed(local.done, outcome)
             }),
           )
-        } else if (local === undefined && Outcome.fromRecord(sent) === undefined && !leasedByOther(sent, now)) {
+        } else if (
+          local === undefined &&
+          Outcome.fromRecord(sent) === undefined &&
+          !leasedByOther(sent, now)
+        ) {
           yield* ensureDriving(sent)
         }
         return sent
@@ -749,15 +807,20 @@ export const make = (
     const reissue: TaskClient.TaskClient["reissue"] = (key, scope = defaultScope) =>
       Effect.gen(function* () {
         const record = yield* load(scope, key)
-        if (record.status !== "in_doubt") return yield* Effect.fail(new NotInDoubt({ key, status: record.status }))
+        if (record.status !== "in_doubt")
+          return yield* Effect.fail(new NotInDoubt({ key, status: record.status }))
         const endpoint = endpointOf(record)
         if (endpoint === undefined) return yield* Effect.fail(new UnknownServer({ server: record.serverId }))
         if (record.arguments === null) {
-          return yield* Effect.fail(new NotInDoubt({ key, status: "in_doubt (arguments were stored as a hash only)" }))
+          return yield* Effect.fail(
+            new NotInDoubt({ key, status: "in_doubt (arguments were stored as a hash only)" }),
+          )
         }
         const now = yield* Clock.currentTimeMillis
         const reissued = yield* commit(record, Transition.Event.Reissued({ now })).pipe(
-          Effect.catchTag("LeaseLost", () => Effect.fail(new NotInDoubt({ key, status: "driven by another instance" }))),
+          Effect.catchTag("LeaseLost", () =>
+            Effect.fail(new NotInDoubt({ key, status: "driven by another instance" })),
+          ),
         )
         yield* ensureDriving(reissued, record.arguments)
         return handleOf(reissued, true)
@@ -810,7 +873,10 @@ export const make = (
               }).pipe(
                 Effect.catchTag("LeaseLost", () => Effect.void),
                 Effect.catchTag("StoreError", (error) =>
-                  Effect.logWarning("reconciler could not act on a row", { key: record.key, error: error.message }),
+                  Effect.logWarning("reconciler could not act on a row", {
+                    key: record.key,
+                    error: error.message,
+                  }),
                 ),
               ),
             { concurrency: 16, discard: true },
@@ -850,7 +916,9 @@ export const make = (
       reconcile: sweep(true),
       list: (listOptions = {}) => {
         const serverId =
-          listOptions.server === undefined ? undefined : (serversByName.get(listOptions.server)?.id ?? listOptions.server)
+          listOptions.server === undefined
+            ? undefined
+            : (serversByName.get(listOptions.server)?.id ?? listOptions.server)
         return store.list({
           scope: listOptions.scope ?? defaultScope,
           limit: listOptions.limit ?? 100,

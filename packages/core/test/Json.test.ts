@@ -1,0 +1,58 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Json from "@mcp-handles/core/Json"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import fc from "fast-check"
+
+const limits = { maxBytes: 10_000, maxDepth: 8 }
+
+describe("Json", () => {
+  it.effect("any JSON value within limits is accepted and copied unchanged", () =>
+    Effect.sync(() =>
+      fc.assert(
+        fc.property(fc.jsonValue({ maxDepth: 5 }), (value) => {
+          const copied = Effect.runSync(Json.validate("v", value, { maxBytes: 1e9, maxDepth: 10 }))
+          expect(copied).toEqual(value)
+        }),
+      ),
+    ),
+  )
+
+  const rejected = (value: unknown) =>
+    Effect.map(Effect.either(Json.validate("arguments", value, limits)), (result) => {
+      expect(Either.isLeft(result) && result.left._tag).toBe("InvalidJson")
+    })
+
+  it.effect("non-JSON values are refused with a typed error", () =>
+    Effect.gen(function* () {
+      const cyclic: Record<string, unknown> = {}
+      cyclic.self = cyclic
+      yield* rejected({ f: () => 1 })
+      yield* rejected({ u: undefined })
+      yield* rejected({ n: Number.NaN })
+      yield* rejected({ d: new Date() })
+      yield* rejected({ b: 10n })
+      yield* rejected(cyclic)
+      yield* rejected(JSON.parse('{"__proto__": {"polluted": true}}'))
+    }),
+  )
+
+  it.effect("oversize and too deeply nested values are refused", () =>
+    Effect.gen(function* () {
+      yield* rejected({ s: "x".repeat(10_001) })
+      let deep: unknown = 1
+      for (let i = 0; i < 10; i++) deep = [deep]
+      yield* rejected(deep)
+      const parsed = yield* Effect.either(Json.parse("body", "[".repeat(20) + "]".repeat(20), limits))
+      expect(Either.isLeft(parsed)).toBe(true)
+    }),
+  )
+
+  it("canonical text ignores key order, so the hash does too", () =>
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })), (object) => {
+        const reversed = Object.fromEntries(Object.entries(object).reverse())
+        expect(Json.canonical(reversed as Json.JsonObject)).toBe(Json.canonical(object as Json.JsonObject))
+      }),
+    ))
+})
