@@ -170,6 +170,12 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("MalformedAnswer", {
   method: Schema.String,
   reason: Schema.String,
+  /**
+   * Set when a `tools/call` answer announced a task (`resultType: "task"` with a string
+   * `taskId`) but failed validation otherwise: the server did create that task, so the caller
+   * should keep the id (and poll it) rather than lose it. A bearer credential: never log it.
+   */
+  taskId: Schema.optional(Schema.String),
 }) {}
 
 /** @since 0.1.0 */
@@ -186,7 +192,10 @@ export const invalidParams = -32602
 export interface Wire {
   readonly discover: (server: ServerEndpoint) => Effect.Effect<DiscoverInfo, WireError>
   readonly listTools: (server: ServerEndpoint) => Effect.Effect<ReadonlyArray<ToolInfo>, WireError>
-  readonly callTool: (server: ServerEndpoint, request: CallToolRequest) => Effect.Effect<CallAnswer, WireError>
+  readonly callTool: (
+    server: ServerEndpoint,
+    request: CallToolRequest,
+  ) => Effect.Effect<CallAnswer, WireError>
   readonly getTask: (server: ServerEndpoint, taskId: string) => Effect.Effect<TaskState, WireError>
   readonly updateTask: (
     server: ServerEndpoint,

@@ -13,7 +13,15 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { RpcError } from "../../HandleRecord.js"
 import * as Json from "../../Json.js"
-import { MalformedAnswer, NoAnswer, NotSent, RpcErrorAnswer, ServerBusy, Unauthorized, type WireError } from "../../Wire.js"
+import {
+  MalformedAnswer,
+  NoAnswer,
+  NotSent,
+  RpcErrorAnswer,
+  ServerBusy,
+  Unauthorized,
+  type WireError,
+} from "../../Wire.js"
 import type { Observation } from "./exchange.js"
 
 /**
@@ -51,7 +59,8 @@ const collect = (error: unknown, codes: Array<string>, messages: Array<string>, 
   const record = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown }
   if (typeof record.code === "string") codes.push(record.code)
   if (typeof record.message === "string") messages.push(record.message)
-  if (Array.isArray(record.errors)) for (const inner of record.errors) collect(inner, codes, messages, depth + 1)
+  if (Array.isArray(record.errors))
+    for (const inner of record.errors) collect(inner, codes, messages, depth + 1)
   collect(record.cause, codes, messages, depth + 1)
 }
 
@@ -69,10 +78,16 @@ export const classifyFetchError = (method: string, error: unknown): NotSent | No
   const described = [...new Set([...codes, ...messages])].join("; ") || String(error)
   // The fetch standard's blocked ports ("bad port") are refused before any connection.
   const blockedPort = messages.includes("bad port")
-  if ((codes.length > 0 && codes.every((code) => notSentCodes.has(code))) || (codes.length === 0 && blockedPort)) {
+  if (
+    (codes.length > 0 && codes.every((code) => notSentCodes.has(code))) ||
+    (codes.length === 0 && blockedPort)
+  ) {
     return new NotSent({ method, reason: `request not sent: ${described}` })
   }
-  return new NoAnswer({ method, reason: `connection failed, the request may have been delivered: ${described}` })
+  return new NoAnswer({
+    method,
+    reason: `connection failed, the request may have been delivered: ${described}`,
+  })
 }
 
 /**
@@ -133,7 +148,9 @@ const readMessage = (
       const object = json as Json.JsonObject
       const isOurs = object.id === id || (acceptNullId && object.id === null && "error" in object)
       if (!isOurs) {
-        return "method" in object ? { _tag: "Other" } : { _tag: "Invalid", reason: "answer to another request id" }
+        return "method" in object
+          ? { _tag: "Other" }
+          : { _tag: "Invalid", reason: "answer to another request id" }
       }
       const envelope = decodeEnvelope(object)
       if (Either.isLeft(envelope)) {
@@ -153,7 +170,9 @@ const readMessage = (
       if (result !== undefined && error === undefined) return { _tag: "Result", result }
       return { _tag: "Invalid", reason: "a JSON-RPC response needs exactly one of result and error" }
     }),
-    Effect.catchTag("InvalidJson", (invalid) => Effect.succeed<Found>({ _tag: "Invalid", reason: invalid.reason })),
+    Effect.catchTag("InvalidJson", (invalid) =>
+      Effect.succeed<Found>({ _tag: "Invalid", reason: invalid.reason }),
+    ),
   )
 
 /** @internal */
@@ -184,11 +203,17 @@ export interface SettleContext {
  *
  * @internal
  */
-export const settle = (observation: Observation, context: SettleContext): Effect.Effect<Json.JsonObject, WireError> =>
+export const settle = (
+  observation: Observation,
+  context: SettleContext,
+): Effect.Effect<Json.JsonObject, WireError> =>
   Effect.gen(function* () {
     const { method, id } = context
     const status = observation.status
-    if (!observation.fetchCalled) return yield* new NotSent({ method, reason: "aborted before sending" })
+    if (!observation.fetchCalled) {
+      const cause = observation.sendError === undefined ? "" : `: ${String(observation.sendError)}`
+      return yield* new NotSent({ method, reason: `request not sent${cause}` })
+    }
     if (status === undefined) return yield* classifyFetchError(method, observation.fetchError)
     if (status === 429 || status === 503) {
       const retryAfter = retryAfterMs(observation.headers?.get("retry-after"), context.now)
@@ -198,7 +223,10 @@ export const settle = (observation: Observation, context: SettleContext): Effect
     }
     if (status === 401 || status === 403) return yield* new Unauthorized({ method, status })
     if (status === 408 || status >= 500) {
-      return yield* new NoAnswer({ method, reason: `HTTP ${status}: the server may have processed the request` })
+      return yield* new NoAnswer({
+        method,
+        reason: `HTTP ${status}: the server may have processed the request`,
+      })
     }
     if (observation.oversize) {
       return yield* new MalformedAnswer({ method, reason: `answer exceeds ${context.limits.maxBytes} bytes` })
@@ -221,11 +249,17 @@ export const settle = (observation: Observation, context: SettleContext): Effect
       if (found._tag === "Invalid") invalid ??= found.reason
     }
     if (!ok) {
-      return yield* new MalformedAnswer({ method, reason: `HTTP ${status} without a JSON-RPC error for the request` })
+      return yield* new MalformedAnswer({
+        method,
+        reason: `HTTP ${status} without a JSON-RPC error for the request`,
+      })
     }
     if (observation.bodyError !== undefined) {
       const { reason } = classifyFetchError(method, observation.bodyError)
-      return yield* new NoAnswer({ method, reason: `connection dropped while reading the answer (${reason})` })
+      return yield* new NoAnswer({
+        method,
+        reason: `connection dropped while reading the answer (${reason})`,
+      })
     }
     if (invalid !== undefined) return yield* new MalformedAnswer({ method, reason: invalid })
     if (observation.contentType === "text/event-stream") {

@@ -46,7 +46,12 @@ export interface Observation {
 /** @internal */
 export interface ExchangeInput {
   readonly url: string
-  readonly message: { readonly jsonrpc: "2.0"; readonly id: number; readonly method: string; readonly params: object }
+  readonly message: {
+    readonly jsonrpc: "2.0"
+    readonly id: number
+    readonly method: string
+    readonly params: object
+  }
   /** Endpoint headers (credentials). The SDK gives them as the base; it owns the MCP routing headers. */
   readonly headers: Readonly<Record<string, string>>
   readonly fetch: typeof globalThis.fetch
@@ -211,9 +216,20 @@ const makeTap =
  *
  * @internal
  */
-export const exchange = (input: ExchangeInput, recorder: Recorder, signal: AbortSignal): Promise<Observation> =>
+export const exchange = (
+  input: ExchangeInput,
+  recorder: Recorder,
+  signal: AbortSignal,
+): Promise<Observation> =>
   new Promise<Observation>((resolve) => {
-    const transport = new StreamableHTTPClientTransport(new URL(input.url), {
+    let url: URL
+    try {
+      url = new URL(input.url)
+    } catch (error) {
+      recorder.sendError = error
+      return resolve(snapshot(recorder))
+    }
+    const transport = new StreamableHTTPClientTransport(url, {
       fetch: makeTap(input, recorder),
       requestInit: { headers: { ...input.headers } },
       // SSE resumption (a GET with Last-Event-ID) is off: a stateless server has nothing to

@@ -11,7 +11,14 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { RpcError } from "../../HandleRecord.js"
 import { JsonObject, JsonValue } from "../../Json.js"
-import { type CallAnswer, type DiscoverInfo, TaskState, TaskStatus, type ToolInfo, tasksExtension } from "../../Wire.js"
+import {
+  type CallAnswer,
+  type DiscoverInfo,
+  TaskState,
+  TaskStatus,
+  type ToolInfo,
+  tasksExtension,
+} from "../../Wire.js"
 import { describeParseError } from "./classify.js"
 
 /** ISO 8601 date(-time) text to epoch milliseconds. */
@@ -87,7 +94,9 @@ const resultTypeOf = (result: JsonObject): Either.Either<string, string> => {
 const requireComplete = (result: JsonObject): string | undefined => {
   const resultType = resultTypeOf(result)
   if (Either.isLeft(resultType)) return resultType.left
-  return resultType.right === "complete" ? undefined : `unexpected resultType ${JSON.stringify(resultType.right)}`
+  return resultType.right === "complete"
+    ? undefined
+    : `unexpected resultType ${JSON.stringify(resultType.right)}`
 }
 
 const InputRequired = Schema.Struct({
@@ -154,7 +163,8 @@ export const decodeTaskState = (result: JsonObject, taskId: string): Either.Eith
   if (Either.isLeft(decoded)) return Either.left(`invalid task: ${describeParseError(decoded.left)}`)
   const task = decoded.right
   if (task.taskId !== taskId) return Either.left("the answer describes a different task")
-  if (task.status === "completed" && task.result === undefined) return Either.left("completed task without result")
+  if (task.status === "completed" && task.result === undefined)
+    return Either.left("completed task without result")
   if (task.status === "failed" && task.error === undefined) return Either.left("failed task without error")
   if (task.status === "input_required" && task.inputRequests === undefined) {
     return Either.left("input_required task without inputRequests")
@@ -195,12 +205,18 @@ export const decodeDiscover = (result: JsonObject): Either.Either<DiscoverInfo, 
       const fromMeta = discover._meta?.[serverInfoMeta]
       const serverInfo =
         discover.serverInfo ??
-        (fromMeta !== undefined && fromMeta !== null && typeof fromMeta === "object" && !Array.isArray(fromMeta)
+        (fromMeta !== undefined &&
+        fromMeta !== null &&
+        typeof fromMeta === "object" &&
+        !Array.isArray(fromMeta)
           ? (fromMeta as JsonObject)
           : undefined)
       return Either.right<DiscoverInfo>({
         supportsTasks:
-          extension !== undefined && extension !== null && typeof extension === "object" && !Array.isArray(extension),
+          extension !== undefined &&
+          extension !== null &&
+          typeof extension === "object" &&
+          !Array.isArray(extension),
         protocolVersions: discover.supportedVersions,
         serverInfo,
       })

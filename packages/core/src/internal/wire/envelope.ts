@@ -1,0 +1,60 @@
+/**
+ * The stateless 2026-07-28 request envelope: every request names the protocol revision, the
+ * client and its capabilities in `params._meta`, since there is no `initialize` to remember them.
+ * Declaring the Tasks extension on every request is what allows a server to answer with a task.
+ *
+ * @internal
+ */
+import type { JsonObject } from "../../Json.js"
+import { protocolVersion, tasksExtension } from "../../Wire.js"
+
+/** @internal */
+export const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
+/** @internal */
+export const clientInfoMeta = "io.modelcontextprotocol/clientInfo"
+/** @internal */
+export const clientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities"
+
+/** @internal */
+export interface ClientInfo {
+  readonly name: string
+  readonly version: string
+}
+
+/** @internal */
+export const defaultClientInfo: ClientInfo = { name: "mcp-handles", version: "0.1.0" }
+
+/** @internal */
+export interface RpcRequest {
+  readonly jsonrpc: "2.0"
+  readonly id: number
+  readonly method: string
+  readonly params: JsonObject
+}
+
+/**
+ * A JSON-RPC request with the envelope in `params._meta`. `extraMeta` adds keys (the idempotency
+ * key of `tools/call`); it cannot replace the envelope's own keys.
+ *
+ * @internal
+ */
+export const request = (
+  id: number,
+  method: string,
+  params: JsonObject,
+  clientInfo: ClientInfo,
+  extraMeta: JsonObject = {},
+): RpcRequest => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+  params: {
+    ...params,
+    _meta: {
+      ...extraMeta,
+      [protocolVersionMeta]: protocolVersion,
+      [clientInfoMeta]: { name: clientInfo.name, version: clientInfo.version },
+      [clientCapabilitiesMeta]: { extensions: { [tasksExtension]: {} } },
+    },
+  },
+})
