@@ -1,0 +1,108 @@
+import type { FakeServer } from "../src/index.js"
+
+export const TASKS = "io.modelcontextprotocol/tasks"
+export const WITH_TASKS = { extensions: { [TASKS]: {} } }
+export const URL_BASE = "http://fake-mcp.test/mcp"
+
+const NAME_FIELD: Record<string, string> = {
+  "tools/call": "name",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+}
+
+export interface RpcOptions {
+  readonly capabilities?: Record<string, unknown>
+  /** Replace or remove (`null`) standard headers. */
+  readonly headers?: Record<string, string | null>
+  readonly key?: string
+  readonly id?: number | string
+  readonly meta?: Record<string, unknown> | null
+}
+
+let nextId = 1
+
+/** Build a conforming 2026-07-28 request: `_meta` envelope and SEP-2243 routing headers. */
+export const request = (
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Request => {
+  const meta =
+    options.meta === null
+      ? undefined
+      : {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? WITH_TASKS,
+          "io.modelcontextprotocol/clientInfo": { name: "test", version: "1.0.0" },
+          ...(options.key === undefined ? {} : { "mcp-handles/key": options.key }),
+          ...options.meta,
+        }
+  const body = {
+    jsonrpc: "2.0",
+    id: options.id ?? nextId++,
+    method,
+    params: meta === undefined ? params : { ...params, _meta: meta },
+  }
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+  }
+  const field = NAME_FIELD[method]
+  if (field !== undefined && typeof params[field] === "string") headers["mcp-name"] = params[field] as string
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    delete headers[name.toLowerCase()]
+    if (value !== null) headers[name.toLowerCase()] = value
+  }
+  return new Request(URL_BASE, { method: "POST", headers, body: JSON.stringify(body) })
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes
+export type AnyJson = any
+
+export interface RpcReply {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: AnyJson
+}
+
+export const rpc = async (
+  server: FakeServer,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Promise<RpcReply> => {
+  const response = await server.handler(request(method, params, options))
+  const text = await response.text()
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text === "" ? undefined : JSON.parse(text),
+  }
+}
+
+/** The `result` of a successful call (throws with the error otherwise). */
+export const call = async (
+  server: FakeServer,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Promise<AnyJson> => {
+  const reply = await rpc(server, method, params, options)
+  if (reply.body?.result === undefined) throw new Error(`${method} failed: ${JSON.stringify(reply.body)}`)
+  return reply.body.result
+}
+
+export const errorOf = async (
+  server: FakeServer,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Promise<{ status: number; code: number; message: string; data: AnyJson }> => {
+  const reply = await rpc(server, method, params, options)
+  if (reply.body?.error === undefined)
+    throw new Error(`${method} did not fail: ${JSON.stringify(reply.body)}`)
+  return { status: reply.status, ...reply.body.error }
+}
