@@ -79,7 +79,12 @@ export const rpc = async (
   return {
     status: response.status,
     headers: response.headers,
-    body: text === "" ? undefined : JSON.parse(text),
+    body:
+      text === ""
+        ? undefined
+        : response.headers.get("content-type")?.includes("json")
+          ? JSON.parse(text)
+          : text,
   }
 }
 

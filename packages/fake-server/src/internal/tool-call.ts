@@ -132,7 +132,7 @@ const gatherRounds = (
   const outstanding: Record<string, Json> = {}
   for (const [key, request] of Object.entries(requests)) {
     if (Object.hasOwn(answers, key)) inputs[key] = answers[key] as Json
-    else outstanding[key] = request as unknown as Json
+    else if (!Object.hasOwn(inputs, key)) outstanding[key] = request as unknown as Json
   }
   if (Object.keys(outstanding).length === 0) {
     round += 1
