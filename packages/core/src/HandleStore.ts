@@ -154,9 +154,10 @@ export const initialRecord = (handle: NewHandle): HandleRecord =>
     answers: {},
     stuckSince: null,
     cancel: null,
-    // Due once the dispatcher's lease runs out: if it dies mid-dispatch, the reconciler finds
-    // the row and marks it in doubt.
-    nextPollAt: handle.now + handle.leaseMs,
+    // Due at once, guarded by the dispatcher's lease: another instance can claim it only after
+    // the lease runs out, and this instance, restarted under the same id, at once. Either way
+    // the reconciler finds a call whose dispatcher died and marks it in doubt.
+    nextPollAt: handle.now,
     attempts: 0,
     pollsWithoutInterval: 0,
     launches: 1,

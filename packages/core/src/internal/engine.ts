@@ -70,6 +70,8 @@ export const make = (
     }
 
     const drivers = new Map<string, Driver>()
+    // Rows this process has driven and whose lease it may still hold: released on close.
+    const held = new Set<string>()
     const idempotentTools = new Map<string, Promise<ReadonlySet<string>> | ReadonlySet<string>>()
 
     // ---------------------------------------------------------------------------------------
@@ -527,18 +529,22 @@ export const make = (
         return record
       })
 
-    /** Re-sends an in-doubt call automatically when policy and the tool allow it. */
-    const maybeReissue = (record: HandleRecord.HandleRecord) =>
+    /**
+     * Moves an in-doubt call back to pending when policy and the tool allow a re-send; the caller
+     * dispatches it. None when the call stays in doubt.
+     */
+    const reissueByPolicy = (record: HandleRecord.HandleRecord) =>
       Effect.gen(function* () {
-        if (options.inDoubtPolicy !== "reissue-if-idempotent" || record.status !== "in_doubt") return false
+        if (options.inDoubtPolicy !== "reissue-if-idempotent" || record.status !== "in_doubt") {
+          return Option.none<HandleRecord.HandleRecord>()
+        }
         const endpoint = endpointOf(record)
-        if (endpoint === undefined || record.arguments === null) return false
-        if (!(yield* isIdempotent(endpoint, record.tool))) return false
+        if (endpoint === undefined || record.arguments === null)
+          return Option.none<HandleRecord.HandleRecord>()
+        if (!(yield* isIdempotent(endpoint, record.tool))) return Option.none<HandleRecord.HandleRecord>()
         yield* Effect.logInfo("re-sending an in-doubt call of an idempotent tool", { key: record.key })
         const now = yield* Clock.currentTimeMillis
-        const reissued = yield* commit(record, Transition.Event.Reissued({ now }))
-        yield* ensureDriving(reissued, record.arguments)
-        return true
+        return Option.some(yield* commit(record, Transition.Event.Reissued({ now })))
       })
 
     const isIdempotent = (endpoint: Wire.ServerEndpoint, tool: string) =>
@@ -571,13 +577,15 @@ export const make = (
           dispatching: record.status === "pending",
         }
         drivers.set(id, driver)
+        held.add(id)
         const endpoint = endpointOf(record)
         const work = Effect.gen(function* () {
           let current = record
-          if (current.status === "pending" && endpoint !== undefined && args !== undefined) {
+          while (current.status === "pending" && endpoint !== undefined && args !== undefined) {
+            driver.dispatching = true
             current = yield* dispatch(current, endpoint, args, handler)
             driver.dispatching = false
-            if (current.status === "in_doubt" && (yield* maybeReissue(current))) return
+            current = Option.getOrElse(yield* reissueByPolicy(current), () => current)
           }
           current = yield* drive(current, handler)
           const outcome = Outcome.fromRecord(current)
@@ -602,6 +610,7 @@ export const make = (
                 return Effect.void
               }
               if (drivers.get(id) === driver) drivers.delete(id)
+              if (Exit.isSuccess(exit)) held.delete(id)
               return Exit.isFailure(exit) && !Exit.isInterrupted(exit)
                 ? Deferred.failCause(driver.done, exit.cause as never)
                 : Effect.void
@@ -625,12 +634,7 @@ export const make = (
           const rested = Outcome.fromRecord(record)
           if (rested !== undefined) return rested
           const local = drivers.get(rowId(scope, key))
-          if (local !== undefined) {
-            const outcome = yield* Deferred.await(local.done)
-            // An in-doubt answer may be reissued by policy: then wait for the new launch.
-            if (outcome._tag !== "InDoubt" || !drivers.has(rowId(scope, key))) return outcome
-            continue
-          }
+          if (local !== undefined) return yield* Deferred.await(local.done)
           const now = yield* Clock.currentTimeMillis
           if (!leasedByOther(record, now)) {
             if (record.status === "pending") {
@@ -854,7 +858,11 @@ export const make = (
                 if (record.status === "pending") {
                   const recovered = yield* commit(record, Transition.Event.Recovered({ now }))
                   inDoubt++
-                  if (yield* maybeReissue(recovered)) reissued++
+                  const again = yield* reissueByPolicy(recovered)
+                  if (Option.isSome(again) && again.value.arguments !== null) {
+                    reissued++
+                    yield* ensureDriving(again.value, again.value.arguments)
+                  }
                   return
                 }
                 resumed++
@@ -898,7 +906,7 @@ export const make = (
     // Close hands off: fibers stop, and rows this process held are released for the next one.
     yield* Effect.addFinalizer(() =>
       Effect.forEach(
-        Array.from(drivers.keys()),
+        held,
         (id) => {
           const [scope, key] = JSON.parse(id) as [string, string]
           return store.release(scope, key, owner).pipe(Effect.ignore)

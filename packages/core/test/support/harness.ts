@@ -1,0 +1,171 @@
+/**
+ * Test harness: the fake server in process, driven by the TestClock, and client "processes"
+ * that share one store and can crash. A crash drops all in-process state (fibers, caches) and
+ * keeps only the store: from the crash on, the dead process's store and network calls never
+ * complete, exactly as if it had been killed.
+ */
+
+import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HttpWire from "@mcp-handles/core/HttpWire"
+import type * as Outcome from "@mcp-handles/core/Outcome"
+import * as Polling from "@mcp-handles/core/Polling"
+import * as TaskClient from "@mcp-handles/core/TaskClient"
+import { type FakeServer, type FakeServerConfig, makeFakeServer } from "@mcp-handles/fake-server"
+import { MemoryStore } from "@mcp-handles/store-memory"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+
+export const serverUrl = "http://fake.test/mcp"
+
+export interface Harness {
+  readonly server: FakeServer
+  readonly store: HandleStore.HandleStore
+}
+
+export const makeHarness = (config: FakeServerConfig): Effect.Effect<Harness> =>
+  Effect.gen(function* () {
+    const clock = yield* Effect.clock
+    const server = makeFakeServer(config, { clock: { now: () => clock.unsafeCurrentTimeMillis() } })
+    const store = yield* MemoryStore.make
+    return { server, store }
+  })
+
+/** Where a process dies. Each names the last thing that happened before the kill. */
+export type CrashPoint =
+  | {
+      readonly at: "fetch"
+      readonly method: string
+      readonly nth?: number
+      readonly phase: "before-send" | "after-answer"
+    }
+  | {
+      readonly at: "store"
+      readonly op: keyof HandleStore.HandleStore
+      readonly nth?: number
+      readonly phase: "before-write" | "after-write"
+    }
+
+export interface Process {
+  readonly client: TaskClient.TaskClient
+  readonly crash: () => void
+  readonly crashed: () => boolean
+  readonly close: Effect.Effect<void>
+}
+
+const never = Effect.never
+
+export const startProcess = (
+  harness: Harness,
+  options: Partial<TaskClient.TaskClientOptions> = {},
+  crashAt?: CrashPoint,
+): Effect.Effect<Process> =>
+  Effect.gen(function* () {
+    let dead = false
+    const counts = new Map<string, number>()
+    const hits = (name: string, nth = 1) => {
+      const n = (counts.get(name) ?? 0) + 1
+      counts.set(name, n)
+      return n === nth
+    }
+    const guard = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.suspend(() => (dead ? never : effect))
+
+    const store = Object.fromEntries(
+      Object.entries(harness.store).map(([op, fn]) => [
+        op,
+        (...args: Array<unknown>) =>
+          guard(
+            Effect.suspend(() => {
+              const matches = crashAt?.at === "store" && crashAt.op === op
+              if (matches && hits(`store:${op}`, crashAt.nth)) {
+                if (crashAt.phase === "before-write") {
+                  dead = true
+                  return never
+                }
+                return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
+                  Effect.zipRight(Effect.sync(() => (dead = true))),
+                  Effect.zipRight(never),
+                )
+              }
+              return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
+                Effect.flatMap((value) => (dead ? never : Effect.succeed(value))),
+              )
+            }),
+          ),
+      ]),
+    ) as unknown as HandleStore.HandleStore
+
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      if (dead) return new Promise<Response>(() => {})
+      const request = new Request(input, init)
+      const method = request.headers.get("mcp-method") ?? ""
+      const matches = crashAt?.at === "fetch" && crashAt.method === method
+      if (matches && crashAt.phase === "before-send" && hits(`fetch:${method}`, crashAt.nth)) {
+        dead = true
+        return new Promise<Response>(() => {})
+      }
+      const response = await harness.server.handler(request)
+      if (matches && crashAt.phase === "after-answer" && hits(`fetch:${method}`, crashAt.nth)) dead = true
+      if (dead) return new Promise<Response>(() => {})
+      return response
+    }
+
+    const scope = yield* Scope.make()
+    const layer = TaskClient.layer({ servers: [{ name: "fake", url: serverUrl }], ...options }).pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          Layer.succeed(HandleStore.HandleStore, store),
+          HttpWire.layer({ fetch }),
+          Polling.layer(),
+        ),
+      ),
+    )
+    const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.orDie)
+    return {
+      client: Context.get(context, TaskClient.TaskClient),
+      crash: () => {
+        dead = true
+      },
+      crashed: () => dead,
+      close: Scope.close(scope, Exit.void),
+    }
+  })
+
+/** Lets promise-based work (the in-process server behind fetch) run between clock steps. */
+export const flush = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))).pipe(
+  Effect.repeatN(3),
+)
+
+/**
+ * Runs `effect` to completion while moving the TestClock forward in `stepMs` steps, up to
+ * `limitMs` of virtual time. Fails the test when it does not finish in that time.
+ */
+export const runFor = <A, E>(effect: Effect.Effect<A, E>, limitMs: number, stepMs = 50) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(effect)
+    yield* flush
+    for (let elapsed = 0; elapsed <= limitMs; elapsed += stepMs) {
+      const done = yield* Fiber.poll(fiber)
+      if (done._tag === "Some") return yield* Fiber.join(fiber)
+      yield* TestClock.adjust(Duration.millis(stepMs))
+      yield* flush
+    }
+    return yield* Effect.dieMessage(`did not finish within ${limitMs} ms of virtual time`)
+  })
+
+/** Moves virtual time forward, letting the in-process server answer along the way. */
+export const elapse = (ms: number, stepMs = 50) =>
+  Effect.gen(function* () {
+    for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
+      yield* TestClock.adjust(Duration.millis(Math.min(stepMs, ms - elapsed)))
+      yield* flush
+    }
+  })
+
+export type { Outcome }
