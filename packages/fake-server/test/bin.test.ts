@@ -1,0 +1,110 @@
+import { type ChildProcessByStdio, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { createInterface } from "node:readline"
+import type { Readable } from "node:stream"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { FakeServerConfig } from "../src/index.js"
+import { request } from "./helpers.js"
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
+const bin = join(packageDir, "dist/bin/fake-mcp-server.js")
+const work = mkdtempSync(join(tmpdir(), "fake-mcp-server-"))
+
+type Child = ChildProcessByStdio<null, Readable, Readable>
+
+/** Start the built binary; resolves with the URL it prints on its first line. */
+const launch = (args: string[]): Promise<{ child: Child; url: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "--port", "0", ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    child.once("error", reject)
+    child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
+    createInterface({ input: child.stdout }).once("line", (url) => resolve({ child, url }))
+  })
+
+const exitOf = (child: Child) =>
+  new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+
+/** A conforming request sent to a real URL. */
+const post = (url: string, method: string, params: Record<string, unknown>) => {
+  const template = request(method, params)
+  return fetch(url, {
+    method: "POST",
+    headers: template.headers,
+    body: template.body,
+    duplex: "half",
+  } as RequestInit)
+}
+
+beforeAll(() => {
+  // The test runs the real binary, so build it from the current sources first.
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+  execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
+}, 120_000)
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe("fake-mcp-server binary", () => {
+  it("prints its URL first, serves MCP and the ledger, and exits cleanly on SIGTERM", async () => {
+    const { child, url } = await launch(["--profile", "conformance"])
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    const created = await (
+      await post(url, "tools/call", { name: "slow_compute", arguments: { seconds: 60 } })
+    ).json()
+    expect(created.result.resultType).toBe("task")
+    const ledger = await (await fetch(new URL("/_ledger", url))).json()
+    expect(ledger.launches[0]).toMatchObject({ tool: "slow_compute", taskId: created.result.taskId })
+    const exited = exitOf(child)
+    child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+  })
+
+  it("reads --config, and a drop fault cuts the socket after creating the task", async () => {
+    const config: FakeServerConfig = {
+      tools: [{ name: "job", durationMs: 60_000 }],
+      faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "drop" } }],
+    }
+    const file = join(work, "config.json")
+    writeFileSync(file, JSON.stringify(config))
+    const { child, url } = await launch(["--config", file])
+    await expect(post(url, "tools/call", { name: "job" })).rejects.toThrow()
+    const ledger = await (await fetch(new URL("/_ledger", url))).json()
+    expect(ledger.launches).toEqual([expect.objectContaining({ tool: "job", responseDelivered: false })])
+    child.kill("SIGTERM")
+    await exitOf(child)
+  })
+
+  it("keeps tasks across a process restart with --state", async () => {
+    const state = join(work, "state.json")
+    const first = await launch(["--profile", "conformance", "--state", state])
+    const created = await (
+      await post(first.url, "tools/call", { name: "slow_compute", arguments: { seconds: 60 } })
+    ).json()
+    const taskId = created.result.taskId as string
+    first.child.kill("SIGKILL")
+    await exitOf(first.child)
+
+    const second = await launch(["--profile", "conformance", "--state", state])
+    const got = await (await post(second.url, "tasks/get", { taskId })).json()
+    expect(got.result).toMatchObject({ taskId, status: "working" })
+    second.child.kill("SIGTERM")
+    await exitOf(second.child)
+  })
+
+  it("fails with a message on a bad config", async () => {
+    const file = join(work, "bad.json")
+    writeFileSync(file, "{}")
+    const child = spawn(process.execPath, [bin, "--config", file], { stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk
+    })
+    expect(await exitOf(child)).toBe(1)
+    expect(stderr).toContain('needs a "tools" array')
+  })
+})
