@@ -43,7 +43,10 @@ export const databaseUrl: Effect.Effect<string, TestDatabaseError> = Effect.susp
   return Effect.tryPromise({
     try: () => started.then((server) => server.url),
     catch: (cause) =>
-      new TestDatabaseError({ message: "could not start an embedded PostgreSQL server", cause }),
+      new TestDatabaseError({
+        message: `could not start an embedded PostgreSQL server: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause,
+      }),
   })
 })
 
