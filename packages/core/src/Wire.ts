@@ -224,4 +224,9 @@ export interface HttpWireOptions {
   /** Answers larger than this are `MalformedAnswer`. */
   readonly maxAnswerBytes?: number
   readonly clientInfo?: { readonly name: string; readonly version: string }
+  /**
+   * Client capabilities declared on every request besides the Tasks extension (e.g.
+   * `{ elicitation: {} }` when input requests can be answered).
+   */
+  readonly clientCapabilities?: JsonObject
 }
