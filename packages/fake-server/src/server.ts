@@ -107,7 +107,6 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     rateLimiter: new RateLimiter(),
     subscriptions,
     newTaskId: options.newTaskId ?? (() => crypto.randomUUID()),
-    launchesByKey: new Map<string, LaunchEntry>(),
   }
 
   let timer: ReturnType<typeof setInterval> | undefined
@@ -134,7 +133,6 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
       const entry = ledger.taskEntry(taskId)
       if (entry !== undefined) entry.lostAt = now
     }
-    context.launchesByKey.clear()
     const entry: RestartEntry = { at: now, durable: options.persistence !== undefined, lostTaskIds: lost }
     ledger.recordRestart(entry)
     return entry

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest"
-import { type FakeServerConfig, makeFakeServer, manualClock, type ToolConfig } from "../src/index.js"
+import {
+  type FakeServerConfig,
+  makeFakeServer,
+  manualClock,
+  memoryPersistence,
+  type ToolConfig,
+} from "../src/index.js"
 import { type AnyJson, call, errorOf, rpc } from "./helpers.js"
 
 const T0 = Date.UTC(2026, 6, 28, 12)
@@ -415,6 +421,22 @@ describe("idempotency keys", () => {
     expect(server.ledger.launchesForKey("k1")).toHaveLength(1)
     const other = await call(server, "tools/call", { name: "t" }, { key: "k2" })
     expect(other.taskId).not.toBe(first.taskId)
+  })
+
+  it("keeps deduplicating across a durable restart, but not after a lossy one", async () => {
+    const durable = makeFakeServer(
+      { tools: [{ name: "t", durationMs: 100 }], deduplicateByKey: true },
+      { persistence: memoryPersistence() },
+    )
+    const first = await call(durable, "tools/call", { name: "t" }, { key: "k" })
+    durable.restart()
+    expect((await call(durable, "tools/call", { name: "t" }, { key: "k" })).taskId).toBe(first.taskId)
+
+    const lossy = makeFakeServer({ tools: [{ name: "t", durationMs: 100 }], deduplicateByKey: true })
+    const before = await call(lossy, "tools/call", { name: "t" }, { key: "k" })
+    lossy.restart()
+    expect((await call(lossy, "tools/call", { name: "t" }, { key: "k" })).taskId).not.toBe(before.taskId)
+    expect(lossy.ledger.launchesForKey("k")).toHaveLength(2)
   })
 
   it("launches again by default (a plain server ignores the key)", async () => {

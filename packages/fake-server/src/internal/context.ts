@@ -21,8 +21,6 @@ export interface ServerContext {
   readonly rateLimiter: RateLimiter
   readonly subscriptions: Subscriptions
   readonly newTaskId: () => string
-  /** Idempotency key → the task launch it produced (for `deduplicateByKey`). */
-  readonly launchesByKey: Map<string, LaunchEntry>
 }
 
 /** One request being handled: the instant it is handled at and per-response distortions. */

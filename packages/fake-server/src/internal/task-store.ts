@@ -18,6 +18,7 @@ export type Lookup =
  */
 export class TaskStore {
   private tasks = new Map<string, TaskRecord>()
+  private byKey = new Map<string, string>()
   private nextPurgeAt = Number.POSITIVE_INFINITY
 
   constructor(
@@ -37,9 +38,15 @@ export class TaskStore {
   }
 
   add(record: TaskRecord): void {
-    this.tasks.set(record.taskId, record)
+    this.index(record)
     this.scheduleOf(record)
     this.persist()
+  }
+
+  /** The task a launch under this idempotency key created, if the server still holds it. */
+  taskIdForKey(key: string): string | undefined {
+    const taskId = this.byKey.get(key)
+    return taskId !== undefined && this.tasks.has(taskId) ? taskId : undefined
   }
 
   /** Call after mutating a record (an answer, a cancel). */
@@ -79,6 +86,7 @@ export class TaskStore {
   restart(): string[] {
     const before = new Set(this.tasks.keys())
     this.tasks = new Map()
+    this.byKey = new Map()
     this.nextPurgeAt = Number.POSITIVE_INFINITY
     if (this.persistence !== undefined) this.reload()
     return [...before].filter((taskId) => !this.tasks.has(taskId))
@@ -86,9 +94,14 @@ export class TaskStore {
 
   private reload(): void {
     for (const record of this.persistence?.load() ?? []) {
-      this.tasks.set(record.taskId, record)
+      this.index(record)
       this.scheduleOf(record)
     }
+  }
+
+  private index(record: TaskRecord): void {
+    this.tasks.set(record.taskId, record)
+    if (record.idempotencyKey != null) this.byKey.set(record.idempotencyKey, record.taskId)
   }
 
   private persist(): void {

@@ -77,9 +77,9 @@ export const callTool = (context: ServerContext, call: Call): HandlerResult => {
 
   const key = call.request.idempotencyKey
   if (context.config.deduplicateByKey === true && key !== undefined) {
-    const previous = context.launchesByKey.get(key)
-    if (previous?.taskId != null) {
-      const found = context.store.lookup(previous.taskId, call.now)
+    const previous = context.store.taskIdForKey(key)
+    if (previous !== undefined) {
+      const found = context.store.lookup(previous, call.now)
       if (found.kind === "live") {
         return result({
           resultType: "task",
@@ -197,6 +197,7 @@ const launchTask = (
     createdAt: call.now,
     plan: planTask(behaviour, params.arguments, context.outcomeRandom),
     launchSeq: launch.seq,
+    idempotencyKey: key,
     answers: {},
     cancelRequestedAt: null,
   }
@@ -209,7 +210,6 @@ const launchTask = (
     idempotencyKey: key,
     createdAt: call.now,
   })
-  if (key !== null) context.launchesByKey.set(key, launch)
   const view = viewAt(record, call.now)
   return result({ resultType: "task", ...taskFields(record, view, call.now, call.skewMs) }, launch)
 }
