@@ -232,6 +232,16 @@ export const settle = (
       return yield* new MalformedAnswer({ method, reason: `answer exceeds ${context.limits.maxBytes} bytes` })
     }
     const ok = status >= 200 && status < 300
+    if (
+      ok &&
+      observation.contentType !== "application/json" &&
+      observation.contentType !== "text/event-stream"
+    ) {
+      return yield* new MalformedAnswer({
+        method,
+        reason: `unexpected content type ${JSON.stringify(observation.contentType ?? "")} (HTTP ${status})`,
+      })
+    }
     const candidates =
       observation.contentType === "text/event-stream" && ok
         ? observation.sseEvents
@@ -264,12 +274,6 @@ export const settle = (
     if (invalid !== undefined) return yield* new MalformedAnswer({ method, reason: invalid })
     if (observation.contentType === "text/event-stream") {
       return yield* new NoAnswer({ method, reason: "the answer stream ended without an answer" })
-    }
-    if (observation.contentType !== "application/json") {
-      return yield* new MalformedAnswer({
-        method,
-        reason: `unexpected content type ${JSON.stringify(observation.contentType ?? "")} (HTTP ${status})`,
-      })
     }
     return yield* new MalformedAnswer({ method, reason: "the answer holds no JSON-RPC response" })
   })

@@ -119,7 +119,8 @@ const readBounded = async (response: Response, limit: number, recorder: Recorder
     total += chunk.value.byteLength
     if (total > limit) {
       recorder.oversize = true
-      await reader.cancel().catch(() => {})
+      // Not awaited: a peer that keeps writing must not hold us here.
+      reader.cancel().catch(() => {})
       throw new AnswerTooLarge(`answer exceeds ${limit} bytes`)
     }
     parts.push(decoder.decode(chunk.value, { stream: true }))
@@ -162,7 +163,7 @@ const recordEventStream = (
       total += chunk.value.byteLength
       if (total > limit) {
         recorder.oversize = true
-        await source.cancel().catch(() => {})
+        source.cancel().catch(() => {})
         controller.error(new AnswerTooLarge(`answer exceeds ${limit} bytes`))
         return
       }
