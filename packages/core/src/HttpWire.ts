@@ -11,35 +11,20 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { settle } from "./internal/wire/classify.js"
 import * as Envelope from "./internal/wire/envelope.js"
 import { exchange, makeRecorder } from "./internal/wire/exchange.js"
-import * as Protocol from "./internal/wire/protocol.js"
+import { fromRpc, type Rpc } from "./internal/wire/methods.js"
 import * as Json from "./Json.js"
-import {
-  type CallAnswer,
-  type HttpWireOptions,
-  idempotencyKeyMeta,
-  MalformedAnswer,
-  NoAnswer,
-  NotSent,
-  type ServerEndpoint,
-  type ToolInfo,
-  Wire,
-  type WireError,
-} from "./Wire.js"
+import { type HttpWireOptions, NoAnswer, NotSent, type ServerEndpoint, Wire } from "./Wire.js"
 
 /** @since 0.1.0 */
 export const defaultRequestTimeout: Duration.Duration = Duration.seconds(30)
 
 /** @since 0.1.0 */
 export const defaultMaxAnswerBytes = 16 * 1024 * 1024
-
-/** `tools/list` pages followed at most; a server that keeps handing out cursors is malformed. */
-const maxToolPages = 1000
 
 const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<string, string>>> => {
   if (server.headers === undefined) return Effect.succeed({})
@@ -48,13 +33,6 @@ const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<
     return Effect.isEffect(headers) ? headers : Effect.succeed(headers)
   })
 }
-
-const malformed =
-  (method: string) =>
-  <A>(decoded: Either.Either<A, string>): Effect.Effect<A, MalformedAnswer> =>
-    Either.isRight(decoded)
-      ? Effect.succeed(decoded.right)
-      : Effect.fail(new MalformedAnswer({ method, reason: decoded.left }))
 
 /**
  * Builds the wire. Each request uses a fresh SDK transport (the protocol is stateless); request
@@ -75,12 +53,7 @@ export const make = (options: HttpWireOptions = {}): Effect.Effect<Wire> =>
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
     let lastId = 0
 
-    const rpc = (
-      server: ServerEndpoint,
-      method: string,
-      params: Json.JsonObject,
-      extraMeta?: Json.JsonObject,
-    ): Effect.Effect<Json.JsonObject, WireError> =>
+    const rpc: Rpc = (server, method, params, extraMeta) =>
       Effect.gen(function* () {
         lastId += 1
         const id = lastId
@@ -109,72 +82,7 @@ export const make = (options: HttpWireOptions = {}): Effect.Effect<Wire> =>
         return yield* settle(observed.value, { method, id, now, limits })
       })
 
-    const callTool: Wire["callTool"] = (server, request) => {
-      const method = "tools/call"
-      const params: Record<string, Json.JsonValue> = { name: request.name, arguments: request.arguments }
-      if (request.inputResponses !== undefined) params.inputResponses = request.inputResponses
-      if (request.requestState !== undefined) params.requestState = request.requestState
-      return rpc(server, method, params, { [idempotencyKeyMeta]: request.idempotencyKey }).pipe(
-        Effect.flatMap((result) => {
-          const decoded = Protocol.decodeCallAnswer(result)
-          if (Either.isRight(decoded)) return Effect.succeed<CallAnswer>(decoded.right)
-          // A task the server announced is never thrown away, even when its handle is malformed.
-          const taskId =
-            result.resultType === "task" && typeof result.taskId === "string" ? result.taskId : undefined
-          return Effect.fail(
-            new MalformedAnswer(
-              taskId === undefined
-                ? { method, reason: decoded.left }
-                : { method, reason: decoded.left, taskId },
-            ),
-          )
-        }),
-      )
-    }
-
-    const listTools: Wire["listTools"] = (server) =>
-      Effect.gen(function* () {
-        const method = "tools/list"
-        const all: Array<ToolInfo> = []
-        const seen = new Set<string>()
-        let cursor: string | undefined
-        for (let page = 0; page < maxToolPages; page++) {
-          const result = yield* rpc(server, method, cursor === undefined ? {} : { cursor })
-          const decoded = yield* malformed(method)(Protocol.decodeToolsPage(result))
-          all.push(...decoded.tools)
-          if (decoded.nextCursor === undefined) return all
-          if (seen.has(decoded.nextCursor)) {
-            return yield* new MalformedAnswer({ method, reason: "tools/list repeated a cursor" })
-          }
-          seen.add(decoded.nextCursor)
-          cursor = decoded.nextCursor
-        }
-        return yield* new MalformedAnswer({
-          method,
-          reason: `tools/list did not end within ${maxToolPages} pages`,
-        })
-      })
-
-    return Wire.of({
-      discover: (server) =>
-        rpc(server, "server/discover", {}).pipe(
-          Effect.flatMap((result) => malformed("server/discover")(Protocol.decodeDiscover(result))),
-        ),
-      listTools,
-      callTool,
-      getTask: (server, taskId) =>
-        rpc(server, "tasks/get", { taskId }).pipe(
-          Effect.flatMap((result) => malformed("tasks/get")(Protocol.decodeTaskState(result, taskId))),
-        ),
-      updateTask: (server, taskId, inputResponses) =>
-        rpc(server, "tasks/update", { taskId, inputResponses }).pipe(
-          Effect.flatMap((result) => malformed("tasks/update")(Protocol.decodeAck(result))),
-        ),
-      cancelTask: (server, taskId) =>
-        rpc(server, "tasks/cancel", { taskId }).pipe(
-          Effect.flatMap((result) => malformed("tasks/cancel")(Protocol.decodeAck(result))),
-        ),
-    })
+    return fromRpc(rpc)
   })
 
 /**

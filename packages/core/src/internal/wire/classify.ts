@@ -139,8 +139,14 @@ const readMessage = (
   text: string,
   limits: Json.JsonLimits,
   acceptNullId: boolean,
+): Effect.Effect<Found> => readJson(id, Json.parse(`${method} answer`, text, limits), acceptNullId)
+
+const readJson = (
+  id: number,
+  parsed: Effect.Effect<Json.JsonValue, Json.InvalidJson>,
+  acceptNullId: boolean,
 ): Effect.Effect<Found> =>
-  Json.parse(`${method} answer`, text, limits).pipe(
+  parsed.pipe(
     Effect.map((json): Found => {
       if (json === null || typeof json !== "object" || Array.isArray(json)) {
         return { _tag: "Invalid", reason: "the answer is not a JSON-RPC message object" }
@@ -276,4 +282,30 @@ export const settle = (
       return yield* new NoAnswer({ method, reason: "the answer stream ended without an answer" })
     }
     return yield* new MalformedAnswer({ method, reason: "the answer holds no JSON-RPC response" })
+  })
+
+/**
+ * The raw `result` of a message a non-HTTP transport (stdio) already parsed, or the classified
+ * error. The message is re-checked as JSON (plain objects, depth and size limits) since the
+ * transport's parser is not ours.
+ *
+ * @internal
+ */
+export const settleMessage = (
+  message: unknown,
+  context: SettleContext,
+): Effect.Effect<Json.JsonObject, WireError> =>
+  Effect.gen(function* () {
+    const { method, id } = context
+    const found = yield* readJson(id, Json.validate(`${method} answer`, message, context.limits), false)
+    switch (found._tag) {
+      case "Result":
+        return found.result
+      case "Error":
+        return yield* new RpcErrorAnswer({ method, error: found.error })
+      case "Invalid":
+        return yield* new MalformedAnswer({ method, reason: found.reason })
+      case "Other":
+        return yield* new MalformedAnswer({ method, reason: "not a JSON-RPC response" })
+    }
   })

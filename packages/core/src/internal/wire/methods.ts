@@ -1,0 +1,107 @@
+/**
+ * The six requests of the port, on top of one `rpc` that sends a request and returns the raw
+ * `result` object or a classified error. Shared by every transport (HTTP, stdio).
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Json from "../../Json.js"
+import {
+  type CallAnswer,
+  idempotencyKeyMeta,
+  MalformedAnswer,
+  type ServerEndpoint,
+  type ToolInfo,
+  Wire,
+  type WireError,
+} from "../../Wire.js"
+import * as Protocol from "./protocol.js"
+
+/** Sends one request with the envelope; `extraMeta` joins `params._meta`. @internal */
+export type Rpc = (
+  server: ServerEndpoint,
+  method: string,
+  params: Json.JsonObject,
+  extraMeta?: Json.JsonObject,
+) => Effect.Effect<Json.JsonObject, WireError>
+
+/** `tools/list` pages followed at most; a server that keeps handing out cursors is malformed. */
+const maxToolPages = 1000
+
+const malformed =
+  (method: string) =>
+  <A>(decoded: Either.Either<A, string>): Effect.Effect<A, MalformedAnswer> =>
+    Either.isRight(decoded)
+      ? Effect.succeed(decoded.right)
+      : Effect.fail(new MalformedAnswer({ method, reason: decoded.left }))
+
+/** @internal */
+export const fromRpc = (rpc: Rpc): Wire => {
+  const callTool: Wire["callTool"] = (server, request) => {
+    const method = "tools/call"
+    const params: Record<string, Json.JsonValue> = { name: request.name, arguments: request.arguments }
+    if (request.inputResponses !== undefined) params.inputResponses = request.inputResponses
+    if (request.requestState !== undefined) params.requestState = request.requestState
+    return rpc(server, method, params, { [idempotencyKeyMeta]: request.idempotencyKey }).pipe(
+      Effect.flatMap((result) => {
+        const decoded = Protocol.decodeCallAnswer(result)
+        if (Either.isRight(decoded)) return Effect.succeed<CallAnswer>(decoded.right)
+        // A task the server announced is never thrown away, even when its handle is malformed.
+        const taskId =
+          result.resultType === "task" && typeof result.taskId === "string" ? result.taskId : undefined
+        return Effect.fail(
+          new MalformedAnswer(
+            taskId === undefined
+              ? { method, reason: decoded.left }
+              : { method, reason: decoded.left, taskId },
+          ),
+        )
+      }),
+    )
+  }
+
+  const listTools: Wire["listTools"] = (server) =>
+    Effect.gen(function* () {
+      const method = "tools/list"
+      const all: Array<ToolInfo> = []
+      const seen = new Set<string>()
+      let cursor: string | undefined
+      for (let page = 0; page < maxToolPages; page++) {
+        const result = yield* rpc(server, method, cursor === undefined ? {} : { cursor })
+        const decoded = yield* malformed(method)(Protocol.decodeToolsPage(result))
+        all.push(...decoded.tools)
+        if (decoded.nextCursor === undefined) return all
+        if (seen.has(decoded.nextCursor)) {
+          return yield* new MalformedAnswer({ method, reason: "tools/list repeated a cursor" })
+        }
+        seen.add(decoded.nextCursor)
+        cursor = decoded.nextCursor
+      }
+      return yield* new MalformedAnswer({
+        method,
+        reason: `tools/list did not end within ${maxToolPages} pages`,
+      })
+    })
+
+  return Wire.of({
+    discover: (server) =>
+      rpc(server, "server/discover", {}).pipe(
+        Effect.flatMap((result) => malformed("server/discover")(Protocol.decodeDiscover(result))),
+      ),
+    listTools,
+    callTool,
+    getTask: (server, taskId) =>
+      rpc(server, "tasks/get", { taskId }).pipe(
+        Effect.flatMap((result) => malformed("tasks/get")(Protocol.decodeTaskState(result, taskId))),
+      ),
+    updateTask: (server, taskId, inputResponses) =>
+      rpc(server, "tasks/update", { taskId, inputResponses }).pipe(
+        Effect.flatMap((result) => malformed("tasks/update")(Protocol.decodeAck(result))),
+      ),
+    cancelTask: (server, taskId) =>
+      rpc(server, "tasks/cancel", { taskId }).pipe(
+        Effect.flatMap((result) => malformed("tasks/cancel")(Protocol.decodeAck(result))),
+      ),
+  })
+}
