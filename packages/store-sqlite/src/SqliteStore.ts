@@ -14,6 +14,7 @@ import type * as Statement from "@effect/sql/Statement"
 import * as Sqlite from "@effect/sql-sqlite-node/SqliteClient"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
+import Database from "better-sqlite3"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,6 +25,7 @@ import * as File from "./internal/file.js"
 import * as Migrations from "./internal/migrations.js"
 import * as Rows from "./internal/rows.js"
 import * as Writer from "./internal/writer.js"
+import * as Writes from "./internal/writes.js"
 
 /**
  * How hard each commit is pushed to disk.
@@ -90,9 +92,6 @@ export class OpenError extends Schema.TaggedError<OpenError>()("SqliteOpenError"
  * @since 0.1.0
  */
 export const schemaVersion: number = Migrations.latestVersion
-
-const openStatusList = "'pending', 'working', 'input_required'"
-const terminalStatusList = HandleRecord.terminalStatuses.map((s) => `'${s}'`).join(", ")
 
 const sqliteCode = (error: SqlError): string | undefined => {
   const code = (error.cause as { code?: unknown } | undefined)?.code
@@ -207,6 +206,27 @@ export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, O
       }),
     )
 
+    // The writer's own connection: a batch runs synchronously on it, from BEGIN to COMMIT, in
+    // one step of the event loop (see internal/writer.ts). Reads stay on the @effect/sql
+    // client's connection, which only ever sees committed transactions.
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const db = new Database(filename, { timeout: busyMs })
+          try {
+            db.pragma(`synchronous = ${synchronous}`)
+            return db
+          } catch (error) {
+            db.close()
+            throw error
+          }
+        },
+        catch: (cause) =>
+          openError("cannot-open", `could not open ${filename} for writing: ${String(cause)}`, cause),
+      }),
+      (db) => Effect.sync(() => db.close()),
+    )
+
     const sideProblems = File.tightenSideFiles(filename)
     if (sideProblems.length > 0) {
       return yield* openError(
@@ -215,145 +235,70 @@ export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, O
       )
     }
 
-    const writer = yield* Writer.make({ reserve: sql.reserve, maxBatchSize })
-    return makeStore(sql, writer)
+    const writes = Writes.make(db)
+    const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize })
+    return makeStore(sql, writes, writer)
   })
 
-/**
- * A statement on the writer's connection. Constant SQL text hits the driver's prepared
- * statement cache, so a hot write costs one `run` and no compilation.
- */
-const run = Effect.fnUntraced(function* (
-  connection: Parameters<Writer.Operation<unknown, unknown>>[0],
-  text: string,
-  params: ReadonlyArray<unknown>,
-) {
-  return (yield* connection.executeRaw(text, params)) as { readonly changes: number }
-})
-
-const insertSql = `INSERT INTO handles (${Rows.columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (scope, key) DO NOTHING`
-const selectOneSql = `SELECT ${Rows.columns} FROM handles WHERE scope = ? AND key = ?`
-const updateSql = `UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
-  lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
-  WHERE scope = ? AND key = ? AND version = ?`
-const dueSql = `SELECT ${Rows.columns} FROM handles
-  WHERE status IN (${openStatusList}) AND next_poll_at <= ?
-    AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)
-  ORDER BY next_poll_at, created_at, scope, key LIMIT ?`
-const leaseSql = `UPDATE handles SET lease_owner = ?, lease_expires_at = ?, version = version + 1
-  WHERE scope = ? AND key = ? AND version = ?`
-const releaseSql = `UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1
-  WHERE scope = ? AND key = ? AND lease_owner = ?`
-
-const makeStore = (sql: Sqlite.SqliteClient, writer: Writer.Writer): HandleStore.HandleStore => {
-  // Reads take the connection for their duration (a read transaction), so they never run
-  // inside a batch the writer has not yet committed.
+const makeStore = (
+  sql: Sqlite.SqliteClient,
+  writes: ReturnType<typeof Writes.make>,
+  writer: Writer.Writer,
+): HandleStore.HandleStore => {
   const read = <A, E>(
     operation: string,
     effect: Effect.Effect<A, E>,
   ): Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError> =>
-    Effect.mapError(sql.withTransaction(effect), (error) =>
+    Effect.mapError(effect, (error) =>
       error instanceof SqlError
         ? new HandleStore.StoreError({ operation, message: error.message, cause: error })
         : (error as Exclude<E, SqlError>),
     )
 
-  const selectOne = (scope: string, key: string) =>
-    sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles WHERE scope = ${scope} AND key = ${key}`
-
   return HandleStore.HandleStore.of({
     begin: (handle) =>
-      Effect.suspend(() => {
-        const record = HandleStore.initialRecord(handle)
-        return Effect.flatMap(Rows.toParams("begin", record, record.version), (params) =>
-          writer.submit("begin", (connection) =>
-            Effect.gen(function* () {
-              const inserted = yield* run(connection, insertSql, params)
-              if (inserted.changes === 1) return { record, created: true }
-              const [row] = (yield* connection.execute(
-                selectOneSql,
-                [handle.scope, handle.key],
-                undefined,
-              )) as ReadonlyArray<Rows.Row>
-              if (row === undefined) {
-                return yield* new HandleStore.StoreError({ operation: "begin", message: "row vanished" })
-              }
-              return { record: yield* Rows.decodeRow("begin", row), created: false }
-            }),
-          ),
-        )
-      }),
+      Effect.flatMap(Rows.initialRecord(handle), (record) =>
+        Effect.flatMap(Rows.toParams("begin", record, record.version), (params) =>
+          writer.submit("begin", writes.begin(record, params)),
+        ),
+      ),
 
     get: (scope, key) =>
       read(
         "get",
-        Effect.flatMap(selectOne(scope, key), ([row]) =>
-          row === undefined
-            ? Effect.succeed(Option.none())
-            : Effect.map(Rows.decodeRow("get", row), Option.some),
+        Effect.flatMap(
+          sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles WHERE scope = ${scope} AND key = ${key}`,
+          ([row]) =>
+            row === undefined
+              ? Effect.succeed(Option.none())
+              : Effect.map(Rows.decodeRow("get", row), Option.some),
         ),
       ),
 
     update: (record) =>
       Effect.flatMap(Rows.toParams("update", record, record.version + 1), (params) =>
-        writer.submit("update", (connection) =>
-          Effect.gen(function* () {
-            const [scope, key, ...rest] = params
-            const written = yield* run(connection, updateSql, [...rest, scope, key, record.version])
-            if (written.changes !== 1) {
-              return yield* new HandleStore.VersionConflict({
-                scope: record.scope,
-                key: record.key,
-                expectedVersion: record.version,
-              })
-            }
-            // The input was validated when it was built; only the version changed.
-            return new HandleRecord.HandleRecord({ ...record, version: record.version + 1 }, true)
-          }),
+        Effect.as(
+          writer.submit("update", writes.update(record, params)),
+          // The input was validated when it was built; only the version changed.
+          new HandleRecord.HandleRecord({ ...record, version: record.version + 1 }, true),
         ),
       ),
 
     claimDue: ({ owner, now, leaseMs, limit }) => {
       const count = Math.floor(limit)
       if (!(count > 0)) return Effect.succeed([])
-      return writer.submit("claimDue", (connection) =>
-        Effect.gen(function* () {
-          const rows = (yield* connection.execute(
-            dueSql,
-            [now, owner, now, count],
-            undefined,
-          )) as ReadonlyArray<Rows.Row>
-          // Decode before writing: a corrupt row fails the claim without leasing anything.
-          const records = yield* Rows.decodeRows("claimDue", rows)
-          const expiresAt = now + leaseMs
-          const claimed: Array<HandleRecord.HandleRecord> = []
-          for (const record of records) {
-            const leased = yield* run(connection, leaseSql, [
-              owner,
-              expiresAt,
-              record.scope,
-              record.key,
-              record.version,
-            ])
-            if (leased.changes === 1) {
-              claimed.push(
-                new HandleRecord.HandleRecord(
-                  { ...record, leaseOwner: owner, leaseExpiresAt: expiresAt, version: record.version + 1 },
-                  true,
-                ),
-              )
-            }
-          }
-          return claimed
-        }),
+      return Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, count)), (claimed) =>
+        claimed.map(
+          ({ record, expiresAt }) =>
+            new HandleRecord.HandleRecord(
+              { ...record, leaseOwner: owner, leaseExpiresAt: expiresAt, version: record.version + 1 },
+              true,
+            ),
+        ),
       )
     },
 
-    release: (scope, key, owner) =>
-      writer.submit("release", (connection) =>
-        Effect.asVoid(run(connection, releaseSql, [scope, key, owner])),
-      ),
+    release: (scope, key, owner) => writer.submit("release", writes.release(scope, key, owner)),
 
     list: (filter) =>
       Effect.suspend(() => {
@@ -388,16 +333,7 @@ const makeStore = (sql: Sqlite.SqliteClient, writer: Writer.Writer): HandleStore
       }),
 
     deleteSettledBefore: ({ scope, settledBefore }) =>
-      read(
-        "deleteSettledBefore",
-        Effect.map(
-          sql<{ readonly n: number }>`DELETE FROM handles
-            WHERE status IN (${sql.literal(terminalStatusList)}) AND settled_at < ${settledBefore}
-            ${scope === undefined ? sql`` : sql`AND scope = ${scope}`}
-            RETURNING 1 AS n`,
-          (rows) => rows.length,
-        ),
-      ),
+      writer.submit("deleteSettledBefore", writes.deleteSettledBefore(settledBefore, scope)),
   })
 }
 

@@ -1,49 +1,46 @@
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { StoreError } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Writer from "../src/internal/writer.js"
 
-/** A connection that records every statement, and can be told to fail some of them. */
-const fakeConnection = (failOn: (text: string) => boolean = () => false) => {
+/** A transactor and writes that record every statement, and can be told to fail some of them. */
+const fakeDatabase = (failOn: (text: string) => boolean = () => false) => {
   const log: Array<string> = []
-  const execute = (text: string) =>
-    Effect.suspend(() => {
-      log.push(text)
-      return failOn(text)
-        ? Effect.fail(new SqlError({ message: `injected failure of ${text}` }))
-        : Effect.succeed([] as ReadonlyArray<unknown>)
-    })
-  const connection = {
-    execute,
-    executeRaw: execute,
-    executeValues: execute,
-    executeUnprepared: execute,
-    executeStream: () => {
-      throw new Error("not used")
-    },
-  } as unknown as Connection
-  return { log, connection }
+  const exec = (text: string) => {
+    log.push(text)
+    if (failOn(text)) throw new Error(`injected failure of ${text}`)
+  }
+  const transactor: Writer.Transactor = {
+    begin: () => exec("BEGIN IMMEDIATE"),
+    commit: () => exec("COMMIT"),
+    rollback: () => exec("ROLLBACK"),
+  }
+  return { log, transactor, exec }
 }
 
-const writerOn = (connection: Connection, maxBatchSize = 1024) =>
-  Writer.make({ reserve: Effect.succeed(connection), maxBatchSize })
+type Fake = ReturnType<typeof fakeDatabase>
+
+const writerOn = (fake: Fake, maxBatchSize = 1024) =>
+  Writer.make({ transactor: fake.transactor, maxBatchSize })
 
 /** A write that records itself, and records when its caller resumed. */
-const write = (writer: Writer.Writer, log: Array<string>, name: string) =>
+const write = (writer: Writer.Writer, fake: Fake, name: string) =>
   writer
-    .submit(name, (connection) => connection.executeRaw(name, []))
-    .pipe(Effect.tap(() => Effect.sync(() => log.push(`resumed ${name}`))))
+    .submit(name, () => {
+      fake.exec(name)
+      return Either.void
+    })
+    .pipe(Effect.tap(() => Effect.sync(() => fake.log.push(`resumed ${name}`))))
 
 describe("group commit", () => {
   it.scoped("concurrent writes share one transaction, and callers resume after its commit", () =>
     Effect.gen(function* () {
-      const { log, connection } = fakeConnection()
-      const writer = yield* writerOn(connection)
+      const fake = fakeDatabase()
+      const { log } = fake
+      const writer = yield* writerOn(fake)
       yield* Effect.all(
-        Array.from({ length: 200 }, (_, i) => write(writer, log, `w${i}`)),
+        Array.from({ length: 200 }, (_, i) => write(writer, fake, `w${i}`)),
         { concurrency: "unbounded" },
       )
       const begins = log.filter((line) => line === "BEGIN IMMEDIATE").length
@@ -61,10 +58,11 @@ describe("group commit", () => {
 
   it.scoped("respects the batch size", () =>
     Effect.gen(function* () {
-      const { log, connection } = fakeConnection()
-      const writer = yield* writerOn(connection, 10)
+      const fake = fakeDatabase()
+      const { log } = fake
+      const writer = yield* writerOn(fake, 10)
       yield* Effect.all(
-        Array.from({ length: 100 }, (_, i) => write(writer, log, `w${i}`)),
+        Array.from({ length: 100 }, (_, i) => write(writer, fake, `w${i}`)),
         { concurrency: "unbounded" },
       )
       const sizes: Array<number> = []
@@ -79,32 +77,34 @@ describe("group commit", () => {
 
   it.scoped("a write's own failure fails only that write", () =>
     Effect.gen(function* () {
-      const { log, connection } = fakeConnection()
-      const writer = yield* writerOn(connection)
+      const fake = fakeDatabase()
+      const { log } = fake
+      const writer = yield* writerOn(fake)
       const outcomes = yield* Effect.all(
         Array.from({ length: 20 }, (_, i) =>
           Effect.either(
             i === 7
               ? writer.submit("conflict", () =>
-                  Effect.fail(new StoreError({ operation: "x", message: "lost the CAS" })),
+                  Either.left(new StoreError({ operation: "x", message: "lost the CAS" })),
                 )
-              : write(writer, log, `w${i}`),
+              : write(writer, fake, `w${i}`),
           ),
         ),
         { concurrency: "unbounded" },
       )
       expect(outcomes.filter(Either.isLeft)).toHaveLength(1)
-      expect(Either.isLeft(outcomes[7] ?? Either.right(0))).toBe(true)
+      expect(outcomes[7]?._tag).toBe("Left")
       expect(log.filter((line) => line === "ROLLBACK")).toHaveLength(0)
     }),
   )
 
   it.scoped("a failing statement rolls back, fails only its write, and the rest commit without it", () =>
     Effect.gen(function* () {
-      const { log, connection } = fakeConnection((text) => text === "bad")
-      const writer = yield* writerOn(connection)
+      const fake = fakeDatabase((text) => text === "bad")
+      const { log } = fake
+      const writer = yield* writerOn(fake)
       const outcomes = yield* Effect.all(
-        Array.from({ length: 10 }, (_, i) => Effect.either(write(writer, log, i === 4 ? "bad" : `w${i}`))),
+        Array.from({ length: 10 }, (_, i) => Effect.either(write(writer, fake, i === 4 ? "bad" : `w${i}`))),
         { concurrency: "unbounded" },
       )
       const failed = outcomes.flatMap((o, i) => (Either.isLeft(o) ? [i] : []))
@@ -127,10 +127,11 @@ describe("group commit", () => {
 
   it.scoped("a failed commit fails every write of the batch", () =>
     Effect.gen(function* () {
-      const { log, connection } = fakeConnection((text) => text === "COMMIT")
-      const writer = yield* writerOn(connection)
+      const fake = fakeDatabase((text) => text === "COMMIT")
+      const { log } = fake
+      const writer = yield* writerOn(fake)
       const outcomes = yield* Effect.all(
-        Array.from({ length: 5 }, (_, i) => Effect.either(write(writer, log, `w${i}`))),
+        Array.from({ length: 5 }, (_, i) => Effect.either(write(writer, fake, `w${i}`))),
         { concurrency: "unbounded" },
       )
       for (const o of outcomes) expect(Either.isLeft(o) && o.left).toBeInstanceOf(StoreError)
@@ -140,9 +141,8 @@ describe("group commit", () => {
 
   it.effect("writes after close fail with a StoreError instead of hanging", () =>
     Effect.gen(function* () {
-      const { connection } = fakeConnection()
-      const writer = yield* Effect.scoped(writerOn(connection))
-      const outcome = yield* Effect.either(writer.submit("late", () => Effect.void))
+      const writer = yield* Effect.scoped(writerOn(fakeDatabase()))
+      const outcome = yield* Effect.either(writer.submit("late", () => Either.void))
       expect(Either.isLeft(outcome) && outcome.left).toBeInstanceOf(StoreError)
     }),
   )

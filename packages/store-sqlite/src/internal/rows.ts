@@ -4,10 +4,66 @@
  * never trusted.
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { StoreError } from "@mcp-handles/core/HandleStore"
-import * as Effect from "effect/Effect"
+import { type NewHandle, StoreError } from "@mcp-handles/core/HandleStore"
+import { JsonObject } from "@mcp-handles/core/Json"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+
+const validateArguments = Schema.validateEither(Schema.NullOr(JsonObject))
+
+/**
+ * The same record as core's `HandleStore.initialRecord` (a test holds the two equal), built
+ * without re-validating every field: the validating `HandleRecord` constructor recompiles its
+ * schema on each call (~150 µs, more than a durable commit), which would double the cost of the
+ * write-ahead intent on every call's critical path. Only `arguments` can hold something the
+ * types do not rule out, and it is checked with a validator compiled once.
+ */
+export const initialRecord = (handle: NewHandle): Either.Either<HandleRecord, StoreError> => {
+  const checked = validateArguments(handle.arguments)
+  if (checked._tag === "Left") {
+    return Either.left(
+      new StoreError({
+        operation: "begin",
+        message: `arguments of ${JSON.stringify(handle.key)} are not a JSON object: ${ParseResult.TreeFormatter.formatErrorSync(checked.left).slice(0, 500)}`,
+      }),
+    )
+  }
+  return Either.right(
+    new HandleRecord(
+      {
+        scope: handle.scope,
+        key: handle.key,
+        serverId: handle.serverId,
+        tool: handle.tool,
+        arguments: handle.arguments,
+        argumentsHash: handle.argumentsHash,
+        taskId: null,
+        status: "pending",
+        snapshot: null,
+        result: null,
+        error: null,
+        inputRequests: null,
+        answers: {},
+        stuckSince: null,
+        cancel: null,
+        // Due at once, guarded by the dispatcher's lease (see core's initialRecord).
+        nextPollAt: handle.now,
+        attempts: 0,
+        pollsWithoutInterval: 0,
+        launches: 1,
+        lastProblem: null,
+        leaseOwner: handle.owner,
+        leaseExpiresAt: handle.now + handle.leaseMs,
+        version: 1,
+        createdAt: handle.now,
+        updatedAt: handle.now,
+        settledAt: null,
+      },
+      true,
+    ),
+  )
+}
 
 /** Column order shared by every SELECT and INSERT. */
 export const columns =
@@ -55,10 +111,10 @@ export const toParams = (
   operation: string,
   record: HandleRecord,
   version: number,
-): Effect.Effect<Array<unknown>, StoreError> => {
+): Either.Either<Array<unknown>, StoreError> => {
   for (const n of numbersOf(record)) {
     if (typeof n === "number" && !Number.isFinite(n)) {
-      return Effect.fail(
+      return Either.left(
         new StoreError({
           operation,
           message: `record ${JSON.stringify(record.key)} holds a non-finite number (${n}), which cannot be stored`,
@@ -84,7 +140,7 @@ export const toParams = (
     lastProblem: record.lastProblem,
     updatedAt: record.updatedAt,
   }
-  return Effect.succeed([
+  return Either.right([
     record.scope,
     record.key,
     record.serverId,
@@ -99,7 +155,7 @@ export const toParams = (
   ])
 }
 
-const decodeRecord = Schema.decodeUnknown(HandleRecord)
+const decodeRecord = Schema.decodeUnknownEither(HandleRecord)
 
 const corrupt = (operation: string, row: Partial<Row>, detail: string) =>
   new StoreError({
@@ -108,15 +164,15 @@ const corrupt = (operation: string, row: Partial<Row>, detail: string) =>
   })
 
 /** Decodes one row; a row that does not decode is a StoreError naming it, never a partial record. */
-export const decodeRow = (operation: string, row: Row): Effect.Effect<HandleRecord, StoreError> => {
+export const decodeRow = (operation: string, row: Row): Either.Either<HandleRecord, StoreError> => {
   let body: unknown
   try {
     body = typeof row.body === "string" ? JSON.parse(row.body) : undefined
   } catch (error) {
-    return Effect.fail(corrupt(operation, row, `body is not JSON (${String(error)})`))
+    return Either.left(corrupt(operation, row, `body is not JSON (${String(error)})`))
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return Effect.fail(corrupt(operation, row, "body is not a JSON object"))
+    return Either.left(corrupt(operation, row, "body is not a JSON object"))
   }
   // Columns win over any same-named key in the body: they are what the queries saw.
   return decodeRecord({
@@ -132,11 +188,22 @@ export const decodeRow = (operation: string, row: Row): Effect.Effect<HandleReco
     createdAt: row.created_at,
     settledAt: row.settled_at,
   }).pipe(
-    Effect.mapError((error) =>
+    Either.mapLeft((error) =>
       corrupt(operation, row, ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 2000)),
     ),
   )
 }
 
-export const decodeRows = (operation: string, rows: ReadonlyArray<Row>) =>
-  Effect.forEach(rows, (row) => decodeRow(operation, row))
+/** All rows decoded, or the first that does not decode. */
+export const decodeRows = (
+  operation: string,
+  rows: ReadonlyArray<Row>,
+): Either.Either<Array<HandleRecord>, StoreError> => {
+  const records: Array<HandleRecord> = []
+  for (const row of rows) {
+    const decoded = decodeRow(operation, row)
+    if (Either.isLeft(decoded)) return Either.left(decoded.left)
+    records.push(decoded.right)
+  }
+  return Either.right(records)
+}

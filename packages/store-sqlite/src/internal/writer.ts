@@ -1,28 +1,36 @@
 /**
- * Group commit. Every write (begin, update, claimDue, release) is queued to one writer fiber,
- * which runs whatever has queued up as a single transaction and fsyncs once for all of them.
- * A caller resumes only after the commit that holds its write, so "returned" means "durable".
+ * Group commit. Every write is queued to one writer fiber, which runs whatever has queued up as a
+ * single transaction and fsyncs once for all of them. A caller resumes only after the commit
+ * that holds its write, so "returned" means "durable".
  *
- * better-sqlite3 is synchronous: while the writer commits, no other fiber runs, and every write
- * submitted meanwhile waits in the queue for the next batch. Batches therefore form on their
- * own under load, and a lone caller never waits on a timer.
+ * A batch runs synchronously, in one step of the writer fiber: nothing else runs on the event
+ * loop meanwhile, so no reader can see a write that is not yet committed, and a write costs its
+ * statement and a share of one fsync, not a round of fiber scheduling per statement. Writes
+ * submitted while a batch commits wait for the next one: batches form on their own under load,
+ * and a lone caller never waits on a timer.
  */
-import type { Connection } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
 import { StoreError } from "@mcp-handles/core/HandleStore"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
+/** Transaction control of the writer's connection. Each method throws on a driver error. */
+export interface Transactor {
+  readonly begin: () => void
+  readonly commit: () => void
+  readonly rollback: () => void
+}
+
 /**
- * One write, run inside the batch's transaction. It may fail with its own typed error (a lost
- * compare-and-set): that fails only this write. A SqlError or a defect fails this write too,
- * and the rest of the batch is re-run without it, so one bad write never takes others down.
+ * One write, run synchronously inside the batch's transaction. A `Left` is the write's own
+ * typed failure (a lost compare-and-set) and fails only this write. A throw (a driver error, a
+ * bug) also fails only this write: the transaction is rolled back and the rest of the batch is
+ * run again without it, so one bad write never takes others down.
  */
-export type Operation<A, E> = (connection: Connection) => Effect.Effect<A, E>
+export type Operation<A, E> = () => Either.Either<A, E>
 
 interface Pending {
   readonly operation: string
@@ -31,119 +39,108 @@ interface Pending {
 }
 
 export interface Writer {
-  readonly submit: <A, E>(
-    operation: string,
-    run: Operation<A, E>,
-  ) => Effect.Effect<A, Exclude<E, SqlError> | StoreError>
+  readonly submit: <A, E>(operation: string, run: Operation<A, E>) => Effect.Effect<A, E | StoreError>
 }
 
-const isPoisoned = <E>(exit: Exit.Exit<unknown, E>): boolean =>
-  Exit.isFailure(exit) &&
-  (Cause.isDie(exit.cause) ||
-    Cause.isInterrupted(exit.cause) ||
-    Cause.failureOption(exit.cause).pipe((failure) => failure._tag === "Some" && isSqlError(failure.value)))
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-const isSqlError = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"
+const failure = (item: Pending, message: string, cause: unknown): Exit.Exit<unknown, unknown> =>
+  Exit.fail(new StoreError({ operation: item.operation, message: `${message}: ${describe(cause)}`, cause }))
 
-const asStoreError = (operation: string, message: string, cause: Cause.Cause<unknown>) =>
-  new StoreError({ operation, message, cause: Cause.squash(cause) })
+/** Runs one batch to completion and says how each write ended; never throws. */
+const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>) => {
+  const outcomes = new Map<Pending, Exit.Exit<unknown, unknown>>()
+  const rollback = () => {
+    try {
+      transactor.rollback()
+    } catch {
+      // No transaction left to roll back (SQLite already did): nothing to undo.
+    }
+  }
+  let remaining = batch
+  while (remaining.length > 0) {
+    try {
+      // IMMEDIATE (see SqliteStore): takes the write lock up front, waiting up to the busy
+      // timeout for another process, instead of failing half-way through the batch.
+      transactor.begin()
+    } catch (error) {
+      for (const item of remaining)
+        outcomes.set(item, failure(item, "could not start a write transaction", error))
+      return outcomes
+    }
+    const results: Array<Exit.Exit<unknown, unknown>> = []
+    let poisoned: Pending | undefined
+    for (const item of remaining) {
+      try {
+        const result = item.run()
+        results.push(Either.isRight(result) ? Exit.succeed(result.right) : Exit.fail(result.left))
+      } catch (error) {
+        poisoned = item
+        rollback()
+        outcomes.set(item, failure(item, "the write failed and was rolled back", error))
+        break
+      }
+    }
+    if (poisoned !== undefined) {
+      remaining = remaining.filter((item) => item !== poisoned)
+      continue
+    }
+    try {
+      transactor.commit()
+    } catch (error) {
+      // Nothing of this batch is durable: every caller gets an error, and the connection is
+      // left without an open transaction.
+      rollback()
+      for (const item of remaining)
+        outcomes.set(item, failure(item, "the commit failed; the write is not saved", error))
+      return outcomes
+    }
+    remaining.forEach((item, index) => {
+      outcomes.set(item, results[index] ?? Exit.void)
+    })
+    return outcomes
+  }
+  return outcomes
+}
 
-/**
- * Starts the writer in the current scope. `reserve` gives exclusive use of the connection for a
- * batch (readers wait for the commit, so they never see a write that is not yet durable).
- */
+/** Starts the writer in the current scope; queued writes fail when the scope closes. */
 export const make = (options: {
-  readonly reserve: Effect.Effect<Connection, unknown, Scope.Scope>
+  readonly transactor: Transactor
   readonly maxBatchSize: number
 }): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const queue = yield* Queue.unbounded<Pending>()
     let closed = false
 
-    const settle = (item: Pending, exit: Exit.Exit<unknown, unknown>) => Deferred.done(item.deferred, exit)
-
-    const failAll = (items: ReadonlyArray<Pending>, message: string, cause: Cause.Cause<unknown>) =>
-      Effect.forEach(
-        items,
-        (item) => Deferred.fail(item.deferred, asStoreError(item.operation, message, cause)),
-        { discard: true },
-      )
-
-    const statement = (connection: Connection, text: string) => connection.execute(text, [], undefined)
-
-    const runBatch = (connection: Connection, batch: ReadonlyArray<Pending>) =>
-      Effect.gen(function* () {
-        let remaining = batch
-        while (remaining.length > 0) {
-          // IMMEDIATE takes the write lock up front (waiting up to the busy timeout for another
-          // process), instead of failing half-way when a read would have to become a write.
-          const begun = yield* Effect.exit(statement(connection, "BEGIN IMMEDIATE"))
-          if (Exit.isFailure(begun)) {
-            return yield* failAll(remaining, "could not start a write transaction", begun.cause)
-          }
-          const outcomes: Array<Exit.Exit<unknown, unknown>> = []
-          let poisoned = -1
-          for (const [index, item] of remaining.entries()) {
-            const exit = yield* Effect.exit(item.run(connection))
-            if (isPoisoned(exit)) {
-              poisoned = index
-              const cause = Exit.isFailure(exit) ? exit.cause : Cause.empty
-              yield* Effect.exit(statement(connection, "ROLLBACK"))
-              yield* failAll([item], "the write failed and was rolled back", cause)
-              break
-            }
-            outcomes.push(exit)
-          }
-          if (poisoned >= 0) {
-            remaining = remaining.filter((_, index) => index !== poisoned)
-            continue
-          }
-          const committed = yield* Effect.exit(statement(connection, "COMMIT"))
-          if (Exit.isFailure(committed)) {
-            // A failed COMMIT may leave the transaction open; roll it back so the connection is
-            // usable again. Nothing of this batch is durable, so every caller gets an error.
-            yield* Effect.exit(statement(connection, "ROLLBACK"))
-            return yield* failAll(remaining, "the commit failed; the write is not saved", committed.cause)
-          }
-          for (const [index, item] of remaining.entries()) {
-            yield* settle(item, outcomes[index] ?? Exit.void)
-          }
-          return
+    const commitNext = Effect.flatMap(Queue.takeBetween(queue, 1, options.maxBatchSize), (chunk) =>
+      Effect.sync(() => {
+        for (const [item, exit] of runBatch(options.transactor, Array.from(chunk))) {
+          Deferred.unsafeDone(item.deferred, exit)
         }
-      })
-
-    const commitNext = Effect.gen(function* () {
-      const batch = Array.from(yield* Queue.takeBetween(queue, 1, options.maxBatchSize))
-      yield* Effect.scoped(Effect.flatMap(options.reserve, (connection) => runBatch(connection, batch))).pipe(
-        Effect.catchAllCause((cause) => failAll(batch, "could not reach the database", cause)),
-        // A batch in flight always finishes, so no caller is left waiting on a write that
-        // was half done when the store closed.
-        Effect.uninterruptible,
-      )
-    })
+      }),
+    )
 
     // Registered before the writer is forked, so it runs after the writer has stopped: writes
-    // still queued at close fail instead of hanging their callers.
+    // still queued at close fail instead of leaving their callers waiting forever.
     yield* Effect.addFinalizer(() =>
-      Effect.gen(function* () {
-        closed = true
-        const left = yield* Queue.takeAll(queue)
-        yield* failAll(Array.from(left), "the store is closed", Cause.empty)
-      }),
+      Effect.flatMap(Queue.takeAll(queue), (left) =>
+        Effect.sync(() => {
+          closed = true
+          for (const item of left) {
+            Deferred.unsafeDone(item.deferred, failure(item, "not written", "the store is closed"))
+          }
+        }),
+      ),
     )
     yield* Effect.forkScoped(Effect.forever(commitNext))
 
-    const submit = <A, E>(
-      operation: string,
-      run: Operation<A, E>,
-    ): Effect.Effect<A, Exclude<E, SqlError> | StoreError> =>
+    const submit = <A, E>(operation: string, run: Operation<A, E>): Effect.Effect<A, E | StoreError> =>
       Effect.suspend(() => {
         if (closed) return Effect.fail(new StoreError({ operation, message: "the store is closed" }))
         return Effect.flatMap(Deferred.make<unknown, unknown>(), (deferred) =>
           Effect.zipRight(
-            Queue.offer(queue, { operation, run: run as Operation<unknown, unknown>, deferred }),
-            Deferred.await(deferred) as Effect.Effect<A, Exclude<E, SqlError> | StoreError>,
+            Queue.offer(queue, { operation, run, deferred }),
+            Deferred.await(deferred) as Effect.Effect<A, E | StoreError>,
           ),
         )
       })

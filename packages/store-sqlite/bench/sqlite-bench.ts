@@ -1,0 +1,275 @@
+/**
+ * Benchmarks B1 and B2 (DESIGN.md) for the SQLite store.
+ *
+ * B1: the store's cost on one call's critical path (begin = intent row, then update = task id
+ *     recorded: two durable commits), against raw better-sqlite3 doing the same two durable
+ *     commits (same schema, same row, same `synchronous`). Target: ≤ 1.3×.
+ * B2: 1,000 concurrent calls (begin + update each): calls durably recorded per second with group
+ *     commit, against the same store committing one write at a time (`maxBatchSize: 1`), and
+ *     against raw better-sqlite3 doing the calls one after another. Target: ≥ 5×.
+ *
+ * A and B runs are interleaved (ABBA), several repetitions; medians and spread are printed as
+ * Markdown. Run: `pnpm --filter @mcp-handles/store-sqlite bench [--smoke] [--synchronous NORMAL]
+ * [--reps N] [--dir PATH]`.
+ */
+import { execSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { HandleRecord } from "@mcp-handles/core/HandleRecord"
+import type { HandleStore } from "@mcp-handles/core/HandleStore"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
+import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+
+const args = process.argv.slice(2)
+const flag = (name: string) => args.includes(name)
+const option = (name: string) => {
+  const at = args.indexOf(name)
+  return at >= 0 ? args[at + 1] : undefined
+}
+const smoke = flag("--smoke")
+const synchronous: SqliteStore.Synchronous = option("--synchronous") === "NORMAL" ? "NORMAL" : "FULL"
+const reps = Number(option("--reps") ?? (smoke ? 2 : 9))
+const b1Calls = smoke ? 20 : 400
+const b2Calls = smoke ? 50 : 1000
+const baseDir = option("--dir") ?? os.tmpdir()
+
+const dir = fs.mkdtempSync(path.join(baseDir, "mcp-handles-bench-"))
+const T0 = Date.now()
+let sequence = 0
+
+const handle = (key: string) => ({
+  scope: "bench",
+  key,
+  serverId: "srv-1",
+  tool: "slow_compute",
+  arguments: { n: sequence, label: "benchmark call" },
+  argumentsHash: "0f".repeat(32),
+  owner: "bench",
+  leaseMs: 30_000,
+  now: T0,
+})
+
+/** The store side of one call: write-ahead intent, then the task id. */
+const storeCall = (store: HandleStore) =>
+  Effect.gen(function* () {
+    const key = `k${sequence++}`
+    const { record } = yield* store.begin(handle(key))
+    // Built without re-validation: the client's step() makes this record, not the store.
+    yield* store.update(
+      new HandleRecord(
+        { ...record, status: "working", taskId: `task-${key}`, nextPollAt: T0 + 1000, updatedAt: T0 + 1 },
+        true,
+      ),
+    )
+  })
+
+/** The same two durable commits with the raw driver: same table, same row, same JSON body. */
+const rawDriver = (filename: string) => {
+  const db = new Database(filename)
+  db.pragma("journal_mode = WAL")
+  db.pragma(`synchronous = ${synchronous}`)
+  const columns =
+    "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body"
+  const insert = db.prepare(
+    `INSERT INTO handles (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING`,
+  )
+  const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
+    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
+    WHERE scope = ? AND key = ? AND version = ?`)
+  const begin = db.transaction((params: Array<unknown>) => insert.run(...params))
+  const write = db.transaction((params: Array<unknown>) => {
+    if (update.run(...params).changes !== 1) throw new Error("lost CAS")
+  })
+  const body = (key: string, taskId: string | null) =>
+    JSON.stringify({
+      tool: "slow_compute",
+      arguments: { n: sequence, label: "benchmark call" },
+      argumentsHash: "0f".repeat(32),
+      taskId,
+      snapshot: null,
+      result: null,
+      error: null,
+      inputRequests: null,
+      answers: {},
+      stuckSince: null,
+      cancel: null,
+      attempts: 0,
+      pollsWithoutInterval: 0,
+      launches: 1,
+      lastProblem: null,
+      updatedAt: key === "" ? 0 : T0,
+    })
+  const call = () => {
+    const key = `k${sequence++}`
+    begin.immediate([
+      "bench",
+      key,
+      "srv-1",
+      "pending",
+      T0 + 30_000,
+      "bench",
+      T0 + 30_000,
+      1,
+      T0,
+      null,
+      body(key, null),
+    ])
+    write.immediate([
+      "srv-1",
+      "working",
+      T0 + 1000,
+      "bench",
+      T0 + 30_000,
+      2,
+      T0,
+      null,
+      body(key, `task-${key}`),
+      "bench",
+      key,
+      1,
+    ])
+  }
+  return { call, close: () => db.close() }
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+}
+const spread = (xs: ReadonlyArray<number>, digits = 1) =>
+  `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`
+
+const time = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const start = performance.now()
+    yield* effect
+    return performance.now() - start
+  })
+
+/** Opens a store on a new file in `dir`, closed with the surrounding scope. */
+const openStore = (name: string, options: Partial<SqliteStore.Options> = {}) =>
+  SqliteStore.make({ filename: path.join(dir, `${name}.db`), synchronous, ...options })
+
+const program = Effect.scoped(
+  Effect.gen(function* () {
+    // ---- B1: one caller, per-call latency ----------------------------------------------------
+    const store = yield* openStore("b1-store")
+    // The raw file gets the very same schema, made by the store, then closed.
+    yield* Effect.scoped(openStore("b1-raw"))
+    const raw = rawDriver(path.join(dir, "b1-raw.db"))
+    yield* Effect.addFinalizer(() => Effect.sync(raw.close))
+
+    const storeBlock = time(Effect.repeatN(storeCall(store), b1Calls - 1))
+    const rawBlock = time(
+      Effect.sync(() => {
+        for (let i = 0; i < b1Calls; i++) raw.call()
+      }),
+    )
+    yield* storeBlock // warm-up, not counted
+    yield* rawBlock
+    const b1Store: Array<number> = []
+    const b1Raw: Array<number> = []
+    const b1Ratios: Array<number> = []
+    for (let rep = 0; rep < reps; rep++) {
+      const order = rep % 2 === 0 ? ["store", "raw"] : ["raw", "store"]
+      let s = 0
+      let r = 0
+      for (const side of order) {
+        if (side === "store") s = ((yield* storeBlock) * 1000) / b1Calls
+        else r = ((yield* rawBlock) * 1000) / b1Calls
+      }
+      b1Store.push(s)
+      b1Raw.push(r)
+      b1Ratios.push(s / r)
+    }
+
+    // ---- B2: 1,000 concurrent calls -----------------------------------------------------------
+    const grouped = yield* openStore("b2-group")
+    const single = yield* openStore("b2-single", { maxBatchSize: 1 })
+    yield* Effect.scoped(openStore("b2-raw"))
+    const rawSeq = rawDriver(path.join(dir, "b2-raw.db"))
+    yield* Effect.addFinalizer(() => Effect.sync(rawSeq.close))
+    const concurrent = (s: HandleStore) =>
+      time(
+        Effect.all(
+          Array.from({ length: b2Calls }, () => storeCall(s)),
+          { concurrency: "unbounded", discard: true },
+        ),
+      )
+    const sequential = time(
+      Effect.sync(() => {
+        for (let i = 0; i < b2Calls; i++) rawSeq.call()
+      }),
+    )
+    yield* concurrent(grouped)
+    yield* concurrent(single)
+    yield* sequential
+    const perSecond = (ms: number) => (b2Calls * 1000) / ms
+    const b2Group: Array<number> = []
+    const b2Single: Array<number> = []
+    const b2Raw: Array<number> = []
+    const b2Ratios: Array<number> = []
+    for (let rep = 0; rep < reps; rep++) {
+      const sides = rep % 2 === 0 ? ["group", "single", "raw"] : ["raw", "single", "group"]
+      let g = 0
+      let o = 0
+      for (const side of sides) {
+        if (side === "group") g = perSecond(yield* concurrent(grouped))
+        else if (side === "single") o = perSecond(yield* concurrent(single))
+        else b2Raw.push(perSecond(yield* sequential))
+      }
+      b2Group.push(g)
+      b2Single.push(o)
+      b2Ratios.push(g / o)
+    }
+
+    const sqliteVersion = (() => {
+      const db = new Database(":memory:")
+      const v = db.prepare("SELECT sqlite_version() AS v").get() as { v: string }
+      db.close()
+      return v.v
+    })()
+    let fsType = "unknown"
+    try {
+      fsType = execSync(`df -T ${JSON.stringify(dir)} | tail -1 | awk '{print $2}'`)
+        .toString()
+        .trim()
+    } catch {}
+    const cpu = os.cpus()[0]?.model ?? "unknown"
+    const ratio = (xs: ReadonlyArray<number>) => `${median(xs).toFixed(2)}× (per-rep ${spread(xs, 2)})`
+
+    const lines = [
+      `Machine: ${os.cpus().length} CPUs (\`nproc\` ${os.availableParallelism()}), ${cpu}; Node ${process.version}; SQLite ${sqliteVersion}; database on ${fsType}; synchronous=${synchronous}; ${reps} interleaved reps${smoke ? " (SMOKE SIZE: not a measurement)" : ""}.`,
+      "",
+      `B1: ${b1Calls} calls per block, one caller (µs per call = begin + update, two durable commits)`,
+      "",
+      "| side | median µs/call | spread (min–max) |",
+      "| --- | --- | --- |",
+      `| store (SqliteStore) | ${median(b1Store).toFixed(1)} | ${spread(b1Store)} |`,
+      `| raw better-sqlite3 | ${median(b1Raw).toFixed(1)} | ${spread(b1Raw)} |`,
+      "",
+      `B1 ratio store/raw: **${ratio(b1Ratios)}**, target ≤ 1.3×`,
+      "",
+      `B2: ${b2Calls} concurrent calls per run (calls durably recorded per second; each call is begin + update)`,
+      "",
+      "| side | median calls/s | spread (min–max) |",
+      "| --- | --- | --- |",
+      `| store, group commit | ${median(b2Group).toFixed(0)} | ${spread(b2Group, 0)} |`,
+      `| store, one write per commit (maxBatchSize 1) | ${median(b2Single).toFixed(0)} | ${spread(b2Single, 0)} |`,
+      `| raw better-sqlite3, one call after another | ${median(b2Raw).toFixed(0)} | ${spread(b2Raw, 0)} |`,
+      "",
+      `B2 ratio group commit / one-at-a-time (same store): **${ratio(b2Ratios)}**, target ≥ 5×; vs raw sequential: ${(median(b2Group) / median(b2Raw)).toFixed(2)}×`,
+    ]
+    console.log(lines.join("\n"))
+  }),
+)
+
+Effect.runPromise(program)
+  .catch((error) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+  .finally(() => fs.rmSync(dir, { recursive: true, force: true }))
