@@ -732,10 +732,11 @@ describe("properties", () => {
 })
 
 describe("portability", () => {
-  it("the wire imports no node:* module and uses no Buffer", () => {
+  it("the wires import no node:* module, no SDK stdio entry, and use no Buffer", () => {
     const src = join(import.meta.dirname, "..", "src")
     const files = [
       join(src, "HttpWire.ts"),
+      join(src, "TransportWire.ts"),
       ...readdirSync(join(src, "internal", "wire")).map((file) => join(src, "internal", "wire", file)),
     ]
     for (const file of files) {
