@@ -203,6 +203,7 @@ export interface SettleContext {
  * | answer over the byte limit                                 | MalformedAnswer|
  * | JSON-RPC error for our id (any 2xx, or any other 3xx/4xx)  | RpcErrorAnswer |
  * | other 3xx/4xx without a JSON-RPC error for our id          | MalformedAnswer|
+ * | 2xx with a content type other than JSON or event stream    | MalformedAnswer|
  * | 2xx: body not JSON, `__proto__`, wrong envelope, wrong id  | MalformedAnswer|
  * | 2xx: connection dropped while reading the answer           | NoAnswer       |
  * | 2xx event stream closed without our answer                 | NoAnswer       |
