@@ -30,11 +30,18 @@ const option = (name: string) => {
 }
 const smoke = flag("--smoke")
 const synchronous: SqliteStore.Synchronous = option("--synchronous") === "NORMAL" ? "NORMAL" : "FULL"
-const reps = Number(option("--reps") ?? (smoke ? 2 : 9))
-const b1Calls = smoke ? 20 : 400
+const reps = Number(option("--reps") ?? (smoke ? 2 : 15))
+// Short blocks, many of them, alternating: on a shared machine the two sides of each pair
+// then see the same background load.
+const b1Calls = smoke ? 20 : 100
+const b1Pairs = smoke ? 2 : 4 * reps
 const b2Calls = smoke ? 50 : 1000
 const baseDir = option("--dir") ?? os.tmpdir()
 
+const loadBefore = os
+  .loadavg()
+  .map((x) => x.toFixed(2))
+  .join(" ")
 const dir = fs.mkdtempSync(path.join(baseDir, "mcp-handles-bench-"))
 const T0 = Date.now()
 let sequence = 0
@@ -173,7 +180,7 @@ const program = Effect.scoped(
     const b1Store: Array<number> = []
     const b1Raw: Array<number> = []
     const b1Ratios: Array<number> = []
-    for (let rep = 0; rep < reps; rep++) {
+    for (let rep = 0; rep < b1Pairs; rep++) {
       const order = rep % 2 === 0 ? ["store", "raw"] : ["raw", "store"]
       let s = 0
       let r = 0
@@ -242,9 +249,9 @@ const program = Effect.scoped(
     const ratio = (xs: ReadonlyArray<number>) => `${median(xs).toFixed(2)}× (per-rep ${spread(xs, 2)})`
 
     const lines = [
-      `Machine: ${os.cpus().length} CPUs (\`nproc\` ${os.availableParallelism()}), ${cpu}; Node ${process.version}; SQLite ${sqliteVersion}; database on ${fsType}; synchronous=${synchronous}; ${reps} interleaved reps${smoke ? " (SMOKE SIZE: not a measurement)" : ""}.`,
+      `Machine: ${os.cpus().length} CPUs (\`nproc\` ${os.availableParallelism()}), ${cpu}; Node ${process.version}; SQLite ${sqliteVersion}; database on ${fsType}; synchronous=${synchronous}; load average before the run ${loadBefore}${smoke ? " (SMOKE SIZE: not a measurement)" : ""}.`,
       "",
-      `B1: ${b1Calls} calls per block, one caller (µs per call = begin + update, two durable commits)`,
+      `B1: ${b1Pairs} interleaved pairs of blocks of ${b1Calls} calls, one caller (µs per call = begin + update, two durable commits)`,
       "",
       "| side | median µs/call | spread (min–max) |",
       "| --- | --- | --- |",
@@ -253,7 +260,7 @@ const program = Effect.scoped(
       "",
       `B1 ratio store/raw: **${ratio(b1Ratios)}**, target ≤ 1.3×`,
       "",
-      `B2: ${b2Calls} concurrent calls per run (calls durably recorded per second; each call is begin + update)`,
+      `B2: ${reps} interleaved rounds of ${b2Calls} concurrent calls (calls durably recorded per second; each call is begin + update)`,
       "",
       "| side | median calls/s | spread (min–max) |",
       "| --- | --- | --- |",

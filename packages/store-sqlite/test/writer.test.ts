@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { StoreError } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Writer from "../src/internal/writer.js"
 
 /** A transactor and writes that record every statement, and can be told to fail some of them. */
@@ -137,6 +138,26 @@ describe("group commit", () => {
       for (const o of outcomes) expect(Either.isLeft(o) && o.left).toBeInstanceOf(StoreError)
       expect(log.filter((line) => line.startsWith("resumed"))).toHaveLength(0)
     }),
+  )
+
+  it.effect(
+    "writes submitted before close are committed; an interrupted caller's queued write is dropped",
+    () =>
+      Effect.gen(function* () {
+        const fake = fakeDatabase()
+        const outcomes = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const writer = yield* writerOn(fake)
+            const kept = yield* Effect.fork(write(writer, fake, "kept"))
+            const dropped = yield* Effect.fork(write(writer, fake, "dropped"))
+            yield* Effect.yieldNow()
+            yield* Fiber.interrupt(dropped)
+            return kept
+          }),
+        ).pipe(Effect.flatMap(Fiber.join))
+        expect(outcomes).toBeUndefined()
+        expect(fake.log).toEqual(["BEGIN IMMEDIATE", "kept", "COMMIT", "resumed kept"])
+      }),
   )
 
   it.effect("writes after close fail with a StoreError instead of hanging", () =>

@@ -1,20 +1,17 @@
 /**
- * Group commit. Every write is queued to one writer fiber, which runs whatever has queued up as a
- * single transaction and fsyncs once for all of them. A caller resumes only after the commit
- * that holds its write, so "returned" means "durable".
+ * Group commit. Writes are queued and run together as one transaction with one fsync; a caller
+ * resumes only after the commit that holds its write, so "returned" means "durable".
  *
- * A batch runs synchronously, in one step of the writer fiber: nothing else runs on the event
- * loop meanwhile, so no reader can see a write that is not yet committed, and a write costs its
+ * A batch runs synchronously, from BEGIN to COMMIT: nothing else runs on the event loop
+ * meanwhile, so no reader can see a write that is not yet committed, and a write costs its
  * statement and a share of one fsync, not a round of fiber scheduling per statement. Writes
- * submitted while a batch commits wait for the next one: batches form on their own under load,
- * and a lone caller never waits on a timer.
+ * submitted while a batch commits wait for the next one, so batches form on their own under
+ * load.
  */
 import { StoreError } from "@mcp-handles/core/HandleStore"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
 /** Transaction control of the writer's connection. Each method throws on a driver error. */
@@ -35,7 +32,7 @@ export type Operation<A, E> = () => Either.Either<A, E>
 interface Pending {
   readonly operation: string
   readonly run: Operation<unknown, unknown>
-  readonly deferred: Deferred.Deferred<unknown, unknown>
+  readonly resume: (exit: Exit.Exit<unknown, unknown>) => void
 }
 
 export interface Writer {
@@ -103,46 +100,59 @@ const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>) => {
   return outcomes
 }
 
-/** Starts the writer in the current scope; queued writes fail when the scope closes. */
+/**
+ * Starts the writer in the current scope. At close, writes already submitted are committed (their
+ * callers are still waiting for them); later ones fail with a StoreError.
+ *
+ * There is no writer fiber and no timer: the first write into an empty queue schedules a flush
+ * with `setImmediate`, which runs once every fiber that is ready has run, so everything they
+ * submit meanwhile joins the batch. A lone caller waits one turn of the event loop.
+ */
 export const make = (options: {
   readonly transactor: Transactor
   readonly maxBatchSize: number
 }): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const queue = yield* Queue.unbounded<Pending>()
+    let queue: Array<Pending> = []
+    let scheduled: ReturnType<typeof setImmediate> | undefined
     let closed = false
 
-    const commitNext = Effect.flatMap(Queue.takeBetween(queue, 1, options.maxBatchSize), (chunk) =>
+    const flush = () => {
+      scheduled = undefined
+      while (queue.length > 0) {
+        const batch = queue.length <= options.maxBatchSize ? queue : queue.slice(0, options.maxBatchSize)
+        queue = batch === queue ? [] : queue.slice(options.maxBatchSize)
+        for (const [item, exit] of runBatch(options.transactor, batch)) item.resume(exit)
+      }
+    }
+
+    yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        for (const [item, exit] of runBatch(options.transactor, Array.from(chunk))) {
-          Deferred.unsafeDone(item.deferred, exit)
-        }
+        if (scheduled !== undefined) clearImmediate(scheduled)
+        flush()
+        closed = true
       }),
     )
 
-    // Registered before the writer is forked, so it runs after the writer has stopped: writes
-    // still queued at close fail instead of leaving their callers waiting forever.
-    yield* Effect.addFinalizer(() =>
-      Effect.flatMap(Queue.takeAll(queue), (left) =>
-        Effect.sync(() => {
-          closed = true
-          for (const item of left) {
-            Deferred.unsafeDone(item.deferred, failure(item, "not written", "the store is closed"))
-          }
-        }),
-      ),
-    )
-    yield* Effect.forkScoped(Effect.forever(commitNext))
-
     const submit = <A, E>(operation: string, run: Operation<A, E>): Effect.Effect<A, E | StoreError> =>
-      Effect.suspend(() => {
-        if (closed) return Effect.fail(new StoreError({ operation, message: "the store is closed" }))
-        return Effect.flatMap(Deferred.make<unknown, unknown>(), (deferred) =>
-          Effect.zipRight(
-            Queue.offer(queue, { operation, run, deferred }),
-            Deferred.await(deferred) as Effect.Effect<A, E | StoreError>,
-          ),
-        )
+      Effect.async<A, E | StoreError>((resume) => {
+        if (closed) {
+          resume(Effect.fail(new StoreError({ operation, message: "the store is closed" })))
+          return
+        }
+        const item: Pending = {
+          operation,
+          run,
+          resume: (exit) => resume(exit as Exit.Exit<A, E | StoreError>),
+        }
+        queue.push(item)
+        if (scheduled === undefined) scheduled = setImmediate(flush)
+        // An interrupted caller whose write has not started yet is taken out of the queue: it
+        // is then never written. Once its batch has started it runs to the end.
+        return Effect.sync(() => {
+          const at = queue.indexOf(item)
+          if (at >= 0) queue.splice(at, 1)
+        })
       })
 
     return { submit }
