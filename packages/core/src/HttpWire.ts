@@ -58,7 +58,14 @@ export const make = (options: HttpWireOptions = {}): Effect.Effect<Wire> =>
         lastId += 1
         const id = lastId
         const recorder = makeRecorder()
-        const message = Envelope.request(id, method, params, clientInfo, extraMeta)
+        const message = Envelope.request(
+          id,
+          method,
+          params,
+          clientInfo,
+          extraMeta,
+          options.clientCapabilities,
+        )
         // The credential lookup is inside the timeout: a lookup that hangs is a request not sent.
         const observed = yield* endpointHeaders(server).pipe(
           Effect.flatMap((headers) =>

@@ -36,7 +36,10 @@ export const normaliseUrl = (raw: string): Effect.Effect<string, InvalidServerUr
     }
     if (url.username !== "" || url.password !== "") {
       return Effect.fail(
-        new InvalidServerUrl({ url: url.host, reason: "credentials in the URL; pass them as headers instead" }),
+        new InvalidServerUrl({
+          url: url.host,
+          reason: "credentials in the URL; pass them as headers instead",
+        }),
       )
     }
     url.hash = ""
@@ -47,5 +50,7 @@ export const normaliseUrl = (raw: string): Effect.Effect<string, InvalidServerUr
 /** @since 0.1.0 */
 export const of = (server: ServerEndpoint): Effect.Effect<string, InvalidServerUrl> =>
   Effect.flatMap(normaliseUrl(server.url), (url) =>
-    Json.hash({ name: server.name, url }).pipe(Effect.map((digest) => `${server.name}:${digest.slice(0, 16)}`)),
+    Json.hash({ name: server.name, url }).pipe(
+      Effect.map((digest) => `${server.name}:${digest.slice(0, 16)}`),
+    ),
   )

@@ -42,6 +42,8 @@ export interface TransportWireOptions {
   /** Answers larger than this (serialised) are `MalformedAnswer` (default 16 MiB). */
   readonly maxAnswerBytes?: number
   readonly clientInfo?: { readonly name: string; readonly version: string }
+  /** Client capabilities declared besides the Tasks extension (see `HttpWireOptions`). */
+  readonly clientCapabilities?: Json.JsonObject
 }
 
 type Outcome =
@@ -116,7 +118,14 @@ export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, 
       Effect.gen(function* () {
         lastId += 1
         const id = lastId
-        const message = Envelope.request(id, method, params, clientInfo, extraMeta)
+        const message = Envelope.request(
+          id,
+          method,
+          params,
+          clientInfo,
+          extraMeta,
+          options.clientCapabilities,
+        )
         let sent = false
         const outcome = yield* Effect.promise(
           (signal) =>

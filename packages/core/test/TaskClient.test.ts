@@ -429,6 +429,26 @@ describe("TaskClient", () => {
         }),
     )
 
+    it.effect("a task handle in an otherwise malformed answer is kept and polled, not dropped", () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({
+          tools: [slow()],
+          faults: [
+            {
+              when: { method: "tools/call", nth: 1 },
+              fault: { kind: "wrong-shape", shape: "unknown-status" },
+            },
+          ],
+        })
+        const p = yield* startProcess(h, { background: false })
+        const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
+        expect(handle.record.taskId).toBe(h.server.ledger.snapshot().tasks[0]?.taskId)
+        const outcome = yield* runFor(handle.outcome, 20_000)
+        expect(outcome._tag).toBe("Completed")
+        checkInvariants(h.server.ledger.snapshot(), yield* allRows(h))
+      }),
+    )
+
     it.effect("in-doubt calls of idempotent tools are re-sent under reissue-if-idempotent", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({

@@ -241,11 +241,15 @@ export const make = (
           return yield* commit(record, Transition.Event.CallCompleted({ result: answer.result, now }))
         }
         if (answer._tag === "Task") {
-          const delay = yield* pollDelay(answer.task, record)
-          return yield* commit(
-            record,
-            Transition.Event.TaskCreated({ task: answer.task, now, nextPollAt: now + delay }),
-          )
+          // A seed that claims to be terminal without its payload is recorded as running: the
+          // first poll fetches the result or error.
+          const task =
+            (answer.task.status === "completed" && answer.task.result === undefined) ||
+            (answer.task.status === "failed" && answer.task.error === undefined)
+              ? new Wire.TaskState({ ...answer.task, status: "working" })
+              : answer.task
+          const delay = yield* pollDelay(task, record)
+          return yield* commit(record, Transition.Event.TaskCreated({ task, now, nextPollAt: now + delay }))
         }
         return record
       })
@@ -320,8 +324,21 @@ export const make = (
           switch (error._tag) {
             case "RpcErrorAnswer":
               return yield* commit(record, Transition.Event.CallRejected({ error: error.error, now }))
-            case "NoAnswer":
             case "MalformedAnswer":
+              if (error.taskId !== undefined) {
+                // The server created a task and named it; the rest of its answer is broken. Keep
+                // the id and learn the rest by polling, rather than orphan the task.
+                const task = new Wire.TaskState({
+                  taskId: error.taskId,
+                  status: "working",
+                  createdAt: now,
+                  lastUpdatedAt: now,
+                  ttlMs: null,
+                })
+                return yield* applyAnswer(record, { _tag: "Task", task })
+              }
+              return yield* commit(record, Transition.Event.CallInDoubt({ reason: error.reason, now }))
+            case "NoAnswer":
               return yield* commit(record, Transition.Event.CallInDoubt({ reason: error.reason, now }))
             case "Unauthorized":
               return yield* commit(

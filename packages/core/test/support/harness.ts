@@ -121,7 +121,7 @@ export const startProcess = (
       Layer.provide(
         Layer.mergeAll(
           Layer.succeed(HandleStore.HandleStore, store),
-          HttpWire.layer({ fetch }),
+          HttpWire.layer({ fetch, clientCapabilities: { elicitation: {} } }),
           Polling.layer(),
         ),
       ),

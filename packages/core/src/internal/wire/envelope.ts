@@ -44,6 +44,7 @@ export const request = (
   params: JsonObject,
   clientInfo: ClientInfo,
   extraMeta: JsonObject = {},
+  capabilities: JsonObject = {},
 ): RpcRequest => ({
   jsonrpc: "2.0",
   id,
@@ -54,7 +55,7 @@ export const request = (
       ...extraMeta,
       [protocolVersionMeta]: protocolVersion,
       [clientInfoMeta]: { name: clientInfo.name, version: clientInfo.version },
-      [clientCapabilitiesMeta]: { extensions: { [tasksExtension]: {} } },
+      [clientCapabilitiesMeta]: { ...capabilities, extensions: { [tasksExtension]: {} } },
     },
   },
 })
