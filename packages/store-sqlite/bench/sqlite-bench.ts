@@ -149,11 +149,18 @@ const median = (xs: ReadonlyArray<number>) => {
 const spread = (xs: ReadonlyArray<number>, digits = 1) =>
   `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`
 
+/** CPU time (user + system) of this process over the last `time`, in ms. */
+let lastCpuMs = 0
+
 const time = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.gen(function* () {
+    const cpu = process.cpuUsage()
     const start = performance.now()
     yield* effect
-    return performance.now() - start
+    const elapsed = performance.now() - start
+    const used = process.cpuUsage(cpu)
+    lastCpuMs = (used.user + used.system) / 1000
+    return elapsed
   })
 
 /** Opens a store on a new file in `dir`, closed with the surrounding scope. */
@@ -218,15 +225,24 @@ const program = Effect.scoped(
     const b2Group: Array<number> = []
     const b2Single: Array<number> = []
     const b2Raw: Array<number> = []
+    // CPU per call and CPU share of wall time: shows whether a side waits on the disk or on
+    // the processor (and how much the processor is shared with other work on the machine).
+    const cpu = { group: [] as Array<number>, single: [] as Array<number>, raw: [] as Array<number> }
+    const share = { group: [] as Array<number>, single: [] as Array<number>, raw: [] as Array<number> }
+    const note = (side: keyof typeof cpu, ms: number) => {
+      cpu[side].push((lastCpuMs * 1000) / b2Calls)
+      share[side].push(lastCpuMs / ms)
+      return ms
+    }
     const b2Ratios: Array<number> = []
     for (let rep = 0; rep < reps; rep++) {
       const sides = rep % 2 === 0 ? ["group", "single", "raw"] : ["raw", "single", "group"]
       let g = 0
       let o = 0
       for (const side of sides) {
-        if (side === "group") g = perSecond(yield* concurrent(grouped))
-        else if (side === "single") o = perSecond(yield* concurrent(single))
-        else b2Raw.push(perSecond(yield* sequential))
+        if (side === "group") g = perSecond(note("group", yield* concurrent(grouped)))
+        else if (side === "single") o = perSecond(note("single", yield* concurrent(single)))
+        else b2Raw.push(perSecond(note("raw", yield* sequential)))
       }
       b2Group.push(g)
       b2Single.push(o)
@@ -245,11 +261,11 @@ const program = Effect.scoped(
         .toString()
         .trim()
     } catch {}
-    const cpu = os.cpus()[0]?.model ?? "unknown"
+    const cpuModel = os.cpus()[0]?.model ?? "unknown"
     const ratio = (xs: ReadonlyArray<number>) => `${median(xs).toFixed(2)}× (per-rep ${spread(xs, 2)})`
 
     const lines = [
-      `Machine: ${os.cpus().length} CPUs (\`nproc\` ${os.availableParallelism()}), ${cpu}; Node ${process.version}; SQLite ${sqliteVersion}; database on ${fsType}; synchronous=${synchronous}; load average before the run ${loadBefore}${smoke ? " (SMOKE SIZE: not a measurement)" : ""}.`,
+      `Machine: ${os.cpus().length} CPUs (\`nproc\` ${os.availableParallelism()}), ${cpuModel}; Node ${process.version}; SQLite ${sqliteVersion}; database on ${fsType}; synchronous=${synchronous}; load average before the run ${loadBefore}${smoke ? " (SMOKE SIZE: not a measurement)" : ""}.`,
       "",
       `B1: ${b1Pairs} interleaved pairs of blocks of ${b1Calls} calls, one caller (µs per call = begin + update, two durable commits)`,
       "",
@@ -262,11 +278,11 @@ const program = Effect.scoped(
       "",
       `B2: ${reps} interleaved rounds of ${b2Calls} concurrent calls (calls durably recorded per second; each call is begin + update)`,
       "",
-      "| side | median calls/s | spread (min–max) |",
-      "| --- | --- | --- |",
-      `| store, group commit | ${median(b2Group).toFixed(0)} | ${spread(b2Group, 0)} |`,
-      `| store, one write per commit (maxBatchSize 1) | ${median(b2Single).toFixed(0)} | ${spread(b2Single, 0)} |`,
-      `| raw better-sqlite3, one call after another | ${median(b2Raw).toFixed(0)} | ${spread(b2Raw, 0)} |`,
+      "| side | median calls/s | spread (min–max) | median CPU µs/call | CPU time / wall time |",
+      "| --- | --- | --- | --- | --- |",
+      `| store, group commit | ${median(b2Group).toFixed(0)} | ${spread(b2Group, 0)} | ${median(cpu.group).toFixed(1)} | ${median(share.group).toFixed(2)} |`,
+      `| store, one write per commit (maxBatchSize 1) | ${median(b2Single).toFixed(0)} | ${spread(b2Single, 0)} | ${median(cpu.single).toFixed(1)} | ${median(share.single).toFixed(2)} |`,
+      `| raw better-sqlite3, one call after another | ${median(b2Raw).toFixed(0)} | ${spread(b2Raw, 0)} | ${median(cpu.raw).toFixed(1)} | ${median(share.raw).toFixed(2)} |`,
       "",
       `B2 ratio group commit / one-at-a-time (same store): **${ratio(b2Ratios)}**, target ≥ 5×; vs raw sequential: ${(median(b2Group) / median(b2Raw)).toFixed(2)}×`,
     ]
