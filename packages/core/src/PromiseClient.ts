@@ -11,7 +11,9 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type { HandleRecord } from "./HandleRecord.js"
@@ -93,8 +95,13 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     ),
   )
   const runtime = ManagedRuntime.make(layer)
-  const client = await runtime.runPromise(TaskClient.TaskClient)
-  const run = <A, E>(effect: Effect.Effect<A, E>) => runtime.runPromise(effect)
+  // Reject with the typed error itself (check `error._tag`), not Effect's FiberFailure wrapper.
+  const run = <A, E>(effect: Effect.Effect<A, E, TaskClient.TaskClient>): Promise<A> =>
+    runtime.runPromiseExit(effect).then((exit) => {
+      if (Exit.isSuccess(exit)) return exit.value
+      throw Cause.squash(exit.cause)
+    })
+  const client = await run(TaskClient.TaskClient)
   const promiseHandle = (handle: TaskClient.Handle): PromiseHandle => ({
     key: handle.key,
     scope: handle.scope,

@@ -36,6 +36,8 @@ interface Driver {
   fiber: Fiber.RuntimeFiber<void, HandleStore.StoreError> | undefined
   /** True while `tools/call` is in flight: cancel must not interrupt a dispatch. */
   dispatching: boolean
+  /** Completed once the dispatch has been answered (or there was none to make). */
+  readonly dispatched: Deferred.Deferred<void>
 }
 
 const localError = (message: string, reason: string) =>
@@ -583,15 +585,16 @@ export const make = (
       record: HandleRecord.HandleRecord,
       args?: Json.JsonObject,
       handler: TaskClient.InputHandler | undefined = options.onInputRequired,
-    ): Effect.Effect<Deferred.Deferred<Outcome.Outcome, HandleStore.StoreError>> =>
+    ): Effect.Effect<Driver> =>
       Effect.gen(function* () {
         const id = rowId(record.scope, record.key)
         const existing = drivers.get(id)
-        if (existing !== undefined) return existing.done
+        if (existing !== undefined) return existing
         const driver: Driver = {
           done: yield* Deferred.make<Outcome.Outcome, HandleStore.StoreError>(),
           fiber: undefined,
           dispatching: record.status === "pending",
+          dispatched: yield* Deferred.make<void>(),
         }
         drivers.set(id, driver)
         held.add(id)
@@ -604,12 +607,13 @@ export const make = (
             driver.dispatching = false
             current = Option.getOrElse(yield* reissueByPolicy(current), () => current)
           }
+          yield* Deferred.succeed(driver.dispatched, undefined)
           current = yield* drive(current, handler)
           const outcome = Outcome.fromRecord(current)
           if (outcome !== undefined) yield* Deferred.succeed(driver.done, outcome)
         })
         yield* startDriver(id, driver, work)
-        return driver.done
+        return driver
       })
 
     const startDriver = (
@@ -627,6 +631,7 @@ export const make = (
                 return Effect.void
               }
               if (drivers.get(id) === driver) drivers.delete(id)
+              Deferred.unsafeDone(driver.dispatched, Exit.void)
               if (Exit.isSuccess(exit)) held.delete(id)
               return Exit.isFailure(exit) && !Exit.isInterrupted(exit)
                 ? Deferred.failCause(driver.done, exit.cause as never)
@@ -734,20 +739,13 @@ export const make = (
           }
           return handleOf(record, false)
         }
-        const done = yield* ensureDriving(
+        const driver = yield* ensureDriving(
           record,
           args,
           callOptions.onInputRequired ?? options.onInputRequired,
         )
-        // Return once the dispatch has been answered (the task id is durable by then), or the
-        // call already rests.
-        yield* Effect.race(
-          Deferred.await(done).pipe(Effect.ignore),
-          Effect.repeat(
-            Effect.suspend(() => Effect.succeed(drivers.get(rowId(scope, key))?.dispatching === true)),
-            { while: (dispatching) => dispatching, schedule: Schedule.spaced(Duration.millis(5)) },
-          ),
-        )
+        // Return once the dispatch has been answered: the task id is durable by then.
+        yield* Deferred.await(driver.dispatched)
         const current = yield* store.get(scope, key)
         return handleOf(
           Option.getOrElse(current, () => record),
