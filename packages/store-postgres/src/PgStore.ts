@@ -13,6 +13,8 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -296,26 +298,24 @@ export const make = (
         })
         // The row can vanish between the two statements only if a GC sweep deleted a settled row
         // of that key; then the key is free again and the insert is retried.
-        const result = yield* run(
+        return yield* run(
           "begin",
           attempt.pipe(
             Effect.repeat({ until: Option.isSome, times: 3 }),
             Effect.flatMap(
-              Option.match({ onNone: () => Effect.dieMessage("row vanished"), onSome: Effect.succeed }),
-            ),
-          ),
-        ).pipe(
-          Effect.catchAllDefect((defect) =>
-            Effect.fail(
-              new HandleStore.StoreError({
-                operation: "begin",
-                message: "row kept vanishing",
-                cause: defect,
+              Option.match({
+                onNone: () =>
+                  Effect.fail(
+                    new HandleStore.StoreError({
+                      operation: "begin",
+                      message: "the row was deleted between insert and read, repeatedly",
+                    }),
+                  ),
+                onSome: Effect.succeed,
               }),
             ),
           ),
         )
-        return result
       })
 
     const update = (record: HandleRecord.HandleRecord) =>
@@ -422,6 +422,8 @@ export const make = (
       )
     }
 
+    // A retry after a lost reply deletes nothing more and reports only what it deleted itself:
+    // the count is a lower bound then, the deletion itself is idempotent.
     const deleteSettledBefore = ({ scope, settledBefore }: HandleStore.GcOptions) =>
       run(
         "deleteSettledBefore",
@@ -456,6 +458,20 @@ const describe = (error: SqlError): string => {
       : ""
   return inner === "" ? error.message : `${error.message}: ${inner}`
 }
+
+/**
+ * The store as a layer over the `PgClient` in context, with options read from `Config`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Options>,
+): Layer.Layer<
+  HandleStore.HandleStore,
+  ConfigError.ConfigError | HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
+  PgClient
+> => Layer.effect(HandleStore.HandleStore, Effect.flatMap(Config.unwrap(config), make))
 
 /**
  * The store as a layer over the `PgClient` in context.

@@ -7,8 +7,10 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import type { NewHandle } from "@mcp-handles/core/HandleStore"
+import { HandleStore, type NewHandle } from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -187,6 +189,18 @@ describe("PgStore", () => {
           expect(error.message).toMatch(/newer release/)
         }
       }).pipe(Effect.scoped),
+    )
+
+    it.effect("takes its options from Config", () =>
+      Effect.gen(function* () {
+        const { schema } = yield* TestDatabase.TestSchema
+        const store = yield* HandleStore.pipe(
+          Effect.provide(PgStore.layerConfig({ schema: Config.string("STORE_SCHEMA") })),
+          Effect.withConfigProvider(ConfigProvider.fromJson({ STORE_SCHEMA: schema })),
+        )
+        const { record } = yield* store.begin(handle({ key: "configured" }))
+        expect(record.key).toBe("configured")
+      }),
     )
 
     it.effect("rejects schema names that are not plain identifiers", () =>
