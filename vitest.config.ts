@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config"
 // export condition), so a test never runs against a stale `dist`.
 export default defineConfig({
   resolve: { conditions: ["@mcp-handles/source", "module", "node", "import", "default"] },
-  ssr: { resolve: { conditions: ["@mcp-handles/source", "node", "import", "default"] } },
+  ssr: { resolve: { conditions: ["@mcp-handles/source", "node", "default"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/test/**/*.test.ts"],
     testTimeout: 30_000,
