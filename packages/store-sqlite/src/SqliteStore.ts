@@ -17,6 +17,7 @@ import * as HandleStore from "@mcp-handles/core/HandleStore"
 import Database from "better-sqlite3"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -257,11 +258,13 @@ const makeStore = (
 
   return HandleStore.HandleStore.of({
     begin: (handle) =>
-      Effect.flatMap(Rows.initialRecord(handle), (record) =>
-        Effect.flatMap(Rows.toParams("begin", record, record.version), (params) =>
-          writer.submit("begin", writes.begin(record, params)),
-        ),
-      ),
+      Effect.suspend(() => {
+        const record = Rows.initialRecord(handle)
+        if (Either.isLeft(record)) return Effect.fail(record.left)
+        const params = Rows.toParams("begin", record.right, record.right.version)
+        if (Either.isLeft(params)) return Effect.fail(params.left)
+        return writer.submit("begin", writes.begin(record.right, params.right))
+      }),
 
     get: (scope, key) =>
       read(
@@ -276,13 +279,15 @@ const makeStore = (
       ),
 
     update: (record) =>
-      Effect.flatMap(Rows.toParams("update", record, record.version + 1), (params) =>
-        Effect.as(
-          writer.submit("update", writes.update(record, params)),
+      Effect.suspend(() => {
+        const params = Rows.toParams("update", record, record.version + 1)
+        if (Either.isLeft(params)) return Effect.fail(params.left)
+        return Effect.as(
+          writer.submit("update", writes.update(record, params.right)),
           // The input was validated when it was built; only the version changed.
           new HandleRecord.HandleRecord({ ...record, version: record.version + 1 }, true),
-        ),
-      ),
+        )
+      }),
 
     claimDue: ({ owner, now, leaseMs, limit }) => {
       const count = Math.floor(limit)

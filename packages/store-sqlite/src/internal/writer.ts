@@ -11,7 +11,6 @@
 import { StoreError } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 
 /** Transaction control of the writer's connection. Each method throws on a driver error. */
@@ -32,7 +31,8 @@ export type Operation<A, E> = () => Either.Either<A, E>
 interface Pending {
   readonly operation: string
   readonly run: Operation<unknown, unknown>
-  readonly resume: (exit: Exit.Exit<unknown, unknown>) => void
+  /** Resumes the caller; an Either is an Effect, so an outcome resumes it as it is. */
+  readonly resume: (outcome: Effect.Effect<unknown, unknown>) => void
 }
 
 export interface Writer {
@@ -41,12 +41,18 @@ export interface Writer {
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-const failure = (item: Pending, message: string, cause: unknown): Exit.Exit<unknown, unknown> =>
-  Exit.fail(new StoreError({ operation: item.operation, message: `${message}: ${describe(cause)}`, cause }))
+const fail = (item: Pending, message: string, cause: unknown) =>
+  item.resume(
+    Either.left(
+      new StoreError({ operation: item.operation, message: `${message}: ${describe(cause)}`, cause }),
+    ),
+  )
 
-/** Runs one batch to completion and says how each write ended; never throws. */
-const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>) => {
-  const outcomes = new Map<Pending, Exit.Exit<unknown, unknown>>()
+/**
+ * Runs one batch to completion and resumes every caller in it: the writes that committed after
+ * the commit, the others with a StoreError. Never throws.
+ */
+const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>): void => {
   const rollback = () => {
     try {
       transactor.rollback()
@@ -61,25 +67,24 @@ const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>) => {
       // timeout for another process, instead of failing half-way through the batch.
       transactor.begin()
     } catch (error) {
-      for (const item of remaining)
-        outcomes.set(item, failure(item, "could not start a write transaction", error))
-      return outcomes
+      for (const item of remaining) fail(item, "could not start a write transaction", error)
+      return
     }
-    const results: Array<Exit.Exit<unknown, unknown>> = []
-    let poisoned: Pending | undefined
-    for (const item of remaining) {
+    const outcomes: Array<Either.Either<unknown, unknown>> = []
+    let poisoned = -1
+    for (let index = 0; index < remaining.length; index++) {
+      const item = remaining[index] as Pending
       try {
-        const result = item.run()
-        results.push(Either.isRight(result) ? Exit.succeed(result.right) : Exit.fail(result.left))
+        outcomes.push(item.run())
       } catch (error) {
-        poisoned = item
+        poisoned = index
         rollback()
-        outcomes.set(item, failure(item, "the write failed and was rolled back", error))
+        fail(item, "the write failed and was rolled back", error)
         break
       }
     }
-    if (poisoned !== undefined) {
-      remaining = remaining.filter((item) => item !== poisoned)
+    if (poisoned >= 0) {
+      remaining = remaining.filter((_, index) => index !== poisoned)
       continue
     }
     try {
@@ -88,16 +93,14 @@ const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>) => {
       // Nothing of this batch is durable: every caller gets an error, and the connection is
       // left without an open transaction.
       rollback()
-      for (const item of remaining)
-        outcomes.set(item, failure(item, "the commit failed; the write is not saved", error))
-      return outcomes
+      for (const item of remaining) fail(item, "the commit failed; the write is not saved", error)
+      return
     }
-    remaining.forEach((item, index) => {
-      outcomes.set(item, results[index] ?? Exit.void)
-    })
-    return outcomes
+    for (let index = 0; index < remaining.length; index++) {
+      ;(remaining[index] as Pending).resume(outcomes[index] as Either.Either<unknown, unknown>)
+    }
+    return
   }
-  return outcomes
 }
 
 /**
@@ -122,7 +125,7 @@ export const make = (options: {
       while (queue.length > 0) {
         const batch = queue.length <= options.maxBatchSize ? queue : queue.slice(0, options.maxBatchSize)
         queue = batch === queue ? [] : queue.slice(options.maxBatchSize)
-        for (const [item, exit] of runBatch(options.transactor, batch)) item.resume(exit)
+        runBatch(options.transactor, batch)
       }
     }
 
@@ -143,7 +146,7 @@ export const make = (options: {
         const item: Pending = {
           operation,
           run,
-          resume: (exit) => resume(exit as Exit.Exit<A, E | StoreError>),
+          resume: resume as (outcome: Effect.Effect<unknown, unknown>) => void,
         }
         queue.push(item)
         if (scheduled === undefined) scheduled = setImmediate(flush)
