@@ -1,0 +1,117 @@
+/**
+ * How rows, outcomes and tables look on a terminal. Task ids are bearer credentials: every view
+ * here redacts them unless the user passed `--reveal`.
+ */
+import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import type * as Outcome from "@mcp-handles/core/Outcome"
+
+/**
+ * The same rule as the core's own logs (which keeps it internal): enough to tell two ids
+ * apart, never enough to use one.
+ */
+export const redact = (taskId: string): string =>
+  taskId.length <= 8 ? "…" : `${taskId.slice(0, 4)}…${taskId.slice(-2)}`
+
+export const taskId = (id: string | null, reveal: boolean): string =>
+  id === null ? "-" : reveal ? id : redact(id)
+
+/** A row as JSON for `--json`, its task id redacted unless revealed. */
+export const recordJson = (record: HandleRecord.HandleRecord, reveal: boolean, server?: string) => ({
+  key: record.key,
+  scope: record.scope,
+  status: record.status,
+  tool: record.tool,
+  server: server ?? record.serverId,
+  serverId: record.serverId,
+  taskId: record.taskId === null ? null : reveal ? record.taskId : redact(record.taskId),
+  statusMessage: record.snapshot?.statusMessage ?? null,
+  pollIntervalMs: record.snapshot?.pollIntervalMs ?? null,
+  ttlMs: record.snapshot?.ttlMs ?? null,
+  arguments: record.arguments,
+  result: record.result,
+  error: record.error,
+  inputRequests: record.inputRequests,
+  answeredInputKeys: Object.keys(record.answers),
+  cancel: record.cancel,
+  launches: record.launches,
+  attempts: record.attempts,
+  lastProblem: record.lastProblem,
+  leaseOwner: record.leaseOwner,
+  createdAt: new Date(record.createdAt).toISOString(),
+  updatedAt: new Date(record.updatedAt).toISOString(),
+  settledAt: record.settledAt === null ? null : new Date(record.settledAt).toISOString(),
+})
+
+/** Columns padded to their widest cell; the last column is never padded. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd()
+  return [line(header), ...rows.map(line)].join("\n")
+}
+
+/** "4s", "3m", "2h", "5d": how long ago, for a table. */
+export const age = (then: number, now: number): string => {
+  const s = Math.max(0, Math.round((now - then) / 1000))
+  if (s < 120) return `${s}s`
+  if (s < 7200) return `${Math.round(s / 60)}m`
+  if (s < 172_800) return `${Math.round(s / 3600)}h`
+  return `${Math.round(s / 86_400)}d`
+}
+
+export const elapsed = (ms: number): string => `${(ms / 1000).toFixed(1)}s`
+
+export const truncate = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`
+
+/** What a row's last word is: the server's status message, or the last problem we met. */
+export const note = (record: HandleRecord.HandleRecord): string =>
+  record.status === "input_required" && record.inputRequests !== null
+    ? `waiting for input: ${Object.keys(record.inputRequests).join(", ")}`
+    : (record.lastProblem ?? record.snapshot?.statusMessage ?? record.error?.message ?? "")
+
+/** The text blocks of a tool result, or its JSON when it has none. */
+export const resultText = (result: Readonly<Record<string, unknown>>): string => {
+  const content = result.content
+  if (Array.isArray(content)) {
+    const texts = content
+      .filter((c): c is { type: "text"; text: string } => c?.type === "text" && typeof c.text === "string")
+      .map((c) => c.text)
+    if (texts.length > 0) return texts.join("\n")
+  }
+  return JSON.stringify(result.structuredContent ?? result)
+}
+
+/** One line per outcome, e.g. `completed: chapter 1 written`. */
+export const outcomeLine = (outcome: Outcome.Outcome): string => {
+  switch (outcome._tag) {
+    case "Completed":
+      return `${outcome.result.isError === true ? "completed with a tool error" : "completed"}: ${resultText(outcome.result)}`
+    case "Failed":
+      return `failed: ${outcome.error.message} (JSON-RPC ${outcome.error.code})`
+    case "Cancelled":
+      return `cancelled${outcome.reason === null ? "" : `: ${outcome.reason}`}`
+    case "Expired":
+      return `expired${outcome.reason === null ? "" : `: ${outcome.reason}`}`
+    case "InDoubt":
+      return `in doubt${outcome.reason === null ? "" : `: ${outcome.reason}`}; decide with \`mcp-handles reissue ${outcome.key}\` or \`mcp-handles abandon ${outcome.key}\``
+  }
+}
+
+export const outcomeJson = (outcome: Outcome.Outcome) => {
+  switch (outcome._tag) {
+    case "Completed":
+      return { outcome: outcome._tag, key: outcome.key, result: outcome.result }
+    case "Failed":
+      return { outcome: outcome._tag, key: outcome.key, error: outcome.error }
+    default:
+      return { outcome: outcome._tag, key: outcome.key, reason: outcome.reason }
+  }
+}
+
+/** Exit status of a finished call: 0 only for a result the tool did not flag as an error. */
+export const outcomeExitCode = (outcome: Outcome.Outcome): number =>
+  outcome._tag === "Completed" && outcome.result.isError !== true ? 0 : outcome._tag === "InDoubt" ? 3 : 1

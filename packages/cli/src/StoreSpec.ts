@@ -1,0 +1,94 @@
+/**
+ * Where handles live, as the user names it: `sqlite:PATH`, a bare path (SQLite), or a
+ * `postgres://` URL. Resolved from `--store`, then `MCP_HANDLES_STORE`, then the default
+ * `./.mcp-handles/tasks.db`.
+ */
+import { mkdirSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import { PgStore } from "@mcp-handles/store-postgres"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { CliError, describe, usage } from "./CliError.js"
+
+export const defaultPath = "./.mcp-handles/tasks.db"
+export const environmentVariable = "MCP_HANDLES_STORE"
+
+export type StoreSpec =
+  | { readonly _tag: "Sqlite"; readonly filename: string; readonly isDefault: boolean }
+  | { readonly _tag: "Postgres"; readonly url: string }
+
+export const parse = (raw: Option.Option<string>): Effect.Effect<StoreSpec, CliError> =>
+  Effect.suspend((): Effect.Effect<StoreSpec, CliError> => {
+    const given = Option.getOrUndefined(raw) ?? process.env[environmentVariable]
+    if (given === undefined || given === "") {
+      return Effect.succeed({ _tag: "Sqlite", filename: resolve(defaultPath), isDefault: true } as const)
+    }
+    if (given.startsWith("postgres://") || given.startsWith("postgresql://")) {
+      try {
+        new URL(given)
+      } catch {
+        return Effect.fail(usage(`--store: not a valid PostgreSQL URL: ${redactUrl(given)}`))
+      }
+      return Effect.succeed({ _tag: "Postgres", url: given } as const)
+    }
+    const path = given.startsWith("sqlite:") ? given.slice("sqlite:".length) : given
+    if (path === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+      return Effect.fail(usage(`--store: expected sqlite:PATH or postgres://..., got ${redactUrl(given)}`))
+    }
+    return Effect.succeed({ _tag: "Sqlite", filename: resolve(path), isDefault: false } as const)
+  })
+
+/** A URL with its password hidden, for messages. */
+export const redactUrl = (raw: string): string => {
+  try {
+    const url = new URL(raw)
+    if (url.password !== "") url.password = "***"
+    return url.toString()
+  } catch {
+    return raw.replace(/:[^:@/]*@/, ":***@")
+  }
+}
+
+export const describeSpec = (spec: StoreSpec): string =>
+  spec._tag === "Sqlite" ? `sqlite:${spec.filename}` : redactUrl(spec.url)
+
+/**
+ * The store layer. Opening failures (a file that is not a database, a refused connection, wrong
+ * credentials) become one `CliError` line. The default directory is created on first use; an
+ * explicit path must be in a directory that exists, so a typo is reported rather than created.
+ */
+export const layer = (spec: StoreSpec): Layer.Layer<HandleStore.HandleStore, CliError> => {
+  if (spec._tag === "Sqlite") {
+    const open = Layer.unwrapEffect(
+      Effect.sync(() => {
+        if (spec.isDefault) mkdirSync(dirname(spec.filename), { recursive: true, mode: 0o700 })
+        return SqliteStore.layer({ filename: spec.filename })
+      }),
+    )
+    return Layer.mapError(open, describe)
+  }
+  const client = PgClient.layer({
+    url: Redacted.make(spec.url),
+    connectTimeout: Duration.seconds(5),
+    maxConnections: 4,
+    applicationName: "mcp-handles-cli",
+  })
+  // The store retries transient connection failures; a CLI command should fail fast instead.
+  const store = PgStore.layer({ retry: { times: 1 } }).pipe(Layer.provide(client))
+  return Layer.mapError(store, (error) => {
+    const line = describe(error)
+    // A driver message may quote the URL; its password must not reach the terminal.
+    return line.message.includes(spec.url)
+      ? new CliError({
+          message: line.message.replaceAll(spec.url, redactUrl(spec.url)),
+          exitCode: line.exitCode,
+        })
+      : line
+  })
+}
