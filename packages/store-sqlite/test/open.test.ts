@@ -1,7 +1,9 @@
+import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { type HandleStore, StoreError } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
@@ -10,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 
+const here = path.dirname(fileURLToPath(import.meta.url))
 const T0 = 1_700_000_000_000
 
 let dir = ""
@@ -156,6 +159,63 @@ describe("opening", () => {
             expect(record.version).toBe(2)
           }
         }),
+      )
+    }),
+  )
+})
+
+/** Starts a process that holds the database's write lock for `ms`; resolves once it holds it. */
+const holdLock = (filename: string, ms: number) =>
+  Effect.async<ChildProcess>((resume) => {
+    const child = spawn(
+      process.execPath,
+      [path.join(here, "fixtures", "hold-lock.mjs"), filename, String(ms)],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    )
+    child.stdout?.once("data", () => resume(Effect.succeed(child)))
+    child.once("error", (error) => resume(Effect.die(error)))
+  })
+
+const exited = (child: ChildProcess) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+  })
+
+describe("another process holding the write lock", () => {
+  it.live("a write waits for it up to the busy timeout", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, "handles.db")
+      yield* withStore(filename, (store) =>
+        Effect.gen(function* () {
+          const child = yield* holdLock(filename, 300)
+          const started = Date.now()
+          const { created } = yield* store.begin(handle("waited"))
+          expect(created).toBe(true)
+          expect(Date.now() - started).toBeGreaterThanOrEqual(200)
+          yield* exited(child)
+        }),
+      )
+    }),
+  )
+
+  it.live("past the busy timeout the write fails with a StoreError, and is not written", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, "handles.db")
+      yield* withStore(
+        filename,
+        (store) =>
+          Effect.gen(function* () {
+            const child = yield* holdLock(filename, 1000)
+            const error = yield* Effect.flip(store.begin(handle("late")))
+            expect(error).toBeInstanceOf(StoreError)
+            expect(error.message).toContain("locked")
+            yield* exited(child)
+            expect(Option.isNone(yield* store.get("s", "late"))).toBe(true)
+          }),
+        { busyTimeout: "50 millis" },
       )
     }),
   )
