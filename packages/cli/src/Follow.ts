@@ -38,12 +38,9 @@ export const statusLine = (): StatusLine => {
 
 const describeRow = (session: Session, record: HandleRecord.HandleRecord): string => {
   const message = Render.note(record)
-  const polls = session.counter.polls(record.taskId)
-  return [
-    record.status,
-    message === "" ? undefined : JSON.stringify(Render.truncate(message, 60)),
-    `polls ${polls}`,
-  ]
+  // Without a terminal every change is a new line: leave the poll count to terminals.
+  const polls = isTty() ? `polls ${session.counter.polls(record.taskId)}` : undefined
+  return [record.status, message === "" ? undefined : JSON.stringify(Render.truncate(message, 60)), polls]
     .filter((part) => part !== undefined)
     .join(" · ")
 }

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { CliError, describe, usage } from "./CliError.js"
+import { type CliError, describe, failed, usage } from "./CliError.js"
 
 export const defaultPath = "./.mcp-handles/tasks.db"
 export const environmentVariable = "MCP_HANDLES_STORE"
@@ -82,13 +82,9 @@ export const layer = (spec: StoreSpec): Layer.Layer<HandleStore.HandleStore, Cli
   // The store retries transient connection failures; a CLI command should fail fast instead.
   const store = PgStore.layer({ retry: { times: 1 } }).pipe(Layer.provide(client))
   return Layer.mapError(store, (error) => {
-    const line = describe(error)
+    const detail = describe(error).message.replace(/^cannot open store: (PgClient: )?/, "")
     // A driver message may quote the URL; its password must not reach the terminal.
-    return line.message.includes(spec.url)
-      ? new CliError({
-          message: line.message.replaceAll(spec.url, redactUrl(spec.url)),
-          exitCode: line.exitCode,
-        })
-      : line
+    const safe = redactUrl(spec.url)
+    return failed(`cannot open store ${safe}: ${detail.replaceAll(spec.url, safe)}`)
   })
 }

@@ -70,7 +70,9 @@ export const preflight = (
         case "NotSent":
           return Effect.fail(failed(`cannot reach ${server.url}: ${error.reason}`))
         case "NoAnswer":
-          return Effect.fail(failed(`no answer from ${server.url}: ${error.reason}`))
+          return Effect.fail(
+            failed(`${server.url} did not answer server/discover (${error.reason}); is it an MCP server?`),
+          )
         case "Unauthorized":
           return Effect.fail(
             failed(`${server.url} refused the request (HTTP ${error.status}): check credentials`),

@@ -53,7 +53,7 @@ export const command = Command.make(
       const results: Array<{ key: string; outcome: Outcome.Outcome }> = []
       const progress = () =>
         line?.show(
-          `following ${reachable.length} open call(s): ${settled} settled, ${reachable.length - settled} open · ${Render.elapsed(Date.now() - started)}`,
+          `following ${reachable.length} open call(s): ${settled} settled, ${reachable.length - settled} open${process.stderr.isTTY === true ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`,
         )
       yield* Effect.forEach(
         reachable,
