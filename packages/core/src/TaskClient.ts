@@ -147,6 +147,17 @@ export class KeyReused extends Schema.TaggedError<KeyReused>()("KeyReused", {
   reason: Schema.String,
 }) {}
 
+/**
+ * An idempotency key or scope that cannot name a row: empty, longer than 512 characters, or
+ * holding control characters.
+ *
+ * @since 0.1.0
+ */
+export class InvalidKey extends Schema.TaggedError<InvalidKey>()("InvalidKey", {
+  what: Schema.Literal("key", "scope"),
+  reason: Schema.String,
+}) {}
+
 /** `reissue` or `abandon` of a call that is not in doubt. @since 0.1.0 */
 export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
   key: Schema.String,
@@ -154,7 +165,7 @@ export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
 }) {}
 
 /** @since 0.1.0 */
-export type CallError = UnknownServer | InvalidServerUrl | InvalidJson | KeyReused | StoreError
+export type CallError = UnknownServer | InvalidServerUrl | InvalidJson | InvalidKey | KeyReused | StoreError
 
 /** @since 0.1.0 */
 export interface TaskClient {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import {
@@ -102,6 +103,12 @@ describe("TaskClient", () => {
           const result = yield* Effect.either(p.client.callTool("fake", "slow", args))
           expect(Either.isLeft(result) && result.left._tag).toBe("InvalidJson")
         }
+        for (const key of ["", "x".repeat(513), "nul\u0000key", "line\nbreak"]) {
+          const result = yield* Effect.either(p.client.callTool("fake", "slow", {}, { key }))
+          expect(Either.isLeft(result) && result.left._tag).toBe("InvalidKey")
+        }
+        const badScope = yield* Effect.either(p.client.callTool("fake", "slow", {}, { scope: "" }))
+        expect(Either.isLeft(badScope) && badScope.left._tag).toBe("InvalidKey")
         const unknown = yield* Effect.either(p.client.callTool("nowhere", "slow", {}))
         expect(Either.isLeft(unknown) && unknown.left._tag).toBe("UnknownServer")
         expect(yield* allRows(h)).toEqual([])
@@ -519,9 +526,14 @@ describe("TaskClient", () => {
         )
         first.crash()
         yield* elapse(60_000, 1_000)
-        const second = yield* startProcess(h, { background: { tickMs: 100 } })
+        const second = yield* startProcess(h, { background: false })
         const report = yield* runFor(second.client.reconcile, 1_000)
         expect(report.resumed).toBe(40)
+        // Callers waiting on the calls drive them from the rescheduled poll times.
+        yield* Effect.forEach(
+          Array.from({ length: 40 }, (_, i) => i),
+          (i) => Effect.fork(second.client.settle(`k${i}`)),
+        )
         yield* elapse(10_000, 100)
         const firstPolls = h.server.ledger
           .snapshot()
@@ -531,6 +543,40 @@ describe("TaskClient", () => {
         const spread = Math.max(...firstPolls) - Math.min(...firstPolls)
         expect(spread).toBeGreaterThan(5_000)
         expect(spread).toBeLessThanOrEqual(10_000)
+        yield* second.close
+      }),
+    )
+  })
+
+  describe("one driver per row", () => {
+    it.effect("manual reconciles, the background reconciler and settle never poll a task early", () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools: [slow({ durationMs: 8_000, pollIntervalMs: 700 })] })
+        const first = yield* startProcess(h, { background: false })
+        yield* runFor(
+          Effect.forEach(
+            Array.from({ length: 10 }, (_, i) => i),
+            (i) => first.client.callTool("fake", "slow", {}, { key: `k${i}` }),
+          ),
+          1_000,
+        )
+        first.crash()
+        const second = yield* startProcess(h, { background: { tickMs: 100 } })
+        yield* Effect.fork(Effect.repeatN(second.client.reconcile, 30))
+        // Callers arrive on the reconciler's ticks, when it may be in the middle of polling a row.
+        yield* Effect.forEach(
+          Array.from({ length: 10 }, (_, i) => i),
+          (i) =>
+            Effect.fork(
+              Effect.sleep(Duration.millis(100 * (5 + 7 * i))).pipe(
+                Effect.zipRight(second.client.settle(`k${i}`)),
+              ),
+            ),
+        )
+        yield* elapse(15_000, 50)
+        const tasks = h.server.ledger.snapshot().tasks
+        expect(tasks.map((t) => t.terminalStatus)).toEqual(Array(10).fill("completed"))
+        expect(tasks.map((t) => t.earlyPolls)).toEqual(Array(10).fill(0))
         yield* second.close
       }),
     )

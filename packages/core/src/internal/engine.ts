@@ -8,6 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
@@ -19,7 +20,7 @@ import * as Outcome from "../Outcome.js"
 import * as Polling from "../Polling.js"
 import * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
-import { KeyReused, NotInDoubt, UnknownKey, UnknownServer } from "../TaskClient.js"
+import { InvalidKey, KeyReused, NotInDoubt, UnknownKey, UnknownServer } from "../TaskClient.js"
 import * as Transition from "../Transition.js"
 import * as Wire from "../Wire.js"
 import { redact } from "./redact.js"
@@ -74,6 +75,10 @@ export const make = (
     const drivers = new Map<string, Driver>()
     // Rows this process has driven and whose lease it may still hold: released on close.
     const held = new Set<string>()
+    // Rows the reconciler is acting on right now: nobody else starts driving them meanwhile.
+    const stepping = new Set<string>()
+    // One sweep at a time: two sweeps under one owner id would claim each other's rows.
+    const sweepLock = yield* Effect.makeSemaphore(1)
     const idempotentTools = new Map<string, Promise<ReadonlySet<string>> | ReadonlySet<string>>()
 
     // ---------------------------------------------------------------------------------------
@@ -590,11 +595,12 @@ export const make = (
         const id = rowId(record.scope, record.key)
         const existing = drivers.get(id)
         if (existing !== undefined) return existing
+        // Registered before any yield, so no other fiber can start a second driver meanwhile.
         const driver: Driver = {
-          done: yield* Deferred.make<Outcome.Outcome, HandleStore.StoreError>(),
+          done: Deferred.unsafeMake<Outcome.Outcome, HandleStore.StoreError>(FiberId.none),
           fiber: undefined,
           dispatching: record.status === "pending",
-          dispatched: yield* Deferred.make<void>(),
+          dispatched: Deferred.unsafeMake<void>(FiberId.none),
         }
         drivers.set(id, driver)
         held.add(id)
@@ -658,7 +664,7 @@ export const make = (
           const local = drivers.get(rowId(scope, key))
           if (local !== undefined) return yield* Deferred.await(local.done)
           const now = yield* Clock.currentTimeMillis
-          if (!leasedByOther(record, now)) {
+          if (!leasedByOther(record, now) && !stepping.has(rowId(scope, key))) {
             if (record.status === "pending") {
               // Its dispatcher is gone (this process never had it, or it died): in doubt.
               yield* commit(record, Transition.Event.Recovered({ now })).pipe(
@@ -710,8 +716,8 @@ export const make = (
         }
         const args = validated as Json.JsonObject
         const argumentsHash = yield* Json.hash({ tool, arguments: args })
-        const scope = callOptions.scope ?? defaultScope
-        const key = callOptions.key ?? crypto.randomUUID()
+        const scope = yield* checkName("scope", callOptions.scope ?? defaultScope)
+        const key = yield* checkName("key", callOptions.key ?? crypto.randomUUID())
         const now = yield* Clock.currentTimeMillis
         const { record, created } = yield* store.begin({
           scope,
@@ -868,7 +874,10 @@ export const make = (
             claimed,
             (record) =>
               Effect.gen(function* () {
-                if (drivers.has(rowId(record.scope, record.key))) return
+                const id = rowId(record.scope, record.key)
+                if (drivers.has(id) || stepping.has(id)) return
+                // Sweeps run one at a time, so only this step can have added the id.
+                stepping.add(id)
                 acted++
                 if (record.status === "pending") {
                   const recovered = yield* commit(record, Transition.Event.Recovered({ now }))
@@ -894,6 +903,7 @@ export const make = (
                 }
                 yield* advance(record, options.onInputRequired)
               }).pipe(
+                Effect.ensuring(Effect.sync(() => stepping.delete(rowId(record.scope, record.key)))),
                 Effect.catchTag("LeaseLost", () => Effect.void),
                 Effect.catchTag("StoreError", (error) =>
                   Effect.logWarning("reconciler could not act on a row", {
@@ -907,7 +917,7 @@ export const make = (
           if (claimed.length < batchSize || acted === 0) break
         }
         return { resumed, inDoubt, reissued }
-      })
+      }).pipe(sweepLock.withPermits(1))
 
     if (options.background !== false) {
       const tickMs = options.background?.tickMs ?? 500
@@ -960,6 +970,15 @@ export const make = (
         ),
     } satisfies TaskClient.TaskClient
   })
+
+// Keys and scopes are indexed text in every store and appear in logs and terminals.
+const checkName = (what: "key" | "scope", name: string) =>
+  name.length === 0 || name.length > 512
+    ? Effect.fail(new InvalidKey({ what, reason: "must be 1 to 512 characters" }))
+    : // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+      /[\u0000-\u001f\u007f]/.test(name)
+      ? Effect.fail(new InvalidKey({ what, reason: "must not contain control characters" }))
+      : Effect.succeed(name)
 
 const describe = (error: Wire.WireError): string => {
   switch (error._tag) {
