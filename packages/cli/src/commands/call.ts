@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as HttpWire from "@mcp-handles/core/HttpWire"
 import type * as Wire from "@mcp-handles/core/Wire"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -100,11 +101,12 @@ export const command = Command.make(
       const answerValue = yield* Input.parseAnswer(options.answer)
       const server = yield* ServerRegistry.endpointFor(options.serverUrl)
       const onInputRequired = Input.handler(answerValue)
+      // Before the store is opened: a server that cannot take the call leaves nothing behind.
+      yield* preflight(yield* HttpWire.make(), server)
       const session = yield* Common.open(options, {
         addServers: [server.url],
         ...(onInputRequired === undefined ? {} : { onInputRequired }),
       })
-      yield* preflight(session.wire, server)
       const handle = yield* session.client
         .callTool(
           server.name,

@@ -1,0 +1,237 @@
+/**
+ * Every command against the fake server binary, through the built `mcp-handles` binary, with
+ * the default SQLite store in a temporary working directory.
+ */
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeServer, fakeServer, type Workspace, workspace } from "./support.js"
+
+const config: FakeServerConfig = {
+  deduplicateByKey: true,
+  tools: [
+    { name: "quick", shape: "direct", outcome: { kind: "result", text: "quick {{args.n}}" } },
+    {
+      name: "job",
+      shape: "task",
+      durationMs: 800,
+      pollIntervalMs: 250,
+      workingMessage: "working on {{args.n}}",
+      outcome: { kind: "result", text: "done {{args.n}}" },
+    },
+    { name: "long", shape: "task", durationMs: 60_000, pollIntervalMs: 250 },
+    {
+      name: "ask",
+      shape: "task",
+      durationMs: 600,
+      pollIntervalMs: 250,
+      inputSteps: [
+        {
+          atMs: 200,
+          requests: {
+            ok: {
+              method: "elicitation/create",
+              params: { mode: "form", message: "OK?", requestedSchema: { type: "object" } },
+            },
+          },
+        },
+      ],
+      outcome: { kind: "result", text: "answer {{inputs.ok.content.ok}}" },
+    },
+    { name: "slow_answer", shape: "task", durationMs: 300, pollIntervalMs: 250 },
+  ],
+  // The first two calls of slow_answer are answered after 4 s: time to kill the caller.
+  faults: [
+    {
+      when: { method: "tools/call", tool: "slow_answer", nth: [1, 2] },
+      fault: { kind: "latency", ms: 2_500 },
+    },
+  ],
+}
+
+let ws: Workspace
+let server: FakeServer
+
+beforeAll(async () => {
+  ws = workspace()
+  server = await fakeServer(ws.dir, config)
+})
+
+afterAll(() => {
+  server?.stop()
+  ws?.dispose()
+})
+
+const taskIdOf = async (key: string) =>
+  (await server.ledger()).tasks.find((t) => t.idempotencyKey === key)?.taskId
+
+describe("call", () => {
+  it("records the call, follows it, and prints the outcome", async () => {
+    const ran = await ws.run("call", server.url, "job", "--args", '{"n":1}', "--key", "j1")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout.trim()).toBe("j1: completed: done 1")
+    expect(ran.stderr).toMatch(/^j1: recorded; working, task [0-9a-f]{4}…[0-9a-f]{2}$/m)
+    const taskId = await taskIdOf("j1")
+    expect(taskId).toBeDefined()
+    expect(ran.stdout + ran.stderr).not.toContain(taskId)
+    // The server is remembered beside the store, by name and URL only.
+    const servers = JSON.parse(readFileSync(join(ws.dir, ".mcp-handles", "tasks.db.servers.json"), "utf8"))
+    expect(servers.servers).toEqual([expect.objectContaining({ url: server.url })])
+  })
+
+  it("prints JSON with --json, and attaches to an existing key instead of launching again", async () => {
+    const first = await ws.run("call", server.url, "quick", "--args", '{"n":2}', "--key", "q1", "--json")
+    expect(first.code, first.stderr).toBe(0)
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      outcome: "Completed",
+      key: "q1",
+      result: { content: [{ type: "text", text: "quick 2" }] },
+    })
+    const again = await ws.run("call", server.url, "quick", "--args", '{"n":2}', "--key", "q1")
+    expect(again.code).toBe(0)
+    expect(again.stderr).toContain("attached to the existing call")
+    expect((await server.ledger()).launches.filter((l) => l.idempotencyKey === "q1")).toHaveLength(1)
+    const reused = await ws.run("call", server.url, "quick", "--args", '{"n":3}', "--key", "q1")
+    expect(reused.code).toBe(2)
+    expect(reused.stderr).toMatch(/^mcp-handles: key "q1" is already used/)
+  })
+
+  it("answers input requests with --answer", async () => {
+    const ran = await ws.run(
+      "call",
+      server.url,
+      "ask",
+      "--key",
+      "a1",
+      "--answer",
+      '{"action":"accept","content":{"ok":"yes"}}',
+    )
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout.trim()).toBe("a1: completed: answer yes")
+    expect(ran.stderr).toContain("the server asks (elicitation/create, ok): OK?")
+  })
+})
+
+describe("detach, list, show, resume", () => {
+  it("a detached call is listed open, shown redacted, and finished by resume", async () => {
+    const detached = await ws.run("call", server.url, "job", "--args", '{"n":4}', "--key", "j2", "--detach")
+    expect(detached.code, detached.stderr).toBe(0)
+    expect(detached.stdout.trim()).toBe("j2")
+
+    const open = await ws.run("list", "--status", "open")
+    expect(open.code, open.stderr).toBe(0)
+    const [header, ...rows] = open.stdout.trim().split("\n")
+    expect(header).toMatch(/^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+AGE\s+NOTE$/)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatch(
+      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+\d+s\s+working on 4$/,
+    )
+
+    const taskId = await taskIdOf("j2")
+    const shown = await ws.run("show", "j2")
+    expect(shown.stdout).toMatch(/^status\s+working$/m)
+    expect(shown.stdout).not.toContain(taskId)
+    const revealed = await ws.run("show", "j2", "--reveal")
+    expect(revealed.stdout).toMatch(new RegExp(`^task id\\s+${taskId}$`, "m"))
+
+    const resumed = await ws.run("resume")
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stdout).toContain("resumed 1 open call(s): 1 completed")
+    expect(resumed.stderr).toContain("j2: completed: done 4")
+
+    const listed = JSON.parse((await ws.run("list", "--json")).stdout) as Array<Record<string, unknown>>
+    expect(listed.find((r) => r.key === "j2")).toMatchObject({
+      status: "completed",
+      taskId: expect.stringMatching(/…/),
+    })
+    expect(JSON.stringify(listed)).not.toContain(taskId)
+  })
+})
+
+describe("a call killed before its answer: in doubt, then reissue or abandon", () => {
+  it("resume surfaces it; reissue re-sends with the same key; abandon gives up", async () => {
+    const callers = ["s1", "s2"].map((key) => ws.start("call", server.url, "slow_answer", "--key", key))
+    // Kill them once both intents are on disk, while the server has not answered yet.
+    let pending = ""
+    for (let i = 0; i < 20 && !(/^s1\s+pending/m.test(pending) && /^s2\s+pending/m.test(pending)); i++) {
+      pending = (await ws.run("list", "--status", "open")).stdout
+    }
+    for (const caller of callers) caller.kill("SIGKILL")
+    await Promise.all(callers.map((c) => new Promise((resolve) => c.once("exit", resolve))))
+    expect(pending).toMatch(/^s1\s+pending/m)
+    expect(pending).toMatch(/^s2\s+pending/m)
+
+    const resumed = await ws.run("resume")
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("2 interrupted call(s) now in doubt")
+    expect(resumed.stdout).toContain("2 call(s) in doubt")
+
+    const inDoubt = await ws.run("list", "--status", "in-doubt")
+    expect(inDoubt.stdout).toMatch(/^s1\s+in_doubt/m)
+
+    const reissued = await ws.run("reissue", "s1")
+    expect(reissued.code, reissued.stderr).toBe(0)
+    expect(reissued.stdout.trim()).toBe("s1: completed: ok")
+    // The server deduplicates on the key: the re-issue did not launch a second task.
+    const ledger = await server.ledger()
+    expect(ledger.launches.filter((l) => l.idempotencyKey === "s1")).toHaveLength(1)
+    const shown = await ws.run("show", "s1", "--json", "--reveal")
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      status: "completed",
+      launches: 2,
+      taskId: await taskIdOf("s1"),
+    })
+
+    const abandoned = await ws.run("abandon", "s2")
+    expect(abandoned.code, abandoned.stderr).toBe(0)
+    expect(abandoned.stdout.trim()).toBe("s2: abandoned; now cancelled")
+    const twice = await ws.run("abandon", "s2")
+    expect(twice.code).toBe(2)
+    expect(twice.stderr.trim()).toBe("mcp-handles: s2 is not in doubt (it is cancelled); nothing to decide")
+  }, 30_000)
+})
+
+describe("cancel and gc", () => {
+  it("cancel sends tasks/cancel and reports the end; gc deletes settled calls only", async () => {
+    await ws.run("call", server.url, "long", "--key", "l1", "--detach")
+    const cancelled = await ws.run("cancel", "l1")
+    expect(cancelled.code, cancelled.stderr).toBe(0)
+    expect(cancelled.stdout.trim()).toMatch(/^l1: cancelled/)
+    const task = (await server.ledger()).tasks.find((t) => t.idempotencyKey === "l1")
+    expect(task?.cancels).toHaveLength(1)
+
+    await ws.run("call", server.url, "long", "--key", "l2", "--detach")
+    const gc = await ws.run("gc", "--older-than", "0s")
+    expect(gc.code, gc.stderr).toBe(0)
+    expect(gc.stdout).toMatch(/^deleted [1-9]\d* settled call\(s\) older than 0s/)
+    const left = await ws.run("list")
+    expect(
+      left.stdout
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((l) => l.split(/\s+/)[0]),
+    ).toEqual(["l2"])
+    const older = await ws.run("gc", "--older-than", "7d")
+    expect(older.stdout).toMatch(/^deleted 0 settled/)
+    await ws.run("cancel", "l2", "--wait", "0")
+  }, 30_000)
+})
+
+describe("--store", () => {
+  it("takes sqlite:PATH, or MCP_HANDLES_STORE", async () => {
+    const path = join(ws.dir, "other.db")
+    const ran = await ws.run("call", server.url, "quick", "--key", "o1", "--store", `sqlite:${path}`)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(existsSync(path)).toBe(true)
+    const listed = await ws.run("list", "--store", `sqlite:${path}`)
+    expect(listed.stdout).toMatch(/^o1\s+completed/m)
+    ws.env.MCP_HANDLES_STORE = `sqlite:${path}`
+    try {
+      expect((await ws.run("show", "o1")).code).toBe(0)
+    } finally {
+      delete ws.env.MCP_HANDLES_STORE
+    }
+  })
+})

@@ -1,0 +1,100 @@
+/**
+ * Runs the built `mcp-handles` binary as a user would: a child process, its exit code, stdout
+ * and stderr. `pnpm test` builds before vitest runs, so `dist/bin.js` exists.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+
+export const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
+const fakeServerBin = fileURLToPath(new URL("../../fake-server/dist/bin/fake-mcp-server.js", import.meta.url))
+
+export interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface Workspace {
+  readonly dir: string
+  readonly env: NodeJS.ProcessEnv
+  readonly run: (...args: ReadonlyArray<string>) => Promise<Ran>
+  /** Starts the binary without waiting for it (to kill it mid-call). */
+  readonly start: (...args: ReadonlyArray<string>) => ChildProcess
+  readonly dispose: () => void
+}
+
+/** A temporary directory as the working directory, so the default store lands inside it. */
+export const workspace = (): Workspace => {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-handles-cli-test-"))
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
+  delete env.MCP_HANDLES_STORE
+  delete env.MCP_HANDLES_SERVERS
+  delete env.MCP_HANDLES_INSTANCE
+  return {
+    dir,
+    env,
+    run: (...args) =>
+      new Promise((resolve) => {
+        execFile(
+          process.execPath,
+          [bin, ...args],
+          { cwd: dir, env, timeout: 60_000 },
+          (error, stdout, stderr) => {
+            const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+            resolve({ code, stdout, stderr })
+          },
+        )
+      }),
+    start: (...args) =>
+      spawn(process.execPath, [bin, ...args], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }),
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  }
+}
+
+export interface FakeServer {
+  readonly url: string
+  readonly ledger: () => Promise<LedgerSnapshot>
+  readonly stop: () => void
+}
+
+export const fakeServer = (dir: string, config: FakeServerConfig): Promise<FakeServer> =>
+  new Promise((resolve, reject) => {
+    const file = join(dir, "server.json")
+    writeFileSync(file, JSON.stringify(config))
+    const child = spawn(process.execPath, [fakeServerBin, "--port", "0", "--config", file], {
+      stdio: ["ignore", "pipe", "inherit"],
+    })
+    createInterface({ input: child.stdout }).once("line", (line) => {
+      const url = line.trim()
+      resolve({
+        url,
+        ledger: async () => (await (await fetch(new URL("/_ledger", url))).json()) as LedgerSnapshot,
+        stop: () => child.kill("SIGTERM"),
+      })
+    })
+    child.once("exit", (code) => reject(new Error(`fake server exited with ${code}`)))
+  })
+
+/** Resolves once the child printed a line on stderr matching `pattern`. */
+export const waitForStderr = (child: ChildProcess, pattern: RegExp): Promise<void> =>
+  new Promise((resolve, reject) => {
+    let seen = ""
+    child.stderr?.on("data", (chunk: Buffer) => {
+      seen += chunk.toString()
+      if (pattern.test(seen)) resolve()
+    })
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before ${pattern}: ${seen}`)))
+  })
+
+/** A failure a user can read: one line on stderr, no stack trace. */
+export const oneLine = (ran: Ran): string => {
+  const lines = ran.stderr.split("\n").filter((l) => l.trim() !== "")
+  if (lines.length !== 1) throw new Error(`expected one line on stderr, got:\n${ran.stderr}`)
+  if (/^\s+at /m.test(ran.stderr)) throw new Error(`stack trace on stderr:\n${ran.stderr}`)
+  return lines[0] ?? ""
+}
