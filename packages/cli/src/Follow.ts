@@ -5,7 +5,7 @@
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
-import type * as Outcome from "@mcp-handles/core/Outcome"
+import * as Outcome from "@mcp-handles/core/Outcome"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -57,10 +57,13 @@ export const follow = (
     const started = Date.now()
     const line = statusLine()
     // Without a terminal, elapsed time would make every sample a new line: leave it out there.
-    const render = (record: HandleRecord.HandleRecord) =>
+    const render = (record: HandleRecord.HandleRecord) => {
+      // A call that already rests gets its outcome line, not a status line.
+      if (Outcome.fromRecord(record) !== undefined) return
       line.show(
         `${key}: ${describeRow(session, record)}${isTty() ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`,
       )
+    }
     const watch = session.client
       .get(key)
       .pipe(Effect.tap(render), Effect.ignore, Effect.repeat(Schedule.spaced(Duration.millis(200))))

@@ -131,7 +131,7 @@ export const command = Command.make(
         console.log(
           JSON.stringify({
             ...Render.outcomeJson(outcome),
-            taskId: Render.taskId(row.taskId, options.reveal),
+            taskId: row.taskId === null ? null : Render.taskId(row.taskId, options.reveal),
           }),
         )
       } else console.log(`${handle.key}: ${Render.outcomeLine(outcome)}`)
