@@ -45,17 +45,17 @@ export const isTerminal = (status: Status): boolean => terminalStatuses.includes
 export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
   statusMessage: Schema.optional(Schema.String),
   /** As the server sent it, before clamping. */
-  pollIntervalMs: Schema.optional(Schema.Number),
-  ttlMs: Schema.NullOr(Schema.Number),
+  pollIntervalMs: Schema.optional(Schema.Finite),
+  ttlMs: Schema.NullOr(Schema.Finite),
   /** Server clock, epoch milliseconds. */
-  createdAt: Schema.Number,
-  lastUpdatedAt: Schema.Number,
+  createdAt: Schema.Finite,
+  lastUpdatedAt: Schema.Finite,
   /**
    * Local clock, epoch milliseconds, when this task id first reached us. The TTL backstop counts
    * from here rather than from the server's `createdAt`, so a skewed server clock can only make
    * us wait longer, never give up early.
    */
-  receivedAt: Schema.Number,
+  receivedAt: Schema.Finite,
 }) {}
 
 /**
@@ -64,7 +64,7 @@ export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
  * @since 0.1.0
  */
 export class RpcError extends Schema.Class<RpcError>("RpcError")({
-  code: Schema.Number,
+  code: Schema.Finite,
   message: Schema.String,
   data: Schema.optional(JsonValue),
 }) {}
@@ -88,7 +88,7 @@ export class InputAnswer extends Schema.Class<InputAnswer>("InputAnswer")({
  * @since 0.1.0
  */
 export class CancelIntent extends Schema.Class<CancelIntent>("CancelIntent")({
-  requestedAt: Schema.Number,
+  requestedAt: Schema.Finite,
   sent: Schema.Boolean,
 }) {}
 
@@ -117,26 +117,26 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   /** Every input key ever answered, with the answer. */
   answers: Schema.Record({ key: Schema.String, value: InputAnswer }),
   /** When (local clock) the task was first seen waiting on only answered keys; null otherwise. */
-  stuckSince: Schema.NullOr(Schema.Number),
+  stuckSince: Schema.NullOr(Schema.Finite),
   cancel: Schema.NullOr(CancelIntent),
   /** When the driver should next act on the row (poll, retry, finish a cancel); null when idle. */
-  nextPollAt: Schema.NullOr(Schema.Number),
+  nextPollAt: Schema.NullOr(Schema.Finite),
   /** Consecutive failed attempts since the last good answer; drives backoff. */
-  attempts: Schema.Number,
+  attempts: Schema.Finite,
   /** Polls answered without a server interval; drives the default interval schedule. */
-  pollsWithoutInterval: Schema.Number,
+  pollsWithoutInterval: Schema.Finite,
   /** Times a `tools/call` was dispatched for this key (1 normally; more only by explicit reissue). */
-  launches: Schema.Number,
+  launches: Schema.Finite,
   /** The last problem seen (transport, auth, protocol), for operators. Never a task id. */
   lastProblem: Schema.NullOr(Schema.String),
   leaseOwner: Schema.NullOr(Schema.String),
-  leaseExpiresAt: Schema.NullOr(Schema.Number),
+  leaseExpiresAt: Schema.NullOr(Schema.Finite),
   /** Compare-and-set token; the store bumps it on every write, claims included. */
-  version: Schema.Number,
-  createdAt: Schema.Number,
-  updatedAt: Schema.Number,
+  version: Schema.Finite,
+  createdAt: Schema.Finite,
+  updatedAt: Schema.Finite,
   /** When the row became terminal; drives garbage collection. */
-  settledAt: Schema.NullOr(Schema.Number),
+  settledAt: Schema.NullOr(Schema.Finite),
 }) {}
 
 /** @since 0.1.0 */

@@ -6,10 +6,12 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { HandleRecord, openStatuses, type Status } from "./HandleRecord.js"
-import type { JsonObject } from "./Json.js"
+import { JsonObject } from "./Json.js"
 
 /**
  * The store could not do its job (I/O, driver, corrupt row). Never used for "not found" or for a
@@ -131,44 +133,63 @@ export const HandleStore: Context.Tag<HandleStore, HandleStore> = Context.Generi
   "@mcp-handles/core/HandleStore",
 )
 
+const validateArguments = Schema.validateEither(Schema.NullOr(JsonObject))
+
 /**
  * The row `begin` inserts: every adapter starts from the same record, so they differ only in
- * how they keep it.
+ * how they keep it. Built without re-validating every field (the validating constructor costs
+ * more than a durable commit, on every call's critical path); only `arguments` can hold what the
+ * types do not rule out, and it is checked with a validator compiled once.
  *
  * @since 0.1.0
  */
-export const initialRecord = (handle: NewHandle): HandleRecord =>
-  new HandleRecord({
-    scope: handle.scope,
-    key: handle.key,
-    serverId: handle.serverId,
-    tool: handle.tool,
-    arguments: handle.arguments,
-    argumentsHash: handle.argumentsHash,
-    taskId: null,
-    status: "pending",
-    snapshot: null,
-    result: null,
-    error: null,
-    inputRequests: null,
-    answers: {},
-    stuckSince: null,
-    cancel: null,
-    // Due at once, guarded by the dispatcher's lease: another instance can claim it only after
-    // the lease runs out, and this instance, restarted under the same id, at once. Either way
-    // the reconciler finds a call whose dispatcher died and marks it in doubt.
-    nextPollAt: handle.now,
-    attempts: 0,
-    pollsWithoutInterval: 0,
-    launches: 1,
-    lastProblem: null,
-    leaseOwner: handle.owner,
-    leaseExpiresAt: handle.now + handle.leaseMs,
-    version: 1,
-    createdAt: handle.now,
-    updatedAt: handle.now,
-    settledAt: null,
-  })
+export const initialRecord = (handle: NewHandle): Either.Either<HandleRecord, StoreError> => {
+  const checked = validateArguments(handle.arguments)
+  if (Either.isLeft(checked)) {
+    return Either.left(
+      new StoreError({
+        operation: "begin",
+        message: `arguments of ${JSON.stringify(handle.key)} are not a JSON object: ${ParseResult.TreeFormatter.formatErrorSync(checked.left).slice(0, 500)}`,
+      }),
+    )
+  }
+  return Either.right(
+    new HandleRecord(
+      {
+        scope: handle.scope,
+        key: handle.key,
+        serverId: handle.serverId,
+        tool: handle.tool,
+        arguments: handle.arguments,
+        argumentsHash: handle.argumentsHash,
+        taskId: null,
+        status: "pending",
+        snapshot: null,
+        result: null,
+        error: null,
+        inputRequests: null,
+        answers: {},
+        stuckSince: null,
+        cancel: null,
+        // Due at once, guarded by the dispatcher's lease: another instance can claim it only
+        // after the lease runs out, and this instance, restarted under the same id, at once.
+        // Either way the reconciler finds a call whose dispatcher died and marks it in doubt.
+        nextPollAt: handle.now,
+        attempts: 0,
+        pollsWithoutInterval: 0,
+        launches: 1,
+        lastProblem: null,
+        leaseOwner: handle.owner,
+        leaseExpiresAt: handle.now + handle.leaseMs,
+        version: 1,
+        createdAt: handle.now,
+        updatedAt: handle.now,
+        settledAt: null,
+      },
+      true,
+    ),
+  )
+}
 
 /**
  * Whether `claimDue` may take the row for `owner` at `now`: open, due, and not leased by another
@@ -212,7 +233,25 @@ export const decodeCursor = (cursor: string): Option.Option<CursorPosition> => {
 
 /** @since 0.1.0 */
 export const compareListOrder = (a: CursorPosition, b: CursorPosition): number =>
-  a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+  a.createdAt - b.createdAt || compareCodePoints(a.key, b.key)
+
+/**
+ * Keys order by Unicode code point, which is what SQL stores give with a binary collation (UTF-8
+ * bytes in SQLite, `COLLATE "C"` in Postgres); JavaScript's `<` compares UTF-16 units instead.
+ *
+ * @since 0.1.0
+ */
+export const compareCodePoints = (a: string, b: string): number => {
+  const left = a[Symbol.iterator]()
+  const right = b[Symbol.iterator]()
+  for (;;) {
+    const x = left.next()
+    const y = right.next()
+    if (x.done || y.done) return x.done && y.done ? 0 : x.done ? -1 : 1
+    const diff = (x.value.codePointAt(0) ?? 0) - (y.value.codePointAt(0) ?? 0)
+    if (diff !== 0) return diff
+  }
+}
 
 /** @since 0.1.0 */
 export const maxListLimit = 1000

@@ -3,22 +3,25 @@ import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Transition from "@mcp-handles/core/Transition"
 import * as Wire from "@mcp-handles/core/Wire"
+import * as Either from "effect/Either"
 import fc from "fast-check"
 
 const T0 = 1_700_000_000_000
 const statuses = HandleRecord.Status.literals
 
-const pending = HandleStore.initialRecord({
-  scope: "s",
-  key: "k",
-  serverId: "srv",
-  tool: "t",
-  arguments: {},
-  argumentsHash: "h",
-  owner: "me",
-  leaseMs: 30_000,
-  now: T0,
-})
+const pending = Either.getOrThrow(
+  HandleStore.initialRecord({
+    scope: "s",
+    key: "k",
+    serverId: "srv",
+    tool: "t",
+    arguments: {},
+    argumentsHash: "h",
+    owner: "me",
+    leaseMs: 30_000,
+    now: T0,
+  }),
+)
 
 const taskStatus = fc.constantFrom(...Wire.TaskStatus.literals)
 const taskState = (taskId: fc.Arbitrary<string>) =>

@@ -27,12 +27,13 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
 
   return HandleStore.HandleStore.of({
     begin: (handle) =>
-      Effect.sync(() => {
+      Effect.suspend((): Effect.Effect<HandleStore.BeginResult, HandleStore.StoreError> => {
         const existing = rows.get(rowId(handle.scope, handle.key))
-        if (existing) return { record: existing, created: false }
-        const record = HandleStore.initialRecord(handle)
-        rows.set(rowId(record.scope, record.key), record)
-        return { record, created: true }
+        if (existing) return Effect.succeed({ record: existing, created: false })
+        return Effect.map(HandleStore.initialRecord(handle), (record) => {
+          rows.set(rowId(record.scope, record.key), record)
+          return { record, created: true }
+        })
       }),
     get: (scope, key) => Effect.sync(() => Option.fromNullable(rows.get(rowId(scope, key)))),
     update: (record) =>

@@ -276,7 +276,7 @@ export const make = (
 
     const begin = (handle: HandleStore.NewHandle) =>
       Effect.gen(function* () {
-        const record = HandleStore.initialRecord(handle)
+        const record = yield* HandleStore.initialRecord(handle)
         const v = yield* encode("begin", record)
         // Identifies this call's insert, so that a retry after a connection died mid-commit knows
         // the row it finds is its own (created) rather than someone else's (attach).

@@ -259,7 +259,7 @@ const makeStore = (
   return HandleStore.HandleStore.of({
     begin: (handle) =>
       Effect.suspend(() => {
-        const record = Rows.initialRecord(handle)
+        const record = HandleStore.initialRecord(handle)
         if (Either.isLeft(record)) return Effect.fail(record.left)
         const params = Rows.toParams("begin", record.right, record.right.version)
         if (Either.isLeft(params)) return Effect.fail(params.left)

@@ -335,6 +335,32 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         }))
     })
 
+    describe("edge cases", () => {
+      test("claimDue with a limit of zero claims nothing", (store) =>
+        Effect.gen(function* () {
+          yield* store.begin(newHandle({ owner: "me" }))
+          expect(yield* store.claimDue({ owner: "me", now: T0 + 1, leaseMs: LEASE, limit: 0 })).toEqual([])
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "key-1")).version).toBe(1)
+        }))
+
+      test("updating a row that does not exist is a VersionConflict and creates nothing", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle())
+          const ghost = withState(record, { key: "never-begun" })
+          const result = yield* Effect.either(store.update(ghost))
+          expect(Either.isLeft(result) && result.left).toBeInstanceOf(VersionConflict)
+          expect(Option.isNone(yield* store.get("tenant-a", "never-begun"))).toBe(true)
+        }))
+
+      test("list orders keys by code point, as binary collations do", (store) =>
+        Effect.gen(function* () {
+          const keys = ["\u{1F600}", "\uFFFD", "z", "Z", "é"]
+          for (const key of keys) yield* store.begin(newHandle({ key }))
+          const page = yield* store.list({ scope: "tenant-a", limit: 10 })
+          expect(page.records.map((r) => r.key)).toEqual(["Z", "z", "é", "\uFFFD", "\u{1F600}"])
+        }))
+    })
+
     describe("release", () => {
       test("clears the owner's lease and leaves another owner's lease alone", (store) =>
         Effect.gen(function* () {

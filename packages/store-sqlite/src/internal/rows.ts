@@ -4,66 +4,10 @@
  * never trusted.
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { type NewHandle, StoreError } from "@mcp-handles/core/HandleStore"
-import { JsonObject } from "@mcp-handles/core/Json"
+import { StoreError } from "@mcp-handles/core/HandleStore"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-
-const validateArguments = Schema.validateEither(Schema.NullOr(JsonObject))
-
-/**
- * The same record as core's `HandleStore.initialRecord` (a test holds the two equal), built
- * without re-validating every field: the validating `HandleRecord` constructor recompiles its
- * schema on each call (~150 µs, more than a durable commit), which would double the cost of the
- * write-ahead intent on every call's critical path. Only `arguments` can hold something the
- * types do not rule out, and it is checked with a validator compiled once.
- */
-export const initialRecord = (handle: NewHandle): Either.Either<HandleRecord, StoreError> => {
-  const checked = validateArguments(handle.arguments)
-  if (checked._tag === "Left") {
-    return Either.left(
-      new StoreError({
-        operation: "begin",
-        message: `arguments of ${JSON.stringify(handle.key)} are not a JSON object: ${ParseResult.TreeFormatter.formatErrorSync(checked.left).slice(0, 500)}`,
-      }),
-    )
-  }
-  return Either.right(
-    new HandleRecord(
-      {
-        scope: handle.scope,
-        key: handle.key,
-        serverId: handle.serverId,
-        tool: handle.tool,
-        arguments: handle.arguments,
-        argumentsHash: handle.argumentsHash,
-        taskId: null,
-        status: "pending",
-        snapshot: null,
-        result: null,
-        error: null,
-        inputRequests: null,
-        answers: {},
-        stuckSince: null,
-        cancel: null,
-        // Due at once, guarded by the dispatcher's lease (see core's initialRecord).
-        nextPollAt: handle.now,
-        attempts: 0,
-        pollsWithoutInterval: 0,
-        launches: 1,
-        lastProblem: null,
-        leaseOwner: handle.owner,
-        leaseExpiresAt: handle.now + handle.leaseMs,
-        version: 1,
-        createdAt: handle.now,
-        updatedAt: handle.now,
-        settledAt: null,
-      },
-      true,
-    ),
-  )
-}
 
 /** Column order shared by every SELECT and INSERT. */
 export const columns =
