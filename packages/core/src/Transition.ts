@@ -66,21 +66,27 @@ export type Event = Data.TaggedEnum<{
 /** @since 0.1.0 */
 export const Event = Data.taggedEnum<Event>()
 
+// Records are built without re-validation: every field comes from a record or from an event whose
+// payload was decoded at the boundary, and validating here would cost more than a durable commit
+// on every step. The property tests check that every reachable record still decodes.
 const settle = (record: HandleRecord, fields: Partial<HandleRecord>, now: number): HandleRecord =>
-  new HandleRecord({
-    ...record,
-    ...fields,
-    inputRequests: null,
-    nextPollAt: null,
-    stuckSince: null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    updatedAt: now,
-    settledAt: now,
-  })
+  new HandleRecord(
+    {
+      ...record,
+      ...fields,
+      inputRequests: null,
+      nextPollAt: null,
+      stuckSince: null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      updatedAt: now,
+      settledAt: now,
+    },
+    true,
+  )
 
 const change = (record: HandleRecord, fields: Partial<HandleRecord>, now: number): HandleRecord =>
-  new HandleRecord({ ...record, ...fields, updatedAt: now })
+  new HandleRecord({ ...record, ...fields, updatedAt: now }, true)
 
 const snapshotOf = (task: TaskState, receivedAt: number): TaskSnapshot =>
   TaskSnapshot.make({

@@ -88,11 +88,14 @@ export const make = (
     const withLease = (record: HandleRecord.HandleRecord, now: number) =>
       HandleRecord.isTerminal(record.status)
         ? record
-        : new HandleRecord.HandleRecord({
-            ...record,
-            leaseOwner: owner,
-            leaseExpiresAt: Math.max(now, record.nextPollAt ?? now) + leaseMs,
-          })
+        : new HandleRecord.HandleRecord(
+            {
+              ...record,
+              leaseOwner: owner,
+              leaseExpiresAt: Math.max(now, record.nextPollAt ?? now) + leaseMs,
+            },
+            true,
+          )
 
     const leasedByOther = (record: HandleRecord.HandleRecord, now: number) =>
       record.leaseOwner !== null &&
