@@ -117,6 +117,32 @@ describe("TaskClient", () => {
     )
   })
 
+  describe("limits", () => {
+    it.effect("a result over the configured limit is not stored: the call fails with a local error", () =>
+      Effect.gen(function* () {
+        const big = { kind: "result" as const, text: "x".repeat(5_000) }
+        const h = yield* makeHarness({
+          tools: [
+            { name: "bigdirect", shape: "direct", outcome: big },
+            { name: "bigtask", shape: "task", durationMs: 1_000, pollIntervalMs: 500, outcome: big },
+          ],
+        })
+        const p = yield* startProcess(h, {
+          background: false,
+          resultLimits: { maxBytes: 1_000, maxDepth: 16 },
+        })
+        for (const tool of ["bigdirect", "bigtask"]) {
+          const handle = yield* runFor(p.client.callTool("fake", tool, {}), 1_000)
+          const outcome = yield* runFor(handle.outcome, 10_000)
+          expect(outcome._tag === "Failed" && outcome.error.data).toEqual({
+            "mcp-handles/local": "result_rejected",
+          })
+          expect((yield* p.client.get(handle.key)).result).toBeNull()
+        }
+      }),
+    )
+  })
+
   describe("idempotency", () => {
     it.effect("a key is launched once: a second call attaches, also concurrently", () =>
       Effect.gen(function* () {

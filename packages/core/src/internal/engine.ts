@@ -230,6 +230,27 @@ export const make = (
         ? undefined
         : record.snapshot.receivedAt + record.snapshot.ttlMs
 
+    /**
+     * A final result over the configured limit is not stored: the task is recorded as failed with
+     * a local error saying why, and the oversize result is dropped.
+     */
+    const checkResult = (task: Wire.TaskState): Effect.Effect<Wire.TaskState> =>
+      task.status !== "completed" || task.result === undefined
+        ? Effect.succeed(task)
+        : Json.validate("task result", task.result, resultLimits).pipe(
+            Effect.as(task),
+            Effect.catchAll((rejected) => {
+              const { result: _dropped, ...rest } = task
+              return Effect.succeed(
+                new Wire.TaskState({
+                  ...rest,
+                  status: "failed",
+                  error: localError(rejected.message, "result_rejected"),
+                }),
+              )
+            }),
+          )
+
     const applyAnswer = (
       record: HandleRecord.HandleRecord,
       answer: Wire.CallAnswer,
@@ -259,7 +280,10 @@ export const make = (
               ? new Wire.TaskState({ ...answer.task, status: "working" })
               : answer.task
           const delay = yield* pollDelay(task, record)
-          return yield* commit(record, Transition.Event.TaskCreated({ task, now, nextPollAt: now + delay }))
+          return yield* commit(
+            record,
+            Transition.Event.TaskCreated({ task: yield* checkResult(task), now, nextPollAt: now + delay }),
+          )
         }
         return record
       })
@@ -513,7 +537,7 @@ export const make = (
         }
         const polled = yield* Effect.either(wire.getTask(endpoint, taskId))
         if (polled._tag === "Left") return yield* pollFailure(record, polled.left)
-        const task = polled.right
+        const task = yield* checkResult(polled.right)
         const now = yield* Clock.currentTimeMillis
         if (task.taskId !== taskId) {
           return yield* pollFailure(
