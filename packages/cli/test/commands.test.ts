@@ -41,7 +41,7 @@ const config: FakeServerConfig = {
     },
     { name: "slow_answer", shape: "task", durationMs: 300, pollIntervalMs: 250 },
   ],
-  // The first two calls of slow_answer are answered after 4 s: time to kill the caller.
+  // The first two calls of slow_answer are answered after 8 s: time to kill the caller.
   faults: [
     {
       when: { method: "tools/call", tool: "slow_answer", nth: [1, 2] },

@@ -68,10 +68,10 @@ export const config: FakeServerConfig = {
       outcome: { kind: "result", text: "archived {{args.bucket}}" },
     },
   ],
-  // The first archive call takes 1.5 s to be answered: the client is killed before it is, so
+  // The first archive call takes 3 s to be answered: the client is killed before it is, so
   // nobody knows whether it launched. Only that first call: a re-issue is answered at once.
   faults: [
-    { when: { method: "tools/call", tool: "archive", nth: 1 }, fault: { kind: "latency", ms: 1_500 } },
+    { when: { method: "tools/call", tool: "archive", nth: 1 }, fault: { kind: "latency", ms: 3_000 } },
   ],
 }
 
