@@ -139,6 +139,10 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
           status: "input_required",
           inputRequests,
           stuckSince: stuck ? (record.stuckSince ?? now) : null,
+          // Shown by list/show: the server waits on keys we answered and it acknowledged.
+          lastProblem: stuck
+            ? `waiting on input already answered: ${Object.keys(inputRequests).join(", ")}`
+            : null,
           nextPollAt,
         },
         now,

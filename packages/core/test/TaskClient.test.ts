@@ -482,6 +482,24 @@ describe("TaskClient", () => {
       }),
     )
 
+    it.effect("an answer that arrives after the call timeout still records the handle", () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({
+          tools: [slow()],
+          faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000 } }],
+        })
+        const p = yield* startProcess(h, { background: false, callTimeout: "1 second" })
+        const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 2_000)
+        expect(handle.record.status).toBe("in_doubt")
+        yield* elapse(5_000)
+        const late = yield* p.client.get(handle.key)
+        expect(late.status).toBe("working")
+        expect(late.taskId).toBe(h.server.ledger.snapshot().tasks[0]?.taskId)
+        const outcome = yield* runFor(p.client.settle(handle.key), 20_000)
+        expect(outcome._tag).toBe("Completed")
+      }),
+    )
+
     it.effect("in-doubt calls of idempotent tools are re-sent under reissue-if-idempotent", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({

@@ -195,6 +195,33 @@ describe("Transition.step", () => {
       ),
     ))
 
+  it("waiting only on answered, acknowledged keys is marked stuck and shown, not silently awaited", () => {
+    const task = (status: "working" | "input_required") =>
+      new Wire.TaskState({
+        taskId: "t",
+        status,
+        createdAt: T0,
+        lastUpdatedAt: T0,
+        ttlMs: null,
+        ...(status === "input_required" ? { inputRequests: { a: { method: "elicitation/create" } } } : {}),
+      })
+    let r = Transition.step(
+      pending,
+      Event.TaskCreated({ task: task("input_required"), now: T0, nextPollAt: T0 + 1 }),
+    )
+    expect(r.stuckSince).toBeNull()
+    r = Transition.step(r, Event.InputAnswered({ answers: { a: "yes" }, now: T0 + 1 }))
+    r = Transition.step(r, Event.InputAcknowledged({ keys: ["a"], now: T0 + 2 }))
+    r = Transition.step(r, Event.Polled({ task: task("input_required"), now: T0 + 3, nextPollAt: T0 + 4 }))
+    expect(r.stuckSince).toBe(T0 + 3)
+    expect(r.lastProblem).toMatch(/already answered: a/)
+    r = Transition.step(r, Event.Polled({ task: task("input_required"), now: T0 + 9, nextPollAt: T0 + 10 }))
+    expect(r.stuckSince).toBe(T0 + 3)
+    r = Transition.step(r, Event.Polled({ task: task("working"), now: T0 + 11, nextPollAt: T0 + 12 }))
+    expect(r.stuckSince).toBeNull()
+    expect(r.lastProblem).toBeNull()
+  })
+
   it("a late task answer to an in-doubt call records the handle", () => {
     const inDoubt = Transition.step(pending, Event.CallInDoubt({ reason: "timeout", now: T0 + 1 }))
     const task = new Wire.TaskState({

@@ -31,7 +31,11 @@ export interface Harness {
 export const makeHarness = (config: FakeServerConfig): Effect.Effect<Harness> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
-    const server = makeFakeServer(config, { clock: { now: () => clock.unsafeCurrentTimeMillis() } })
+    const server = makeFakeServer(config, {
+      clock: { now: () => clock.unsafeCurrentTimeMillis() },
+      // Latency faults wait on the TestClock too.
+      sleep: (ms) => Effect.runPromise(Effect.sleep(Duration.millis(ms)).pipe(Effect.withClock(clock))),
+    })
     const store = yield* MemoryStore.make
     return { server, store }
   })
