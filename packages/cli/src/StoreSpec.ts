@@ -5,16 +5,12 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
-import { PgStore } from "@mcp-handles/store-postgres"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { type CliError, describe, failed, usage } from "./CliError.js"
+import { type CliError, describe, usage } from "./CliError.js"
 
 export const defaultPath = "./.mcp-handles/tasks.db"
 export const environmentVariable = "MCP_HANDLES_STORE"
@@ -73,18 +69,8 @@ export const layer = (spec: StoreSpec): Layer.Layer<HandleStore.HandleStore, Cli
     )
     return Layer.mapError(open, describe)
   }
-  const client = PgClient.layer({
-    url: Redacted.make(spec.url),
-    connectTimeout: Duration.seconds(5),
-    maxConnections: 4,
-    applicationName: "mcp-handles-cli",
-  })
-  // The store retries transient connection failures; a CLI command should fail fast instead.
-  const store = PgStore.layer({ retry: { times: 1 } }).pipe(Layer.provide(client))
-  return Layer.mapError(store, (error) => {
-    const detail = describe(error).message.replace(/^cannot open store: (PgClient: )?/, "")
-    // A driver message may quote the URL; its password must not reach the terminal.
-    const safe = redactUrl(spec.url)
-    return failed(`cannot open store ${safe}: ${detail.replaceAll(spec.url, safe)}`)
-  })
+  // PostgreSQL's driver is loaded only when asked for: every SQLite command starts faster.
+  return Layer.unwrapEffect(
+    Effect.promise(() => import("./PgStoreLayer.js")).pipe(Effect.map((module) => module.layer(spec.url))),
+  )
 }

@@ -4,7 +4,6 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { failed } from "../CliError.js"
 import * as Common from "../Common.js"
-import { run } from "../demo/run.js"
 
 const keep = Options.boolean("keep").pipe(
   Options.withDescription("keep the demo's SQLite store, to look at it with list and show"),
@@ -15,7 +14,10 @@ export const command = Command.make(
   { reveal: Common.reveal, keep, verbose: Common.verbose },
   (options) =>
     Effect.tryPromise({
-      try: () => run({ reveal: options.reveal, keepFiles: options.keep }),
+      try: () =>
+        import("../demo/run.js").then((demo) =>
+          demo.run({ reveal: options.reveal, keepFiles: options.keep }),
+        ),
       catch: (error) => failed(`demo: ${error instanceof Error ? error.message : String(error)}`),
     }).pipe(Effect.flatMap((ok) => Common.exitWith(ok ? 0 : 1))),
 ).pipe(
