@@ -40,7 +40,9 @@ export const reveal = Options.boolean("reveal").pipe(
 export const json = Options.boolean("json").pipe(Options.withDescription("print JSON instead of text"))
 /** Servers added by hand, for rows whose server this store's server list does not know. */
 export const servers = Options.text("server").pipe(
-  Options.withDescription("the URL of a server that stored calls point at (repeatable)"),
+  Options.withDescription(
+    "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name (repeatable)",
+  ),
   Options.repeated,
 )
 

@@ -50,11 +50,16 @@ export const nameFor = (url: string): string => {
   }
 }
 
-/** The endpoint the CLI uses for a URL, with its identity. */
-export const endpointFor = (url: string): Effect.Effect<KnownServer, CliError> =>
+/**
+ * The endpoint the CLI uses for `URL`, or for `NAME=URL`: an application that configured a server
+ * under its own name wrote rows under that name's identity, and only the same name finds them.
+ */
+export const endpointFor = (raw: string): Effect.Effect<KnownServer, CliError> =>
   Effect.gen(function* () {
+    const named = /^([A-Za-z0-9_.-]+)=(https?:\/\/.+)$/i.exec(raw)
+    const url = named?.[2] ?? raw
     const normalised = yield* ServerIdentity.normaliseUrl(url)
-    const name = nameFor(normalised)
+    const name = named?.[1] ?? nameFor(normalised)
     const id = yield* ServerIdentity.of({ name, url: normalised })
     return { id, name, url: normalised }
   }).pipe(Effect.mapError(describe))

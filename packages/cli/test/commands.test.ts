@@ -2,9 +2,11 @@
  * Every command against the fake server binary, through the built `mcp-handles` binary, with
  * the default SQLite store in a temporary working directory.
  */
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { openTaskClient } from "@mcp-handles/core"
 import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeServer, fakeServer, type Workspace, workspace } from "./support.js"
 
@@ -216,6 +218,30 @@ describe("cancel and gc", () => {
     const older = await ws.run("gc", "--older-than", "7d")
     expect(older.stdout).toMatch(/^deleted 0 settled/)
     await ws.run("cancel", "l2", "--wait", "0")
+  }, 30_000)
+})
+
+describe("calls an application made under its own server name", () => {
+  it("resume skips them until --server NAME=URL names the server", async () => {
+    mkdirSync(join(ws.dir, ".mcp-handles"), { recursive: true })
+    const app = await openTaskClient({
+      store: SqliteStore.layer({ filename: join(ws.dir, ".mcp-handles", "tasks.db") }),
+      servers: [{ name: "research", url: server.url }],
+      background: false,
+    })
+    await app.callTool("research", "job", { n: 9 }, { key: "app-1" })
+    await app.close() // hands the open call off
+
+    const skipped = await ws.run("resume")
+    expect(skipped.code, skipped.stderr).toBe(0)
+    expect(skipped.stderr).toMatch(
+      /app-1: skipped; its server research is not in .*servers\.json \(pass --server URL\)/,
+    )
+    const resumed = await ws.run("resume", "--server", `research=${server.url}`)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("app-1: completed: done 9")
+    const listed = await ws.run("list", "--server", `research=${server.url}`)
+    expect(listed.stdout).toMatch(/^app-1\s+completed\s+job\s+research\s/m)
   }, 30_000)
 })
 
