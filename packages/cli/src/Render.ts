@@ -112,6 +112,15 @@ export const outcomeJson = (outcome: Outcome.Outcome) => {
   }
 }
 
-/** Exit status of a finished call: 0 only for a result the tool did not flag as an error. */
-export const outcomeExitCode = (outcome: Outcome.Outcome): number =>
-  outcome._tag === "Completed" && outcome.result.isError !== true ? 0 : outcome._tag === "InDoubt" ? 3 : 1
+/**
+ * Exit status of a followed call: 0 only for a result the tool did not flag as an error; 3 when
+ * it does not rest yet (in doubt, or waiting for input).
+ */
+export const outcomeExitCode = (outcome: { readonly _tag: string; readonly result?: unknown }): number =>
+  outcome._tag === "Completed"
+    ? (outcome.result as { isError?: unknown } | undefined)?.isError === true
+      ? 1
+      : 0
+    : outcome._tag === "InDoubt" || outcome._tag === "WaitingForInput"
+      ? 3
+      : 1

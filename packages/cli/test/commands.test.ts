@@ -113,6 +113,17 @@ describe("call", () => {
     expect(ran.stdout.trim()).toBe("a1: completed: answer yes")
     expect(ran.stderr).toContain("the server asks (elicitation/create, ok): OK?")
   })
+
+  it("without --answer and without a terminal, stops at input instead of hanging; resume --answer finishes", async () => {
+    const waiting = await ws.run("call", server.url, "ask", "--key", "a2")
+    expect(waiting.code, waiting.stderr).toBe(3)
+    expect(waiting.stdout.trim()).toMatch(
+      /^a2: waiting for input \(ok\); answer with `mcp-handles resume --answer JSON`/,
+    )
+    const resumed = await ws.run("resume", "--answer", '{"action":"accept","content":{"ok":"later"}}')
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("a2: completed: answer later")
+  })
 })
 
 describe("detach, list, show, resume", () => {

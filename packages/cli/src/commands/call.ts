@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type CliError, describe, failed, usage } from "../CliError.js"
 import * as Common from "../Common.js"
-import { follow } from "../Follow.js"
+import { follow, followedJson, followedLine } from "../Follow.js"
 import * as Input from "../Input.js"
 import * as Render from "../Render.js"
 import * as ServerRegistry from "../ServerRegistry.js"
@@ -125,16 +125,18 @@ export const command = Command.make(
         else console.log(handle.key)
         return
       }
-      const outcome = yield* follow(session, handle.key).pipe(Effect.mapError(describe))
+      const outcome = yield* follow(session, handle.key, onInputRequired !== undefined).pipe(
+        Effect.mapError(describe),
+      )
       if (options.json) {
         const row = yield* session.client.get(handle.key).pipe(Effect.mapError(describe))
         console.log(
           JSON.stringify({
-            ...Render.outcomeJson(outcome),
+            ...followedJson(outcome),
             taskId: row.taskId === null ? null : Render.taskId(row.taskId, options.reveal),
           }),
         )
-      } else console.log(`${handle.key}: ${Render.outcomeLine(outcome)}`)
+      } else console.log(followedLine(outcome))
       yield* Common.exitWith(Render.outcomeExitCode(outcome))
     }).pipe(Effect.scoped),
 ).pipe(Command.withDescription("Call a tool durably and follow it to its outcome"))

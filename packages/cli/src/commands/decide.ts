@@ -11,7 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { describe } from "../CliError.js"
 import * as Common from "../Common.js"
-import { follow } from "../Follow.js"
+import { follow, followedJson, followedLine } from "../Follow.js"
+import * as Input from "../Input.js"
 import * as Render from "../Render.js"
 import { keyArg } from "./show.js"
 
@@ -70,7 +71,11 @@ export const reissue = Command.make(
   },
   (options) =>
     Effect.gen(function* () {
-      const session = yield* Common.open(options, { addServers: options.servers })
+      const onInputRequired = Input.handler(Option.none())
+      const session = yield* Common.open(options, {
+        addServers: options.servers,
+        ...(onInputRequired === undefined ? {} : { onInputRequired }),
+      })
       const handle = yield* session.client.reissue(options.key).pipe(Effect.mapError(describe))
       process.stderr.write(
         `${handle.key}: sent again with the same key (launch ${handle.record.launches}); ${handle.record.status}\n`,
@@ -79,9 +84,11 @@ export const reissue = Command.make(
         printRow(handle.record, options.reveal, options.json, handle.key)
         return
       }
-      const outcome = yield* follow(session, handle.key).pipe(Effect.mapError(describe))
-      if (options.json) console.log(JSON.stringify(Render.outcomeJson(outcome)))
-      else console.log(`${handle.key}: ${Render.outcomeLine(outcome)}`)
+      const outcome = yield* follow(session, handle.key, onInputRequired !== undefined).pipe(
+        Effect.mapError(describe),
+      )
+      if (options.json) console.log(JSON.stringify(followedJson(outcome)))
+      else console.log(followedLine(outcome))
       yield* Common.exitWith(Render.outcomeExitCode(outcome))
     }).pipe(Effect.scoped),
 ).pipe(Command.withDescription("Send an in-doubt call again, with the same idempotency key"))

@@ -5,11 +5,10 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type * as Outcome from "@mcp-handles/core/Outcome"
 import * as Effect from "effect/Effect"
 import { describe } from "../CliError.js"
 import * as Common from "../Common.js"
-import { statusLine } from "../Follow.js"
+import { type Followed, followedJson, followedLine, settle, statusLine } from "../Follow.js"
 import * as Input from "../Input.js"
 import * as Render from "../Render.js"
 import * as ServerRegistry from "../ServerRegistry.js"
@@ -50,7 +49,7 @@ export const command = Command.make(
       const started = Date.now()
       const line = options.json ? undefined : statusLine()
       let settled = 0
-      const results: Array<{ key: string; outcome: Outcome.Outcome }> = []
+      const results: Array<{ key: string; outcome: Followed }> = []
       const progress = () =>
         line?.show(
           `following ${reachable.length} open call(s): ${settled} settled, ${reachable.length - settled} open${process.stderr.isTTY === true ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`,
@@ -58,14 +57,14 @@ export const command = Command.make(
       yield* Effect.forEach(
         reachable,
         (r) =>
-          session.client.settle(r.key).pipe(
+          settle(session, r.key, onInputRequired !== undefined).pipe(
             Effect.mapError(describe),
             Effect.tap((outcome) =>
               Effect.sync(() => {
                 settled++
                 results.push({ key: r.key, outcome })
                 line?.clear()
-                say(`${r.key}: ${Render.outcomeLine(outcome)}`)
+                say(followedLine(outcome))
                 progress()
               }),
             ),
@@ -84,15 +83,19 @@ export const command = Command.make(
         console.log(
           JSON.stringify({
             reconciled: report,
-            settled: results.map((r) => Render.outcomeJson(r.outcome)),
+            settled: results.map((r) => followedJson(r.outcome)),
             inDoubt: inDoubt.map((r) => r.key),
             skipped: open.filter((r) => !known(r)).map((r) => r.key),
           }),
         )
       } else {
         const counts = new Map<string, number>()
-        for (const r of results) counts.set(r.outcome._tag, (counts.get(r.outcome._tag) ?? 0) + 1)
-        const summary = [...counts].map(([tag, n]) => `${n} ${tag.toLowerCase()}`).join(", ")
+        for (const r of results) {
+          const label =
+            r.outcome._tag === "WaitingForInput" ? "waiting for input" : r.outcome._tag.toLowerCase()
+          counts.set(label, (counts.get(label) ?? 0) + 1)
+        }
+        const summary = [...counts].map(([label, n]) => `${n} ${label}`).join(", ")
         console.log(`resumed ${reachable.length} open call(s)${summary === "" ? "" : `: ${summary}`}`)
         if (inDoubt.length > 0) {
           console.log(
