@@ -1,0 +1,26 @@
+/**
+ * Run counts and seeds. CI runs a moderate number of sequences per store; `CHAOS_RUNS` (or
+ * `pnpm chaos --runs N`) asks for more. `CHAOS_SEED` replays a printed seed.
+ */
+import type { StoreKind } from "./stores.js"
+
+/** Sequences per store in CI: sized so that the whole chaos package runs in a few minutes. */
+export const ciRuns: Readonly<Record<StoreKind, number>> = { memory: 60, sqlite: 30, postgres: 20 }
+
+export const runsFor = (store: StoreKind): number => {
+  const fromEnv = Number(process.env.CHAOS_RUNS)
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : ciRuns[store]
+}
+
+/** The seed: CHAOS_SEED when set, else a fresh one (always printed, so a failure reproduces). */
+export const seedFrom = (): number => {
+  const fromEnv = Number(process.env.CHAOS_SEED)
+  return Number.isInteger(fromEnv) && process.env.CHAOS_SEED !== ""
+    ? fromEnv
+    : (Date.now() ^ (process.pid << 8)) >>> 0
+}
+
+export const pathFrom = (): string | undefined => {
+  const path = process.env.CHAOS_PATH
+  return path === undefined || path === "" ? undefined : path
+}

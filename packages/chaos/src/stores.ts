@@ -1,0 +1,60 @@
+/**
+ * The three stores under test, each fresh for one sequence: memory, SQLite (a new file in a
+ * temporary directory) and PostgreSQL (a new schema on `DATABASE_URL`, dropped afterwards).
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import { MemoryStore } from "@mcp-handles/store-memory"
+import { PgStore } from "@mcp-handles/store-postgres"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+
+export type StoreKind = "memory" | "sqlite" | "postgres"
+
+export const storeKinds: ReadonlyArray<StoreKind> = ["memory", "sqlite", "postgres"]
+
+/** This machine kind's PostgreSQL (CI sets DATABASE_URL to the same server). */
+export const defaultDatabaseUrl = "postgres://postgres@127.0.0.1:5432/test"
+
+export const databaseUrl = (): string => {
+  const fromEnv = process.env.DATABASE_URL
+  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : defaultDatabaseUrl
+}
+
+let schemaCounter = 0
+
+/** A fresh, empty store that lives as long as the scope. Failing to open one is a defect. */
+export const openStore = (kind: StoreKind): Effect.Effect<HandleStore.HandleStore, never, Scope.Scope> => {
+  switch (kind) {
+    case "memory":
+      return MemoryStore.make
+    case "sqlite":
+      return Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-handles-chaos-"))),
+          (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true })),
+        )
+        // NORMAL survives a process crash (what is simulated here); FULL only adds power-loss safety.
+        return yield* SqliteStore.make({ filename: join(dir, "handles.db"), synchronous: "NORMAL" })
+      }).pipe(Effect.orDie)
+    case "postgres":
+      return Effect.gen(function* () {
+        const client = yield* PgClient.make({
+          url: Redacted.make(databaseUrl()),
+          maxConnections: 4,
+          applicationName: "mcp-handles-chaos",
+        }).pipe(Effect.provide(Reactivity.layer))
+        const schema = `chaos_${process.pid}_${Date.now().toString(36)}_${(schemaCounter++).toString(36)}`
+        yield* Effect.acquireRelease(client`CREATE SCHEMA ${client(schema)}`, () =>
+          Effect.ignore(client`DROP SCHEMA IF EXISTS ${client(schema)} CASCADE`),
+        )
+        return yield* PgStore.make({ schema }).pipe(Effect.provideService(PgClient.PgClient, client))
+      }).pipe(Effect.orDie)
+  }
+}

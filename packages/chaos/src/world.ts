@@ -1,0 +1,433 @@
+/**
+ * The simulated world of one chaos sequence: the fake server in process on the TestClock, one
+ * shared store, and client "processes" on it that can crash. A crash drops all in-process state
+ * (fibers, caches, queues) and keeps only the store: from the crash on, the dead process's store
+ * and network calls never complete, exactly as if it had been killed. Server faults are injected
+ * between the client's `fetch` and the server, one shot each.
+ */
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HttpWire from "@mcp-handles/core/HttpWire"
+import type * as Json from "@mcp-handles/core/Json"
+import * as Polling from "@mcp-handles/core/Polling"
+import * as TaskClient from "@mcp-handles/core/TaskClient"
+import {
+  type FakeServer,
+  type FakeServerConfig,
+  makeFakeServer,
+  memoryPersistence,
+} from "@mcp-handles/fake-server"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { VirtualClock } from "./VirtualClock.js"
+
+export const serverUrl = "http://fake.test/mcp"
+
+/** Where a process dies. Counted from the moment it is armed. */
+export type CrashPoint =
+  | {
+      readonly at: "fetch"
+      readonly method: "tools/call" | "tasks/get" | "tasks/update" | "tasks/cancel"
+      readonly nth: number
+      /** `before-send`: dies as the request leaves (it never arrives). `after-answer`: the server
+       * processed it, the process dies before reading the answer. */
+      readonly phase: "before-send" | "after-answer"
+    }
+  | {
+      readonly at: "store"
+      readonly op: "begin" | "update" | "claimDue"
+      readonly nth: number
+      /** `before-write`: dies before the write. `after-write`: the write is durable, the process
+       * dies before it learns so (with SQLite, so do the writes group-committed with it). */
+      readonly phase: "before-write" | "after-write"
+    }
+
+export type FaultKind =
+  /** Connection refused: provably not sent. */
+  | "refused"
+  /** Connection reset before the server saw it: the client cannot tell it from a lost answer. */
+  | "reset-before"
+  /** The server processed the request; the answer is lost. */
+  | "drop-after"
+  | "503"
+  | "429"
+  /** The server processed the request, then a gateway answered 500. */
+  | "500-after"
+  /** The server processed the request; the answer is cut mid-JSON. */
+  | "malformed-after"
+  /** The server processed the request; the answer has a wrong shape (unknown status). */
+  | "wrong-shape-after"
+
+export type FaultMethod = "tools/call" | "tasks/get" | "tasks/update" | "tasks/cancel"
+
+export interface ServerFault {
+  readonly method: FaultMethod
+  readonly kind: FaultKind
+}
+
+export interface Stats {
+  sequences: number
+  steps: number
+  crashes: number
+  restarts: number
+  serverFaults: number
+  serverRestarts: number
+  calls: number
+  settles: number
+  checks: number
+  kills: number
+}
+
+export const emptyStats = (): Stats => ({
+  sequences: 0,
+  steps: 0,
+  crashes: 0,
+  restarts: 0,
+  serverFaults: 0,
+  serverRestarts: 0,
+  calls: 0,
+  settles: 0,
+  checks: 0,
+  kills: 0,
+})
+
+export const addStats = (into: Stats, from: Stats): void => {
+  for (const key of Object.keys(into) as Array<keyof Stats>) into[key] += from[key]
+}
+
+export interface Proc {
+  readonly id: number
+  readonly instanceId: string
+  readonly background: boolean
+  readonly client: TaskClient.TaskClient
+  readonly scope: Scope.CloseableScope
+  readonly arm: (point: CrashPoint | undefined) => void
+  readonly crash: () => void
+  readonly dead: () => boolean
+}
+
+export interface ClientSetup {
+  readonly inDoubtPolicy: "surface" | "reissue-if-idempotent"
+  readonly leaseMs: number
+}
+
+export interface World {
+  readonly clock: VirtualClock
+  readonly server: FakeServer
+  readonly store: HandleStore.HandleStore
+  readonly setup: ClientSetup
+  readonly stats: Stats
+  /** Human-readable trace of what happened, printed on failure. */
+  readonly trace: Array<string>
+  proc: Proc | undefined
+  procCount: number
+  /** Armed one-shot server faults. */
+  faults: Array<ServerFault>
+  /** Input requests waiting for an `answer`/`refuse` step. */
+  inputWaiters: Array<Deferred.Deferred<Json.JsonValue, string>>
+  autoAnswer: boolean
+  /** Tasks whose creating `tools/call` answer was garbled: the client never saw their interval. */
+  readonly garbledCreates: Set<string>
+  /** `taskId@time` of polls the server answered but whose answer the client never got. */
+  readonly lostPollAnswers: Set<string>
+  /** Told which rows a `deleteSettledBefore` deleted (the terminal rows settled before its cutoff). */
+  onGc: (deleted: ReadonlyArray<HandleRecord.HandleRecord>, count: number) => Effect.Effect<void>
+  /** Stores whose I/O needs real time (Postgres): flushes also wait a real millisecond. */
+  readonly slowIo: boolean
+}
+
+/** Suspends forever without holding a timer (Effect.never keeps an interval alive). */
+const hang: Effect.Effect<never> = Effect.async<never>(() => {})
+
+export const inputAnswer: Json.JsonValue = { action: "accept", content: { name: "Ada" } }
+
+export const makeWorld = (
+  config: FakeServerConfig,
+  options: {
+    readonly durableServer: boolean
+    readonly setup: ClientSetup
+    readonly stats: Stats
+    readonly slowIo: boolean
+  },
+  store: HandleStore.HandleStore,
+): Effect.Effect<World> =>
+  Effect.gen(function* () {
+    const clock = yield* Effect.clockWith((clock) =>
+      clock instanceof VirtualClock
+        ? Effect.succeed(clock)
+        : Effect.dieMessage("run the world on a VirtualClock"),
+    )
+    const server = makeFakeServer(config, {
+      clock: { now: () => clock.unsafeCurrentTimeMillis() },
+      notifyEveryMs: 0,
+      ...(options.durableServer ? { persistence: memoryPersistence() } : {}),
+    })
+    return {
+      clock,
+      server,
+      store,
+      setup: options.setup,
+      stats: options.stats,
+      trace: [],
+      proc: undefined,
+      procCount: 0,
+      faults: [],
+      inputWaiters: [],
+      autoAnswer: false,
+      garbledCreates: new Set(),
+      onGc: () => Effect.void,
+      lostPollAnswers: new Set(),
+      slowIo: options.slowIo,
+    }
+  })
+
+const brokenBody = () =>
+  new Response(
+    new ReadableStream<Uint8Array>({
+      start: (controller) =>
+        controller.error(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })),
+    }),
+    { status: 200, headers: { "content-type": "application/json" } },
+  )
+
+/** The client's `fetch`: the in-process server behind the armed one-shot faults. */
+const serverFetch = (world: World, method: string, request: Request): Promise<Response> => {
+  const at = world.faults.findIndex((fault) => fault.method === method)
+  const fault = at >= 0 ? world.faults[at] : undefined
+  if (fault === undefined) return world.server.handler(request)
+  world.faults.splice(at, 1)
+  world.stats.serverFaults++
+  if (method === "tasks/get" && fault.kind.endsWith("-after")) {
+    void request
+      .clone()
+      .json()
+      .then((body: { params?: { taskId?: unknown } }) => {
+        const taskId = body.params?.taskId
+        if (typeof taskId === "string")
+          world.lostPollAnswers.add(`${taskId}@${world.clock.unsafeCurrentTimeMillis()}`)
+      })
+      .catch(() => {})
+  }
+  world.trace.push(`  fault ${fault.kind} on ${method}`)
+  switch (fault.kind) {
+    case "refused":
+      return Promise.reject(
+        new TypeError("fetch failed", {
+          cause: Object.assign(new Error("refused"), { code: "ECONNREFUSED" }),
+        }),
+      )
+    case "reset-before":
+      return Promise.reject(
+        new TypeError("fetch failed", { cause: Object.assign(new Error("reset"), { code: "ECONNRESET" }) }),
+      )
+    case "503":
+      return Promise.resolve(new Response("busy", { status: 503, headers: { "retry-after": "1" } }))
+    case "429":
+      return Promise.resolve(new Response("slow down", { status: 429, headers: { "retry-after": "2" } }))
+    case "drop-after":
+      return world.server.handler(request).then(async (response) => {
+        await response.text().catch(() => "")
+        return brokenBody()
+      })
+    case "500-after":
+      return world.server.handler(request).then(async (response) => {
+        await response.text().catch(() => "")
+        return new Response("gateway error", { status: 500 })
+      })
+    case "malformed-after":
+      return world.server.handler(request).then(async (response) => {
+        const text = await response.text().catch(() => "")
+        return new Response(text.slice(0, Math.max(1, Math.floor(text.length / 2))), {
+          status: 200,
+          headers: { "content-type": "application/json" },
+        })
+      })
+    case "wrong-shape-after":
+      return world.server.handler(request).then(async (response) => {
+        const text = await response.text().catch(() => "")
+        let body: unknown
+        try {
+          body = JSON.parse(text)
+        } catch {
+          body = text
+        }
+        if (typeof body === "object" && body !== null && "result" in body) {
+          const result = (body as { result: Record<string, unknown> }).result
+          if (typeof result === "object" && result !== null) {
+            if (method === "tools/call" && typeof result.taskId === "string")
+              world.garbledCreates.add(result.taskId)
+            result.status = "bogus"
+            if (result.resultType === "complete" && !("taskId" in result)) result.resultType = "weird"
+          }
+        }
+        return new Response(JSON.stringify(body), {
+          status: response.status,
+          headers: { "content-type": "application/json" },
+        })
+      })
+  }
+}
+
+/**
+ * Runs a `deleteSettledBefore`, telling the world which rows it removed: exactly the terminal
+ * rows settled before the cutoff (time stands still while it runs, and terminal rows never change).
+ */
+const observeGc = (world: World, options: HandleStore.GcOptions, run: Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function* () {
+    const page = yield* world.store.list({ scope: options.scope ?? "default", limit: 1000 })
+    const candidates = page.records.filter(
+      (row) =>
+        HandleRecord.isTerminal(row.status) &&
+        row.settledAt !== null &&
+        row.settledAt < options.settledBefore,
+    )
+    const count = yield* run
+    yield* world.onGc(candidates, typeof count === "number" ? count : -1)
+    return count
+  })
+
+/** Starts a client process on the world's store; it becomes the world's current process. */
+export const startProcess = (
+  world: World,
+  options: { readonly instanceId: string; readonly background: boolean },
+): Effect.Effect<Proc> =>
+  Effect.gen(function* () {
+    const id = ++world.procCount
+    let dead = false
+    let armed: CrashPoint | undefined
+    let count = 0
+    const die = (why: string) => {
+      if (dead) return
+      dead = true
+      world.stats.crashes++
+      world.trace.push(`  process ${id} crashed ${why}`)
+    }
+    const fires = (matches: boolean) => {
+      if (!matches || armed === undefined) return false
+      count++
+      return count === armed.nth
+    }
+
+    const store = Object.fromEntries(
+      Object.entries(world.store).map(([op, fn]) => [
+        op,
+        (...args: Array<unknown>) =>
+          Effect.suspend(() => {
+            if (dead) return hang
+            const direct = (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)
+            const run =
+              op === "deleteSettledBefore"
+                ? observeGc(world, args[0] as HandleStore.GcOptions, direct)
+                : direct
+            const point = armed
+            if (point?.at === "store" && fires(point.op === op)) {
+              if (point.phase === "before-write") {
+                die(`before store.${op}`)
+                return hang
+              }
+              return run.pipe(
+                Effect.zipRight(Effect.sync(() => die(`after store.${op}`))),
+                Effect.zipRight(hang),
+              )
+            }
+            return run.pipe(Effect.flatMap((value) => (dead ? hang : Effect.succeed(value))))
+          }),
+      ]),
+    ) as unknown as HandleStore.HandleStore
+
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      if (dead) return new Promise<Response>(() => {})
+      const request = new Request(input, init)
+      const method = request.headers.get("mcp-method") ?? ""
+      const point = armed
+      const matches = point?.at === "fetch" && point.method === method && fires(true)
+      if (matches && point?.at === "fetch" && point.phase === "before-send") {
+        die(`as ${method} left`)
+        return new Promise<Response>(() => {})
+      }
+      const response = await serverFetch(world, method, request)
+      if (matches) die(`after the server answered ${method}`)
+      if (dead) return new Promise<Response>(() => {})
+      return response
+    }
+
+    const onInputRequired: TaskClient.InputHandler = () =>
+      Effect.gen(function* () {
+        if (world.autoAnswer) return inputAnswer
+        const waiter = yield* Deferred.make<Json.JsonValue, string>()
+        world.inputWaiters.push(waiter)
+        return yield* Deferred.await(waiter)
+      })
+
+    const scope = yield* Scope.make()
+    const layer = TaskClient.layer({
+      servers: [{ name: "fake", url: serverUrl }],
+      instanceId: options.instanceId,
+      leaseMs: world.setup.leaseMs,
+      inDoubtPolicy: world.setup.inDoubtPolicy,
+      onInputRequired,
+      background: options.background ? { tickMs: 500 } : false,
+    }).pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          Layer.succeed(HandleStore.HandleStore, store),
+          HttpWire.layer({ fetch, clientCapabilities: { elicitation: {} } }),
+          Polling.layer(),
+        ),
+      ),
+    )
+    const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.orDie)
+    const proc: Proc = {
+      id,
+      instanceId: options.instanceId,
+      background: options.background,
+      client: Context.get(context, TaskClient.TaskClient),
+      scope,
+      arm: (point) => {
+        armed = point
+        count = 0
+      },
+      crash: () => die("on the spot"),
+      dead: () => dead,
+    }
+    world.proc = proc
+    world.trace.push(`  process ${id} started (${options.instanceId}, background ${options.background})`)
+    return proc
+  })
+
+// Enough turns of the event loop for a request to cross the in-process server and back.
+const flushTurns = Number(process.env.CHAOS_FLUSH_TURNS ?? 30)
+
+/** Lets promise-based work (the in-process server, the SQLite writer, Postgres I/O) run. */
+export const flush = (world: World): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    for (let i = 0; i < flushTurns; i++)
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    // Postgres answers over sockets: give real I/O a moment too.
+    if (world.slowIo) yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
+  })
+
+/** Moves virtual time forward, waking sleepers in order and letting their I/O finish. */
+export const elapse = (world: World, ms: number): Effect.Effect<void> =>
+  Effect.zipRight(flush(world), world.clock.advance(ms, flush(world)))
+
+/** Runs `effect` while moving virtual time; None when it did not finish within `limitMs`. */
+export const runFor = <A, E>(world: World, effect: Effect.Effect<A, E>, limitMs: number, stepMs = 250) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(effect)
+    yield* flush(world)
+    for (let elapsed = 0; ; elapsed += stepMs) {
+      const done = yield* Fiber.poll(fiber)
+      if (done._tag === "Some") return Exit.isSuccess(done.value) ? ("done" as const) : ("failed" as const)
+      if (elapsed >= limitMs) {
+        yield* Fiber.interruptFork(fiber)
+        return "timeout" as const
+      }
+      yield* world.clock.advance(stepMs, flush(world))
+    }
+  })
