@@ -276,7 +276,9 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
               launches: record.launches + 1,
               attempts: 0,
               lastProblem: null,
-              nextPollAt: null,
+              // Due at once, like a new intent: guarded by the dispatcher's lease, and found by
+              // the reconciler (and marked in doubt) if the dispatcher stops before an answer.
+              nextPollAt: event.now,
             },
             event.now,
           )
