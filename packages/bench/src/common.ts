@@ -1,0 +1,184 @@
+/**
+ * Shared helpers of the benchmarks: statistics, the fake server as a separate process over real
+ * HTTP on loopback, machine facts, and the JSON report every benchmark hands to the runner.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+
+/** What one benchmark reports: its headline numbers, and Markdown for its BENCHMARKS.md section. */
+export interface BenchReport {
+  readonly id: string
+  readonly title: string
+  /** One line per target: what was measured, the value, the target, and whether it was met. */
+  readonly results: ReadonlyArray<TargetResult>
+  /** The Markdown body of the section (tables, raw numbers), without the `## Bn` heading. */
+  readonly markdown: string
+  readonly smoke: boolean
+}
+
+export interface TargetResult {
+  readonly what: string
+  readonly value: number
+  readonly unit: string
+  readonly target: string
+  readonly met: boolean
+  /** The spread of the value over repetitions, e.g. "0.98–1.07". */
+  readonly spread?: string
+}
+
+export const median = (xs: ReadonlyArray<number>): number => {
+  if (xs.length === 0) return Number.NaN
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+}
+
+export const spread = (xs: ReadonlyArray<number>, digits = 1): string =>
+  xs.length === 0 ? "n/a" : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`
+
+/** A Markdown table with aligned columns. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`
+  return [line(header), `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`, ...rows.map(line)].join("\n")
+}
+
+export const loadAverage = (): string =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")
+
+export const machine = () => ({
+  nproc: os.availableParallelism(),
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model.trim() ?? "unknown",
+  node: process.version,
+  platform: `${os.type()} ${os.release()}`,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+})
+
+/** Command-line flags shared by the benchmark scripts. */
+export const cliFlags = (argv: ReadonlyArray<string> = process.argv.slice(2)) => {
+  const option = (name: string) => {
+    const at = argv.indexOf(name)
+    return at >= 0 ? argv[at + 1] : undefined
+  }
+  return {
+    smoke: argv.includes("--smoke"),
+    json: argv.includes("--json"),
+    option,
+  }
+}
+
+/** Prints a report: Markdown for people, or one JSON line for the runner. */
+export const emit = (report: BenchReport, json: boolean): void => {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(report)}\n`)
+    return
+  }
+  console.log(`## ${report.id}\n\n${report.markdown}\n`)
+  for (const r of report.results) console.log(formatResult(report.id, r))
+}
+
+export const formatResult = (id: string, r: TargetResult): string =>
+  `${id} ${r.what}: ${formatValue(r)}${r.spread === undefined ? "" : ` (spread ${r.spread})`}, target ${r.target} ${r.met ? "MET" : "MISSED"}`
+
+export const formatValue = (r: Pick<TargetResult, "value" | "unit">): string =>
+  r.unit === "×"
+    ? `${r.value.toFixed(2)}×`
+    : `${r.value.toFixed(r.value >= 100 ? 0 : r.value >= 10 ? 1 : 2)} ${r.unit}`
+
+// ---------------------------------------------------------------------------------------------
+// The fake server, in its own process
+// ---------------------------------------------------------------------------------------------
+
+export interface RunningServer {
+  readonly url: string
+  readonly origin: string
+  ledger(): Promise<LedgerSnapshot>
+  clearLedger(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** The built binary of the fake server (`pnpm build` makes it). */
+export const fakeServerBin = (): string => {
+  const require = createRequire(import.meta.url)
+  // `@mcp-handles/fake-server/package.json` is not exported; resolve the entry, then its package.
+  let dir = path.dirname(require.resolve("@mcp-handles/fake-server"))
+  while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir)
+  const bin = path.join(dir, "dist", "bin", "fake-mcp-server.js")
+  if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` first`)
+  return bin
+}
+
+/**
+ * Starts the fake server binary on a free loopback port with `config` (and, optionally, a
+ * `--state` file of tasks it already holds). Its CPU is its own process's, not the client's.
+ */
+export const startFakeServer = async (
+  config: FakeServerConfig,
+  options: { readonly state?: string; readonly dir: string },
+): Promise<RunningServer> => {
+  const configFile = path.join(options.dir, `fake-server-${process.pid}-${Date.now()}.json`)
+  fs.writeFileSync(configFile, JSON.stringify(config))
+  const args = [fakeServerBin(), "--port", "0", "--config", configFile]
+  if (options.state !== undefined) args.push("--state", options.state)
+  const child: ChildProcess = spawn(process.execPath, ["--max-old-space-size=4096", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  })
+  let stderr = ""
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ""
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString()
+      const nl = out.indexOf("\n")
+      if (nl >= 0) {
+        child.stdout?.off("data", onData)
+        resolve(out.slice(0, nl).trim())
+      }
+    }
+    child.stdout?.on("data", onData)
+    child.once("exit", (code) => reject(new Error(`fake server exited (${code}): ${stderr}`)))
+    child.once("error", reject)
+  })
+  const origin = new URL(url).origin
+  return {
+    url,
+    origin,
+    ledger: async () => {
+      const response = await fetch(`${origin}/_ledger`)
+      if (!response.ok) throw new Error(`GET /_ledger: HTTP ${response.status}`)
+      return (await response.json()) as LedgerSnapshot
+    },
+    clearLedger: async () => {
+      await fetch(`${origin}/_ledger`, { method: "DELETE" })
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once("exit", () => resolve())
+        child.kill("SIGTERM")
+      }),
+  }
+}
+
+/** A temporary directory removed by the returned function. */
+export const tempDir = (prefix: string, base = os.tmpdir()) => {
+  const dir = fs.mkdtempSync(path.join(base, prefix))
+  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** CPU time (user + system) of this process in ms since `since`. */
+export const cpuMsSince = (since: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(since)
+  return (used.user + used.system) / 1000
+}

@@ -1,0 +1,346 @@
+/**
+ * `pnpm bench`: runs B1–B6, prints each measured value next to its target, and writes
+ * BENCHMARKS.md (machine facts, the command, raw numbers, ratios).
+ *
+ * - B1, B2: `pnpm --filter @mcp-handles/store-sqlite bench` (its own script; Markdown output).
+ * - B3, B4, B5: this package's scripts, each in its own process, JSON output.
+ * - B6: `pnpm --filter @mcp-handles/store-postgres bench`, when that package has a bench script
+ *   (it needs `DATABASE_URL` or the embedded PostgreSQL; a failure is reported, not fatal).
+ *
+ * Flags: `--smoke` (tiny sizes; BENCHMARKS.md is left alone unless `--write`), `--no-write`,
+ * `--only B3,B5`, `--file PATH` (default: BENCHMARKS.md at the repository root).
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { type BenchReport, formatValue, loadAverage, machine, type TargetResult, table } from "./common.js"
+import * as Markdown from "./markdown.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+export const repoRoot = path.resolve(here, "..", "..", "..")
+
+export interface BenchOutcome {
+  readonly id: string
+  readonly title: string
+  readonly results: ReadonlyArray<TargetResult>
+  /** Generated Markdown for this package's own sections (B3–B5). */
+  readonly markdown?: string
+  /** Raw stdout of another package's script (B1, B2, B6). */
+  readonly raw?: string
+  /** Why the benchmark did not run, or how it failed. */
+  readonly problem?: string
+  readonly seconds: number
+}
+
+interface Exec {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly seconds: number
+}
+
+const exec = (command: string, args: ReadonlyArray<string>, cwd: string, echo: boolean): Promise<Exec> =>
+  new Promise((resolve) => {
+    const start = performance.now()
+    const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: process.env })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString()
+      if (echo) process.stderr.write(chunk)
+    })
+    child.on("error", (error) => {
+      stderr += String(error)
+    })
+    child.on("close", (code) =>
+      resolve({ code, stdout, stderr, seconds: (performance.now() - start) / 1000 }),
+    )
+  })
+
+/** How to call pnpm: the one running `pnpm bench` when there is one. */
+const pnpm = (): { command: string; prefix: ReadonlyArray<string> } => {
+  const execPath = process.env.npm_execpath
+  if (execPath !== undefined && /pnpm/.test(execPath)) {
+    return /\.c?js$/.test(execPath)
+      ? { command: process.execPath, prefix: [execPath] }
+      : { command: execPath, prefix: [] }
+  }
+  return { command: "npx", prefix: ["-y", "pnpm@12.4.2"] }
+}
+
+/** Finds `B1 ratio …: **1.21× …**, target …` lines in another package's Markdown output. */
+export const parseRatioLines = (id: string, stdout: string): Array<TargetResult> => {
+  const results: Array<TargetResult> = []
+  for (const line of stdout.split("\n")) {
+    if (!line.startsWith(id)) continue
+    const value = /\*\*\s*([\d.]+)\s*×/.exec(line)
+    const target = /target\s*([≤≥<>=]+)\s*([\d.]+)\s*×/.exec(line)
+    if (value === null || target === null) continue
+    const v = Number(value[1])
+    const t = Number(target[2])
+    const op = target[1] as string
+    const spreadMatch = /per-(?:rep|run|round)\s*([\d.]+–[\d.]+)/.exec(line)
+    results.push({
+      what: line.slice(id.length, line.indexOf(":")).trim() || "ratio",
+      value: v,
+      unit: "×",
+      target: `${op} ${t}×`,
+      met: op.startsWith("≤") || op.startsWith("<") ? v <= t : v >= t,
+      ...(spreadMatch?.[1] === undefined ? {} : { spread: spreadMatch[1] }),
+    })
+  }
+  // Extra facts other scripts print, such as B6's duplicate polls: `… duplicate … : N` lines.
+  for (const line of stdout.split("\n")) {
+    if (!line.startsWith(id)) continue
+    const duplicates = /duplicate[^:]*:\s*\**\s*(\d+)/i.exec(line)
+    if (duplicates !== null) {
+      const n = Number(duplicates[1])
+      results.push({ what: "duplicate concurrent polls", value: n, unit: "polls", target: "0", met: n === 0 })
+    }
+  }
+  return results
+}
+
+const tail = (text: string, lines = 15) => text.trim().split("\n").slice(-lines).join("\n")
+
+/** B1 and B2 in one go (the SQLite package's script runs both). */
+const runSqlite = async (smoke: boolean): Promise<Array<BenchOutcome>> => {
+  const { command, prefix } = pnpm()
+  const result = await exec(
+    command,
+    [...prefix, "--filter", "@mcp-handles/store-sqlite", "--silent", "bench", ...(smoke ? ["--smoke"] : [])],
+    repoRoot,
+    false,
+  )
+  const problem =
+    result.code === 0 ? undefined : `exit ${result.code}: ${tail(result.stderr || result.stdout)}`
+  return [
+    ["B1", "SQLite store vs raw better-sqlite3 on one call's critical path"],
+    ["B2", "group commit vs one-at-a-time commits, 1,000 concurrent calls"],
+  ].map(([id, title]) => ({
+    id: id as string,
+    title: title as string,
+    results: parseRatioLines(id as string, result.stdout),
+    raw: result.stdout.trim(),
+    ...(problem === undefined ? {} : { problem }),
+    seconds: result.seconds / 2,
+  }))
+}
+
+const runPostgres = async (smoke: boolean): Promise<BenchOutcome> => {
+  const title = "4 instances sharing one PostgreSQL store vs 1"
+  const manifest = path.join(repoRoot, "packages", "store-postgres", "package.json")
+  const scripts = (JSON.parse(fs.readFileSync(manifest, "utf8")) as { scripts?: Record<string, string> })
+    .scripts
+  if (scripts?.bench === undefined) {
+    return {
+      id: "B6",
+      title,
+      results: [],
+      problem: "not run: packages/store-postgres has no `bench` script yet",
+      seconds: 0,
+    }
+  }
+  const { command, prefix } = pnpm()
+  const result = await exec(
+    command,
+    [
+      ...prefix,
+      "--filter",
+      "@mcp-handles/store-postgres",
+      "--silent",
+      "bench",
+      ...(smoke ? ["--smoke"] : []),
+    ],
+    repoRoot,
+    false,
+  )
+  return {
+    id: "B6",
+    title,
+    results: parseRatioLines("B6", result.stdout),
+    raw: result.stdout.trim(),
+    ...(result.code === 0
+      ? {}
+      : {
+          problem: `exit ${result.code} (needs DATABASE_URL or a working embedded PostgreSQL): ${tail(result.stderr || result.stdout)}`,
+        }),
+    seconds: result.seconds,
+  }
+}
+
+/** B3, B4, B5: this package's scripts, each in a fresh process (B3 measures the heap). */
+const runOwn = async (id: "B3" | "B4" | "B5", smoke: boolean): Promise<BenchOutcome> => {
+  const script = path.join(here, `${id.toLowerCase()}.js`)
+  const result = await exec(
+    process.execPath,
+    [...(id === "B3" ? ["--expose-gc"] : []), script, "--json", ...(smoke ? ["--smoke"] : [])],
+    repoRoot,
+    false,
+  )
+  const line = result.stdout
+    .trim()
+    .split("\n")
+    .reverse()
+    .find((l) => l.startsWith("{"))
+  if (result.code !== 0 || line === undefined) {
+    return {
+      id,
+      title: id,
+      results: [],
+      problem: `exit ${result.code}: ${tail(result.stderr || result.stdout)}`,
+      seconds: result.seconds,
+    }
+  }
+  const report = JSON.parse(line) as BenchReport
+  return {
+    id,
+    title: report.title,
+    results: report.results,
+    markdown: report.markdown,
+    seconds: result.seconds,
+  }
+}
+
+export const summaryTable = (outcomes: ReadonlyArray<BenchOutcome>): string =>
+  table(
+    ["id", "what", "measured", "spread", "target", "result"],
+    outcomes.flatMap((o) =>
+      o.results.length === 0
+        ? [[o.id, o.title, "—", "—", "—", o.problem ?? "no result parsed"]]
+        : o.results.map((r) => [
+            o.id,
+            r.what,
+            formatValue(r),
+            r.spread ?? "—",
+            r.target,
+            `${r.met ? "met" : "**missed**"}${o.problem === undefined ? "" : ` (${o.problem.split("\n")[0]})`}`,
+          ]),
+    ),
+  )
+
+export interface RunOptions {
+  readonly smoke: boolean
+  readonly only?: ReadonlyArray<string>
+  readonly log?: (line: string) => void
+}
+
+export const runAll = async (options: RunOptions): Promise<Array<BenchOutcome>> => {
+  const wanted = (id: string) => options.only === undefined || options.only.includes(id)
+  const log = options.log ?? ((line: string) => console.log(line))
+  const outcomes: Array<BenchOutcome> = []
+  const report = (o: BenchOutcome) => {
+    outcomes.push(o)
+    if (o.results.length === 0) log(`${o.id}: ${o.problem ?? "no result"}`)
+    for (const r of o.results) {
+      log(
+        `${o.id} ${r.what}: ${formatValue(r)}${r.spread === undefined ? "" : ` (spread ${r.spread})`}  target ${r.target}  ${r.met ? "met" : "MISSED"}`,
+      )
+    }
+  }
+  if (wanted("B1") || wanted("B2")) {
+    log("running B1, B2 (store-sqlite) …")
+    for (const o of await runSqlite(options.smoke)) if (wanted(o.id)) report(o)
+  }
+  for (const id of ["B3", "B4", "B5"] as const) {
+    if (!wanted(id)) continue
+    log(`running ${id} …`)
+    report(await runOwn(id, options.smoke))
+  }
+  if (wanted("B6")) {
+    log("running B6 (store-postgres) …")
+    report(await runPostgres(options.smoke))
+  }
+  return outcomes
+}
+
+const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "Raw"]
+
+/** BENCHMARKS.md after a run: the summary, B3–B5 and the raw output regenerated; the rest kept. */
+export const updateBenchmarks = (
+  current: string,
+  outcomes: ReadonlyArray<BenchOutcome>,
+  facts: { readonly command: string; readonly loadBefore: string; readonly loadAfter: string },
+): string => {
+  let doc = Markdown.parse(current.trim() === "" ? "# Benchmarks\n" : current)
+  const m = machine()
+  const summary = [
+    `Last \`${facts.command}\` on ${new Date().toISOString().slice(0, 10)}: ${m.nproc} CPUs (\`nproc\` ${m.nproc}), ${m.cpuModel}, ${m.memoryGiB} GiB; Node ${m.node}; ${m.platform}. Load average before ${facts.loadBefore}, after ${facts.loadAfter} (other sessions share this machine).`,
+    "",
+    summaryTable(outcomes),
+    "",
+    "Each benchmark's section below has its method, raw numbers and analysis. B1, B2 and B6 are written by their packages; this run's raw output of their scripts is in the last section.",
+  ].join("\n")
+  doc = Markdown.upsertGenerated(doc, "Summary", "Summary", summary, ORDER)
+  for (const o of outcomes) {
+    if (o.markdown === undefined) continue
+    doc = Markdown.upsertGenerated(doc, o.id, `${o.id}`, o.markdown, ORDER)
+  }
+  const raw = outcomes
+    .filter((o) => o.raw !== undefined || (o.problem !== undefined && o.markdown === undefined))
+    .filter(
+      (o, i, all) =>
+        all.findIndex((x) => x.raw === o.raw && x.raw !== undefined) === i || o.raw === undefined,
+    )
+    .map((o) =>
+      [
+        `### ${o.raw !== undefined && o.id === "B1" ? "B1 and B2" : o.id}`,
+        "",
+        o.problem === undefined ? "" : `Problem: ${o.problem.split("\n")[0]}\n`,
+        o.raw === undefined || o.raw === "" ? "(no output)" : o.raw,
+      ].join("\n"),
+    )
+  if (raw.length > 0) {
+    doc = Markdown.upsertGenerated(
+      doc,
+      "Raw",
+      "Raw output of the last `pnpm bench` (B1, B2, B6)",
+      raw.join("\n\n"),
+      ORDER,
+    )
+  }
+  return Markdown.render(doc)
+}
+
+const main = async () => {
+  const argv = process.argv.slice(2)
+  const smoke = argv.includes("--smoke")
+  const at = (name: string) => {
+    const i = argv.indexOf(name)
+    return i >= 0 ? argv[i + 1] : undefined
+  }
+  const only = at("--only")
+    ?.split(",")
+    .map((s) => s.trim().toUpperCase())
+  const write = argv.includes("--write") || (!smoke && !argv.includes("--no-write"))
+  const file = path.resolve(at("--file") ?? path.join(repoRoot, "BENCHMARKS.md"))
+  const loadBefore = loadAverage()
+  const m = machine()
+  console.log(
+    `pnpm bench${smoke ? " --smoke" : ""}: nproc ${m.nproc}, ${m.cpuModel}, Node ${m.node}, load average ${loadBefore}`,
+  )
+  const outcomes = await runAll({ smoke, ...(only === undefined ? {} : { only }) })
+  const loadAfter = loadAverage()
+  console.log(`\n${summaryTable(outcomes)}\n\nload average after: ${loadAfter}`)
+  if (write) {
+    // Re-read right before writing: other benchmarks' owners may have edited it meanwhile.
+    const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+    const command = `pnpm bench${smoke ? " --smoke" : ""}${only === undefined ? "" : ` --only ${only.join(",")}`}`
+    fs.writeFileSync(file, updateBenchmarks(current, outcomes, { command, loadBefore, loadAfter }))
+    console.log(`wrote ${path.relative(process.cwd(), file) || file}`)
+  } else {
+    console.log("BENCHMARKS.md left unchanged (smoke run, or --no-write)")
+  }
+  if (outcomes.some((o) => o.problem !== undefined && o.id !== "B6")) process.exitCode = 1
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  main().catch((error) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}

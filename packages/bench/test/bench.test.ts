@@ -1,0 +1,117 @@
+/**
+ * Every benchmark at its smoke size, so that none rots. No timing assertions: only that each
+ * runs to the end and reports a value for each of its targets.
+ */
+import { describe, expect, it } from "vitest"
+import { runB3 } from "../src/b3.js"
+import { minimumPolls, runB4 } from "../src/b4.js"
+import { runB5 } from "../src/b5.js"
+import * as Markdown from "../src/markdown.js"
+import { parseRatioLines, runAll, updateBenchmarks } from "../src/run.js"
+
+const finite = (report: { results: ReadonlyArray<{ value: number }> }) => {
+  expect(report.results.length).toBeGreaterThan(0)
+  for (const r of report.results) expect(Number.isFinite(r.value)).toBe(true)
+}
+
+describe("benchmarks at smoke size", () => {
+  it("B3 reconciles a seeded store and reports time and memory", async () => {
+    const report = await runB3({ smoke: true, rows: 50, reps: 1 })
+    finite(report)
+    expect(report.markdown).toContain("| 50 ")
+  }, 120_000)
+
+  it("B4 counts polls against the minimum", async () => {
+    const report = await runB4({ smoke: true })
+    finite(report)
+    // Poll discipline is an invariant, not a timing: the ledger saw no early poll.
+    expect(report.results.find((r) => r.what === "early polls")?.value).toBe(0)
+  }, 120_000)
+
+  it("B5 runs both requesters on the same workload", async () => {
+    finite(await runB5({ smoke: true, calls: 3 }))
+  }, 120_000)
+
+  it("B1 and B2 (the SQLite package's script) run and their ratios parse", async () => {
+    const outcomes = await runAll({ smoke: true, only: ["B1", "B2"], log: () => {} })
+    expect(outcomes.map((o) => o.id)).toEqual(["B1", "B2"])
+    for (const o of outcomes) {
+      expect(o.problem).toBeUndefined()
+      expect(o.results.length).toBeGreaterThan(0)
+    }
+  }, 300_000)
+})
+
+describe("the runner", () => {
+  it("computes DESIGN.md's minimum, also for changing intervals", () => {
+    expect(minimumPolls(5_000, 1_000)).toBe(6)
+    expect(minimumPolls(4_500, 1_000)).toBe(6)
+    expect(
+      minimumPolls(4_000, [
+        { afterMs: 0, pollIntervalMs: 1_000 },
+        { afterMs: 2_000, pollIntervalMs: 250 },
+      ]),
+    ).toBe(2 + 8 + 1)
+  })
+
+  it("parses ratio lines of other packages' scripts", () => {
+    const [b1] = parseRatioLines(
+      "B1",
+      "x\nB1 ratio store/raw: **1.21× (per-rep 0.22–3.72)**, target ≤ 1.3×\n",
+    )
+    expect(b1).toMatchObject({ value: 1.21, met: true, target: "≤ 1.3×", spread: "0.22–3.72" })
+    const [b2] = parseRatioLines("B2", "B2 ratio group commit: **4.01× (per-rep 2.58–12.05)**, target ≥ 5×")
+    expect(b2).toMatchObject({ value: 4.01, met: false })
+  })
+
+  it("keeps other sections verbatim and regenerates only its own", () => {
+    const before = [
+      "# Benchmarks",
+      "",
+      "Intro.",
+      "",
+      "## B1",
+      "",
+      "B1 prose with numbers 1.21×.",
+      "",
+      "## B3",
+      "",
+      "Analysis kept.",
+      "",
+      Markdown.BEGIN,
+      "old numbers",
+      Markdown.END,
+      "",
+      "More analysis.",
+      "",
+      "## B6",
+      "",
+      "```sh",
+      "## not a heading",
+      "```",
+      "B6 prose.",
+    ].join("\n")
+    const after = updateBenchmarks(
+      before,
+      [
+        { id: "B3", title: "t", results: [], markdown: "new numbers", seconds: 1 },
+        { id: "B5", title: "t", results: [], markdown: "b5 numbers", seconds: 1 },
+      ],
+      { command: "pnpm bench", loadBefore: "1", loadAfter: "1" },
+    )
+    expect(after).toContain("B1 prose with numbers 1.21×.")
+    expect(after).toContain("Analysis kept.")
+    expect(after).toContain("More analysis.")
+    expect(after).toContain("new numbers")
+    expect(after).not.toContain("old numbers")
+    expect(after).toContain("## not a heading\n```\nB6 prose.")
+    const headings = Markdown.parse(after).sections.map((s) => s.heading)
+    expect(headings).toEqual(["Summary", "B1", "B3", "B5", "B6"])
+  })
+
+  it("starts a document when there is none", () => {
+    const out = updateBenchmarks("", [], { command: "pnpm bench", loadBefore: "0", loadAfter: "0" })
+    expect(out.startsWith("# Benchmarks")).toBe(true)
+    expect(out).toContain("## Summary")
+  })
+})
