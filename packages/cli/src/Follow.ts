@@ -67,7 +67,7 @@ export const settle = (
   key: string,
   canAnswer: boolean,
   onSample: (record: HandleRecord.HandleRecord) => void = () => {},
-): Effect.Effect<Followed, TaskClient.UnknownKey | HandleStore.StoreError> => {
+): Effect.Effect<Followed, TaskClient.UnknownKey | TaskClient.UnknownServer | HandleStore.StoreError> => {
   const sample: Effect.Effect<ReadonlyArray<string>> = session.client.get(key).pipe(
     Effect.tap((record) => Effect.sync(() => onSample(record))),
     Effect.map((record) => (canAnswer ? [] : unanswered(record))),
@@ -96,7 +96,7 @@ export const follow = (
   session: Session,
   key: string,
   canAnswer: boolean,
-): Effect.Effect<Followed, TaskClient.UnknownKey | HandleStore.StoreError> =>
+): Effect.Effect<Followed, TaskClient.UnknownKey | TaskClient.UnknownServer | HandleStore.StoreError> =>
   Effect.suspend(() => {
     const started = Date.now()
     const line = statusLine()

@@ -4,13 +4,10 @@
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as Outcome from "@mcp-handles/core/Outcome"
+import * as Redaction from "@mcp-handles/core/Redaction"
 
-/**
- * The same rule as the core's own logs (which keeps it internal): enough to tell two ids
- * apart, never enough to use one.
- */
-export const redact = (taskId: string): string =>
-  taskId.length <= 8 ? "…" : `${taskId.slice(0, 4)}…${taskId.slice(-2)}`
+/** The core's rule: enough to tell two ids apart, never enough to use one. */
+export const redact = Redaction.taskId
 
 export const taskId = (id: string | null, reveal: boolean): string =>
   id === null ? "-" : reveal ? id : redact(id)

@@ -176,7 +176,10 @@ export interface TaskClient {
     options?: CallOptions,
   ) => Effect.Effect<Handle, CallError>
   /** Waits until the call rests: terminal, or in doubt. Takes over driving when nobody does. */
-  readonly settle: (key: string, scope?: string) => Effect.Effect<Outcome, UnknownKey | StoreError>
+  readonly settle: (
+    key: string,
+    scope?: string,
+  ) => Effect.Effect<Outcome, UnknownKey | UnknownServer | StoreError>
   /**
    * Records the intent to cancel, stops local polling at once, sends `tasks/cancel`, and keeps
    * observing: a task that completes anyway is `completed`. On an in-doubt call, abandons it.

@@ -592,6 +592,23 @@ describe("TaskClient", () => {
     )
   })
 
+  describe("servers", () => {
+    it.effect("settling a call whose server this client does not know fails instead of waiting forever", () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools: [slow()] })
+        const first = yield* startProcess(h, { background: false })
+        yield* runFor(first.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+        yield* first.close
+        const other = yield* startProcess(h, {
+          background: false,
+          servers: [{ name: "elsewhere", url: "http://other.test/mcp" }],
+        })
+        const result = yield* Effect.either(runFor(other.client.settle("k"), 1_000))
+        expect(Either.isLeft(result) && result.left._tag).toBe("UnknownServer")
+      }),
+    )
+  })
+
   describe("one driver per row", () => {
     it.effect("manual reconciles, the background reconciler and settle never poll a task early", () =>
       Effect.gen(function* () {

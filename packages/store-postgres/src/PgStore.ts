@@ -10,6 +10,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as Sql from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as PgClientModule from "@effect/sql-pg/PgClient"
 import { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
@@ -20,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Migrations from "./internal/migrations.js"
@@ -486,3 +488,34 @@ export const layer = (
   HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
   PgClient
 > => Layer.effect(HandleStore.HandleStore, make(options))
+
+/**
+ * The store with a connection pool of its own, for callers that have only a URL (a CLI, a
+ * script, the Promise facade). The URL is kept redacted, so it never reaches a log.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerUrl = (
+  url: string,
+  options: Options & {
+    readonly maxConnections?: number
+    readonly connectTimeout?: Duration.DurationInput
+    readonly applicationName?: string
+  } = {},
+): Layer.Layer<
+  HandleStore.HandleStore,
+  HandleStore.StoreError | InvalidOptions | IncompatibleSchema | SqlError | ConfigError.ConfigError
+> => {
+  const { maxConnections, connectTimeout, applicationName, ...storeOptions } = options
+  return layer(storeOptions).pipe(
+    Layer.provide(
+      PgClientModule.layer({
+        url: Redacted.make(url),
+        maxConnections: maxConnections ?? 10,
+        connectTimeout: Duration.decode(connectTimeout ?? "10 seconds"),
+        applicationName: applicationName ?? "mcp-handles",
+      }),
+    ),
+  )
+}

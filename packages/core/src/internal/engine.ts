@@ -18,12 +18,12 @@ import * as HandleStore from "../HandleStore.js"
 import * as Json from "../Json.js"
 import * as Outcome from "../Outcome.js"
 import * as Polling from "../Polling.js"
+import * as Redaction from "../Redaction.js"
 import * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
 import { InvalidKey, KeyReused, NotInDoubt, UnknownKey, UnknownServer } from "../TaskClient.js"
 import * as Transition from "../Transition.js"
 import * as Wire from "../Wire.js"
-import { redact } from "./redact.js"
 
 const rowId = (scope: string, key: string) => JSON.stringify([scope, key])
 
@@ -558,7 +558,7 @@ export const make = (
         if (next.stuckSince !== null && now - next.stuckSince >= polling.stuckAfterMs) {
           yield* Effect.logWarning("task waits on input that was already answered and acknowledged", {
             key: next.key,
-            taskId: redact(taskId),
+            taskId: Redaction.taskId(taskId),
           })
         }
         return next
@@ -682,7 +682,7 @@ export const make = (
     const settle = (
       key: string,
       scope = defaultScope,
-    ): Effect.Effect<Outcome.Outcome, UnknownKey | HandleStore.StoreError> =>
+    ): Effect.Effect<Outcome.Outcome, UnknownKey | UnknownServer | HandleStore.StoreError> =>
       Effect.gen(function* () {
         for (;;) {
           const record = yield* load(scope, key)
@@ -698,6 +698,10 @@ export const make = (
                 Effect.catchTag("LeaseLost", () => Effect.void),
               )
               continue
+            }
+            if (endpointOf(record) === undefined) {
+              // Nobody drives it and this client cannot reach its server: waiting would be forever.
+              return yield* Effect.fail(new UnknownServer({ server: record.serverId }))
             }
             const leased = yield* takeLease(record)
             if (Option.isSome(leased)) {
@@ -721,9 +725,12 @@ export const make = (
       launched,
       record,
       outcome: settle(record.key, record.scope).pipe(
-        Effect.catchTag("UnknownKey", () =>
-          Effect.fail(new HandleStore.StoreError({ operation: "settle", message: "the row was deleted" })),
-        ),
+        Effect.catchTags({
+          UnknownKey: () =>
+            Effect.fail(new HandleStore.StoreError({ operation: "settle", message: "the row was deleted" })),
+          UnknownServer: (error) =>
+            Effect.fail(new HandleStore.StoreError({ operation: "settle", message: error.message })),
+        }),
       ),
     })
 

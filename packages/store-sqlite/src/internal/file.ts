@@ -15,7 +15,9 @@ const header = Buffer.from("SQLite format 3\0", "latin1")
 
 const describe = (error: unknown): string => {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
-  return code ? `${code}: ${(error as Error).message}` : String(error)
+  const message = error instanceof Error ? error.message : String(error)
+  // Node's messages usually start with the code already ("ENOENT: no such file...").
+  return code && !message.startsWith(code) ? `${code}: ${message}` : message
 }
 
 /**
