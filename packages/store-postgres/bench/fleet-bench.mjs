@@ -209,7 +209,7 @@ const main = async () => {
       const r = await run(instances, results.length)
       results.push(r)
       console.log(
-        `  ${instances} instance(s): ${fmt(r.perSecond)} tasks/s (${r.tasks} in ${fmt(r.seconds, 2)} s; seeding ${fmt(r.seedSeconds, 1)} s); ` +
+        `  ${instances} instance(s): ${fmt(r.perSecond)} tasks/s (${r.tasks} in ${fmt(r.seconds, 2)} s; seeding ${fmt(r.seedSeconds, 1)} s, hand-off ${fmt(r.handOffSeconds, 2)} s); ` +
           `polls ${r.polls}, early ${r.earlyPolls}, duplicate ${r.duplicatePolls}, double launches ${r.doubleLaunches}; ` +
           `polls by instance ${JSON.stringify(r.pollsBy)}; CPU s: instances ${r.workerCpuSeconds.map((c) => fmt(c, 2)).join("/")}, server ${fmt(r.serverCpuSeconds, 2)}`,
       )

@@ -24,8 +24,8 @@ import * as TestDatabase from "./support/TestDatabase.js"
 
 const TASKS = 1_000
 const WORKERS = 4
-const LEASE_MS = 2_000
-const POLL_INTERVAL_MS = 300
+const LEASE_MS = 3_000
+const POLL_INTERVAL_MS = 500
 
 const seed = Number(process.env.FLEET_SEED ?? Math.floor(Math.random() * 2 ** 31))
 
@@ -81,7 +81,22 @@ const runFleet = async (url: string, schema: string) => {
     const t0 = Date.now()
     await Promise.all(workers.map((w) => w.go()))
     // Calls arrive while the fleet runs: the seeder launches them and hands each row off at once.
-    const seeding = Fleet.runSeeder({ url, schema, server: server.url, durations, concurrency: 16 })
+    // Two seeder processes, half the keys each (launching is CPU work, and there are two cores).
+    const seeding = Promise.all(
+      [0, 1].map((s) =>
+        Fleet.runSeeder({
+          url,
+          schema,
+          server: server.url,
+          durations: durations.slice((s * TASKS) / 2, ((s + 1) * TASKS) / 2),
+          keyPrefix: `k${s}`,
+          concurrency: 16,
+        }),
+      ),
+    ).then((reports) => ({
+      seeded: reports.reduce((n, r) => n + r.seeded, 0),
+      ms: Math.max(...reports.map((r) => r.ms)),
+    }))
     seeding.catch(() => {}) // awaited below; a failure must not go unhandled meanwhile
 
     // Kill one worker once some of the work is done and plenty is still open.
@@ -100,7 +115,7 @@ const runFleet = async (url: string, schema: string) => {
         const now = await settledCount()
         return { ...now, done: now.settled >= killAt }
       },
-      30_000,
+      60_000,
       50,
     )
     const killed = await victim.kill()
@@ -113,7 +128,7 @@ const runFleet = async (url: string, schema: string) => {
         const now = await settledCount()
         return { ...now, done: now.settled >= TASKS }
       },
-      40_000,
+      60_000,
     )
     const settledAt = Date.now()
     const seeded = await seeding
@@ -222,7 +237,7 @@ describe("fleet of worker processes on one PostgreSQL store", () => {
               `${serverPolls} polls; test ${Date.now() - started} ms`,
           )
         }),
-      90_000,
+      150_000,
     )
   })
 })
