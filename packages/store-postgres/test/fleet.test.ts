@@ -16,7 +16,9 @@
  * Randomness (durations, outcomes, the victim, the moment it dies) comes from one seed, printed
  * with every run; set FLEET_SEED to replay one.
  */
+import { execFile } from "node:child_process"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fleet from "./fixtures/fleet-harness.mjs"
@@ -236,6 +238,35 @@ describe("fleet of worker processes on one PostgreSQL store", () => {
               `${takenOver.length} of its tasks taken over; all settled ${run.runMs} ms after start; ` +
               `${serverPolls} polls; test ${Date.now() - started} ms`,
           )
+        }),
+      150_000,
+    )
+
+    // Benchmark B6 at smoke size, so the script keeps working; no timing is asserted. It exits
+    // non-zero on a duplicate concurrent poll, a double launch or an unsettled task.
+    it.effect(
+      "benchmark B6 runs at smoke size (1 and 4 instances, no duplicate polls)",
+      () =>
+        Effect.gen(function* () {
+          const { url } = yield* TestDatabase.TestSchema
+          const bench = fileURLToPath(new URL("../bench/fleet-bench.mjs", import.meta.url))
+          const result = yield* Effect.promise(
+            () =>
+              new Promise<{ code: number; out: string }>((resolve) => {
+                execFile(
+                  process.execPath,
+                  [bench, "--smoke", "--seed", String(seed)],
+                  { env: { ...process.env, DATABASE_URL: url }, timeout: 120_000 },
+                  (error, stdout, stderr) =>
+                    resolve({
+                      code: error === null ? 0 : Number(error.code ?? 1),
+                      out: `${stdout}${stderr}`,
+                    }),
+                )
+              }),
+          )
+          expect(result.out).toContain("duplicate concurrent polls 0")
+          expect(result.code, result.out).toBe(0)
         }),
       150_000,
     )
