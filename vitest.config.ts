@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ["@mcp-handles/source", "module", "node", "import", "default"] },
   ssr: { resolve: { conditions: ["@mcp-handles/source", "node", "default"] } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
