@@ -54,9 +54,12 @@ export const runB5 = async (options: {
   const gets: Record<"mh" | "ext", Array<number>> = { mh: [], ext: [] }
   const ratios: Array<number> = []
   try {
-    // Warm-up, not counted: JIT, connection pools, the SQLite file.
-    await sides.mh.run(calls.slice(0, Math.min(n, 20)))
-    await sides.ext.run(calls.slice(0, Math.min(n, 20)))
+    // Warm-up at full size, not counted: JIT (the first runs of either side are up to 2× slower),
+    // connection pools, the SQLite file.
+    for (let i = 0; i < (smoke ? 1 : 2); i++) {
+      await sides.mh.run(calls)
+      await sides.ext.run(calls)
+    }
     for (let rep = 0; rep < reps; rep++) {
       const order: Array<"mh" | "ext"> = rep % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
       for (const which of order) {
@@ -88,7 +91,7 @@ export const runB5 = async (options: {
     median(gets[which]).toFixed(2),
   ]
   const markdown = [
-    `Workload: ${n} concurrent tool calls per run (tools: ${tools.map((t) => `${t.name} ${t.durationMs} ms / poll ${t.pollIntervalMs} ms`).join(", ")}; one third each), ${reps} runs per side, alternated (A B, B A, …), after one warm-up run each. Both sides in this process, the fake server in its own process, HTTP on loopback.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}.`,
+    `Workload: ${n} concurrent tool calls per run (tools: ${tools.map((t) => `${t.name} ${t.durationMs} ms / poll ${t.pollIntervalMs} ms`).join(", ")}; one third each), ${reps} runs per side, alternated (A B, B A, …), after two full-size warm-up runs each. Both sides in this process, the fake server in its own process, HTTP on loopback.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}.`,
     "",
     table(
       [

