@@ -77,9 +77,12 @@ export interface TaskClientOptions {
   /**
    * The background reconciler, which polls rows no caller is waiting on (after a restart, or
    * those of a dead instance). `false` turns it off (read-only tools). Default on, every 500 ms,
-   * in batches of 100 rows.
+   * in batches of 100 rows, acting on 16 rows at a time (the cap on one instance's polls in
+   * flight).
    */
-  readonly background?: false | { readonly tickMs?: number; readonly batchSize?: number }
+  readonly background?:
+    | false
+    | { readonly tickMs?: number; readonly batchSize?: number; readonly concurrency?: number }
 }
 
 /** @since 0.1.0 */

@@ -890,6 +890,7 @@ export const make = (
     // ---------------------------------------------------------------------------------------
 
     const batchSize = (options.background === false ? undefined : options.background?.batchSize) ?? 100
+    const concurrency = (options.background === false ? undefined : options.background?.concurrency) ?? 16
 
     /**
      * Claims due rows in batches and acts on each once. With `spread`, overdue live tasks are
@@ -900,9 +901,11 @@ export const make = (
         let resumed = 0
         let inDoubt = 0
         let reissued = 0
+        // Only rows due when the sweep began: a row it reschedules or polls is not due again
+        // within this sweep, so a large backlog cannot keep it claiming forever.
+        const start = yield* Clock.currentTimeMillis
         for (;;) {
-          const now = yield* Clock.currentTimeMillis
-          const claimed = yield* store.claimDue({ owner, now, leaseMs, limit: batchSize })
+          const claimed = yield* store.claimDue({ owner, now: start, leaseMs, limit: batchSize })
           let acted = 0
           yield* Effect.forEach(
             claimed,
@@ -910,6 +913,10 @@ export const make = (
               Effect.gen(function* () {
                 const id = rowId(record.scope, record.key)
                 if (drivers.has(id) || stepping.has(id)) return
+                // A batch is worked through a few rows at a time; a row whose lease ran out while
+                // it waited may belong to another instance by now.
+                const now = yield* Clock.currentTimeMillis
+                if (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now) return
                 // Sweeps run one at a time, so only this step can have added the id.
                 stepping.add(id)
                 acted++
@@ -946,7 +953,7 @@ export const make = (
                   }),
                 ),
               ),
-            { concurrency: 16, discard: true },
+            { concurrency, discard: true },
           )
           if (claimed.length < batchSize || acted === 0) break
         }

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HttpWire from "@mcp-handles/core/HttpWire"
+import * as Polling from "@mcp-handles/core/Polling"
+import * as TaskClient from "@mcp-handles/core/TaskClient"
+import { MemoryStore } from "@mcp-handles/store-memory"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+// A store whose every operation takes real time, as a disk or a network does.
+const slowed = (store: HandleStore.HandleStore, ms: number): HandleStore.HandleStore =>
+  Object.fromEntries(
+    Object.entries(store).map(([op, fn]) => [
+      op,
+      (...args: Array<unknown>) =>
+        Effect.delay((fn as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args), Duration.millis(ms)),
+    ]),
+  ) as unknown as HandleStore.HandleStore
+
+describe("reconcile", () => {
+  it.live(
+    "ends on a backlog larger than one poll interval's worth of work (no re-claiming what it rescheduled)",
+    () =>
+      Effect.gen(function* () {
+        const memory = yield* MemoryStore.make
+        const now = Date.now()
+        for (let i = 0; i < 400; i++) {
+          const { record } = yield* memory.begin({
+            scope: "default",
+            key: `k${i}`,
+            serverId: "srv",
+            tool: "t",
+            arguments: {},
+            argumentsHash: "h",
+            owner: "dead",
+            leaseMs: 0,
+            now: now - 60_000,
+          })
+          yield* memory.update(
+            new HandleRecord.HandleRecord({
+              ...record,
+              status: "working",
+              taskId: `task-${i}`,
+              snapshot: HandleRecord.TaskSnapshot.make({
+                pollIntervalMs: 250,
+                ttlMs: null,
+                createdAt: now - 60_000,
+                lastUpdatedAt: now - 60_000,
+                receivedAt: now - 60_000,
+              }),
+              nextPollAt: now - 30_000,
+              leaseOwner: null,
+              leaseExpiresAt: null,
+            }),
+          )
+        }
+        const report = yield* Effect.flatMap(TaskClient.TaskClient, (client) => client.reconcile).pipe(
+          Effect.provide(
+            TaskClient.layer({
+              servers: [{ name: "srv", url: "http://unused.test/mcp" }],
+              background: false,
+            }).pipe(
+              Layer.provide(
+                Layer.mergeAll(
+                  Layer.succeed(HandleStore.HandleStore, slowed(memory, 2)),
+                  HttpWire.layer({ fetch: () => Promise.reject(new Error("no polls expected")) }),
+                  Polling.layer(),
+                ),
+              ),
+            ),
+          ),
+          Effect.timeout("60 seconds"),
+        )
+        // Each row was acted on once: 400 rows, not thousands of re-claims.
+        expect(report.resumed).toBe(400)
+      }),
+    90_000,
+  )
+})
