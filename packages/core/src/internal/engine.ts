@@ -219,12 +219,6 @@ export const make = (
         task.pollIntervalMs === undefined ? record.pollsWithoutInterval + 1 : 0,
       )
 
-    /** Caps a poll time at the TTL deadline, so the last poll happens right when the TTL runs out. */
-    const capAtDeadline = (record: HandleRecord.HandleRecord, at: number) => {
-      const deadline = ttlDeadline(record)
-      return deadline === undefined ? at : Math.min(at, Math.max(deadline, 0))
-    }
-
     const ttlDeadline = (record: HandleRecord.HandleRecord) =>
       record.snapshot === null || record.snapshot.ttlMs === null
         ? undefined
@@ -447,11 +441,19 @@ export const make = (
         if (error._tag === "Unauthorized" || error._tag === "MalformedAnswer") {
           yield* Effect.logWarning("task poll failed; the task stays open", { key: record.key, problem })
         }
-        const delay = yield* Polling.retryDelay(
+        const backoff = yield* Polling.retryDelay(
           polling,
           record.attempts + 1,
           error._tag === "ServerBusy" ? error.retryAfterMs : undefined,
         )
+        // The failed request may have reached the server (only its answer was lost), so the
+        // retry keeps the task's interval too: never sooner than the server asked.
+        const interval = yield* Polling.interval(
+          polling,
+          record.snapshot?.pollIntervalMs,
+          record.pollsWithoutInterval,
+        )
+        const delay = Math.max(backoff, interval)
         return yield* commit(record, Transition.Event.PollFailed({ problem, now, retryAt: now + delay }))
       })
 
@@ -551,10 +553,7 @@ export const make = (
           return yield* commit(record, Transition.Event.TtlElapsed({ now }))
         }
         const delay = yield* pollDelay(task, record)
-        const next = yield* commit(
-          record,
-          Transition.Event.Polled({ task, now, nextPollAt: capAtDeadline(record, now + delay) }),
-        )
+        const next = yield* commit(record, Transition.Event.Polled({ task, now, nextPollAt: now + delay }))
         if (next.stuckSince !== null && now - next.stuckSince >= polling.stuckAfterMs) {
           yield* Effect.logWarning("task waits on input that was already answered and acknowledged", {
             key: next.key,
