@@ -8,6 +8,7 @@ import { MemoryStore } from "@mcp-handles/store-memory"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 // A store whose every operation takes real time, as a disk or a network does.
 const slowed = (store: HandleStore.HandleStore, ms: number): HandleStore.HandleStore =>
@@ -77,5 +78,55 @@ describe("reconcile", () => {
         expect(report.resumed).toBe(400)
       }),
     90_000,
+  )
+})
+
+describe("background reconciler", () => {
+  it.effect("keeps going after the store fails a sweep", () =>
+    Effect.gen(function* () {
+      const memory = yield* MemoryStore.make
+      let failures = 3
+      const flaky: HandleStore.HandleStore = {
+        ...memory,
+        claimDue: (options) =>
+          failures-- > 0
+            ? Effect.fail(new HandleStore.StoreError({ operation: "claimDue", message: "database is down" }))
+            : memory.claimDue(options),
+      }
+      // A call whose dispatcher died: the reconciler must find it and mark it in doubt.
+      yield* memory.begin({
+        scope: "default",
+        key: "orphan-candidate",
+        serverId: "srv",
+        tool: "t",
+        arguments: {},
+        argumentsHash: "h",
+        owner: "dead",
+        leaseMs: 0,
+        now: 0,
+      })
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Layer.build(
+            TaskClient.layer({
+              servers: [{ name: "srv", url: "http://unused.test/mcp" }],
+              background: { tickMs: 100 },
+            }).pipe(
+              Layer.provide(
+                Layer.mergeAll(
+                  Layer.succeed(HandleStore.HandleStore, flaky),
+                  HttpWire.layer({ fetch: () => Promise.reject(new Error("no requests expected")) }),
+                  Polling.layer(),
+                ),
+              ),
+            ),
+          )
+          yield* TestClock.adjust("1 second")
+        }),
+      )
+      expect(failures).toBeLessThan(0)
+      const row = yield* memory.get("default", "orphan-candidate")
+      expect(row._tag === "Some" && row.value.status).toBe("in_doubt")
+    }),
   )
 })

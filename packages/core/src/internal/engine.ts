@@ -961,8 +961,23 @@ export const make = (
 
     if (options.background !== false) {
       const tickMs = options.background?.tickMs ?? 500
-      yield* sweep(true).pipe(
-        Effect.zipRight(Effect.repeat(sweep(false), Schedule.spaced(Duration.millis(tickMs)))),
+      // A store that cannot be reached fails one sweep, not the reconciler: it tries again on the
+      // next tick, and the boot sweep (which spreads overdue polls) is retried until it succeeds.
+      const tick = (spread: boolean) =>
+        sweep(spread).pipe(
+          Effect.as(true),
+          Effect.catchTag("StoreError", (error) =>
+            Effect.as(
+              Effect.logWarning("reconciler sweep failed; retrying", { error: error.message }),
+              false,
+            ),
+          ),
+        )
+      yield* Effect.repeat(tick(true), {
+        until: (done) => done,
+        schedule: Schedule.spaced(Duration.millis(tickMs)),
+      }).pipe(
+        Effect.zipRight(Effect.repeat(tick(false), Schedule.spaced(Duration.millis(tickMs)))),
         Effect.catchAllCause((cause) => Effect.logError("background reconciler stopped", cause)),
         Effect.forkIn(clientScope),
       )
