@@ -11,6 +11,7 @@ import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import { PgStore } from "@mcp-handles/store-postgres"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -29,8 +30,46 @@ export const databaseUrl = (): string => {
 
 let schemaCounter = 0
 
+const liveClock = Clock.make()
+
+/**
+ * The store's own timing (connection timeouts, retry backoff) runs on real time: the clients
+ * run on a virtual clock that jumps ahead while a query is on the wire, which would fire those
+ * timeouts spuriously. Time that matters to the model arrives in the arguments (`now`).
+ */
+const onRealTime = (store: HandleStore.HandleStore, inFlight: InFlight): HandleStore.HandleStore =>
+  Object.fromEntries(
+    Object.entries(store).map(([op, fn]) => [
+      op,
+      (...args: Array<unknown>) =>
+        Effect.suspend(() => {
+          inFlight.count++
+          return Effect.withClock(
+            (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args),
+            liveClock,
+          ).pipe(Effect.ensuring(Effect.sync(() => inFlight.count--)))
+        }),
+    ]),
+  ) as unknown as HandleStore.HandleStore
+
+/** Store operations under way: the simulation lets them finish before time moves on. */
+export interface InFlight {
+  count: number
+}
+
+export interface OpenedStore {
+  readonly store: HandleStore.HandleStore
+  readonly inFlight: InFlight
+}
+
 /** A fresh, empty store that lives as long as the scope. Failing to open one is a defect. */
-export const openStore = (kind: StoreKind): Effect.Effect<HandleStore.HandleStore, never, Scope.Scope> => {
+export const openStore = (kind: StoreKind): Effect.Effect<OpenedStore, never, Scope.Scope> =>
+  Effect.map(Effect.withClock(open(kind), liveClock), (store) => {
+    const inFlight: InFlight = { count: 0 }
+    return { store: onRealTime(store, inFlight), inFlight }
+  })
+
+const open = (kind: StoreKind): Effect.Effect<HandleStore.HandleStore, never, Scope.Scope> => {
   switch (kind) {
     case "memory":
       return MemoryStore.make

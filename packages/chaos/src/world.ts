@@ -24,6 +24,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import type { InFlight } from "./stores.js"
 import { VirtualClock } from "./VirtualClock.js"
 
 export const serverUrl = "http://fake.test/mcp"
@@ -108,6 +109,8 @@ export interface Proc {
   readonly scope: Scope.CloseableScope
   readonly arm: (point: CrashPoint | undefined) => void
   readonly crash: () => void
+  /** Stops the process silently (end of a sequence): not counted as a crash. */
+  readonly stop: () => void
   readonly dead: () => boolean
 }
 
@@ -137,8 +140,8 @@ export interface World {
   readonly lostPollAnswers: Set<string>
   /** Told which rows a `deleteSettledBefore` deleted (the terminal rows settled before its cutoff). */
   onGc: (deleted: ReadonlyArray<HandleRecord.HandleRecord>, count: number) => Effect.Effect<void>
-  /** Stores whose I/O needs real time (Postgres): flushes also wait a real millisecond. */
-  readonly slowIo: boolean
+  /** Store operations under way (real I/O): a flush waits for them. */
+  readonly inFlight: InFlight
 }
 
 /** Suspends forever without holding a timer (Effect.never keeps an interval alive). */
@@ -152,7 +155,7 @@ export const makeWorld = (
     readonly durableServer: boolean
     readonly setup: ClientSetup
     readonly stats: Stats
-    readonly slowIo: boolean
+    readonly inFlight: InFlight
   },
   store: HandleStore.HandleStore,
 ): Effect.Effect<World> =>
@@ -182,7 +185,7 @@ export const makeWorld = (
       garbledCreates: new Set(),
       onGc: () => Effect.void,
       lostPollAnswers: new Set(),
-      slowIo: options.slowIo,
+      inFlight: options.inFlight,
     }
   })
 
@@ -393,6 +396,9 @@ export const startProcess = (
         count = 0
       },
       crash: () => die("on the spot"),
+      stop: () => {
+        dead = true
+      },
       dead: () => dead,
     }
     world.proc = proc
@@ -403,13 +409,20 @@ export const startProcess = (
 // Enough turns of the event loop for a request to cross the in-process server and back.
 const flushTurns = Number(process.env.CHAOS_FLUSH_TURNS ?? 30)
 
-/** Lets promise-based work (the in-process server, the SQLite writer, Postgres I/O) run. */
+/**
+ * Lets promise-based work run before time moves on: the in-process server, and store operations
+ * (the SQLite writer, Postgres round trips), which are waited for in real time (bounded).
+ */
 export const flush = (world: World): Effect.Effect<void> =>
   Effect.gen(function* () {
-    for (let i = 0; i < flushTurns; i++)
-      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
-    // Postgres answers over sockets: give real I/O a moment too.
-    if (world.slowIo) yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < flushTurns; i++)
+        yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      if (world.inFlight.count === 0) return
+      const started = Date.now()
+      while (world.inFlight.count > 0 && Date.now() - started < 5_000)
+        yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
+    }
   })
 
 /** Moves virtual time forward, waking sleepers in order and letting their I/O finish. */
