@@ -24,3 +24,9 @@ export const pathFrom = (): string | undefined => {
   const path = process.env.CHAOS_PATH
   return path === undefined || path === "" ? undefined : path
 }
+
+/** SIGKILLs of real client processes per run: CHAOS_KILLS, at least 50 in CI. */
+export const killsFor = (): number => {
+  const fromEnv = Number(process.env.CHAOS_KILLS)
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 50
+}
