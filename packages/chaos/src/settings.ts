@@ -5,7 +5,7 @@
 import type { StoreKind } from "./stores.js"
 
 /** Sequences per store in CI: sized so that the whole chaos package runs in a few minutes. */
-export const ciRuns: Readonly<Record<StoreKind, number>> = { memory: 60, sqlite: 30, postgres: 20 }
+export const ciRuns: Readonly<Record<StoreKind, number>> = { memory: 150, sqlite: 80, postgres: 50 }
 
 export const runsFor = (store: StoreKind): number => {
   const fromEnv = Number(process.env.CHAOS_RUNS)
