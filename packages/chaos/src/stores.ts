@@ -1,6 +1,6 @@
 /**
  * The three stores under test, each fresh for one sequence: memory, SQLite (a new file in a
- * temporary directory) and PostgreSQL (a new schema on `DATABASE_URL`, dropped afterwards).
+ * temporary directory) and PostgreSQL (a new schema on `DATABASE_URL`, or on a throwaway embedded server when it is not set; dropped afterwards).
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -10,6 +10,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import { PgStore } from "@mcp-handles/store-postgres"
+import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -19,14 +20,6 @@ import type * as Scope from "effect/Scope"
 export type StoreKind = "memory" | "sqlite" | "postgres"
 
 export const storeKinds: ReadonlyArray<StoreKind> = ["memory", "sqlite", "postgres"]
-
-/** This machine kind's PostgreSQL (CI sets DATABASE_URL to the same server). */
-export const defaultDatabaseUrl = "postgres://postgres@127.0.0.1:5432/test"
-
-export const databaseUrl = (): string => {
-  const fromEnv = process.env.DATABASE_URL
-  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : defaultDatabaseUrl
-}
 
 let schemaCounter = 0
 
@@ -84,8 +77,10 @@ const open = (kind: StoreKind): Effect.Effect<HandleStore.HandleStore, never, Sc
       }).pipe(Effect.orDie)
     case "postgres":
       return Effect.gen(function* () {
+        // DATABASE_URL when set, otherwise a throwaway embedded server (one per process).
+        const url = yield* TestDatabase.databaseUrl
         const client = yield* PgClient.make({
-          url: Redacted.make(databaseUrl()),
+          url: Redacted.make(url),
           maxConnections: 4,
           applicationName: "mcp-handles-chaos",
         }).pipe(Effect.provide(Reactivity.layer))

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import { HandleStore, type NewHandle } from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
+import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -18,7 +19,6 @@ import * as Redacted from "effect/Redacted"
 import * as Str from "effect/String"
 import * as TestServices from "effect/TestServices"
 import { startFaultyProxy } from "./support/FaultyProxy.js"
-import * as TestDatabase from "./support/TestDatabase.js"
 
 const T0 = 1_700_000_000_000
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import { HandleStore, type NewHandle, StoreError } from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
+import { EmbeddedServer, TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -18,8 +19,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import { startEmbeddedServer } from "./support/EmbeddedServer.js"
-import * as TestDatabase from "./support/TestDatabase.js"
 
 const T0 = 1_700_000_000_000
 
@@ -179,7 +178,7 @@ describe("connection faults", () => {
     () =>
       Effect.gen(function* () {
         const server = yield* Effect.acquireRelease(
-          Effect.promise(() => startEmbeddedServer()),
+          Effect.promise(() => EmbeddedServer.startEmbeddedServer()),
           (s) => Effect.promise(() => s.destroy()),
         )
         const client = PgClient.layer({ url: Redacted.make(server.url), maxConnections: 8 })

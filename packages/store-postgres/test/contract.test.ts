@@ -1,4 +1,4 @@
 import { handleStoreContract } from "@mcp-handles/core/testing"
-import * as TestDatabase from "./support/TestDatabase.js"
+import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 
 handleStoreContract("postgres", TestDatabase.layerStore())

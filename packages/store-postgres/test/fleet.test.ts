@@ -20,9 +20,9 @@ import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
+import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Effect from "effect/Effect"
 import * as Fleet from "./fixtures/fleet-harness.mjs"
-import * as TestDatabase from "./support/TestDatabase.js"
 
 const TASKS = 1_000
 const WORKERS = 4

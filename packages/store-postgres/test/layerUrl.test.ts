@@ -3,13 +3,13 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import { HandleStore } from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
+import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as TestDatabase from "./support/TestDatabase.js"
 
 describe("PgStore.layerUrl", () => {
   it.live("opens a store of its own from a URL, in its own schema", () =>

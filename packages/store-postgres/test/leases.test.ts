@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import { type HandleStore, VersionConflict } from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
+import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -17,7 +18,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestServices from "effect/TestServices"
-import * as TestDatabase from "./support/TestDatabase.js"
 
 const T0 = 1_700_000_000_000
 const LEASE = 60_000

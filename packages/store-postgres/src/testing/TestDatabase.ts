@@ -9,7 +9,7 @@
  * running side by side on one server never see each other's rows.
  *
  * ```ts
- * import * as TestDatabase from "./support/TestDatabase.js"
+ * import { TestDatabase } from "@mcp-handles/store-postgres/testing"
  * it.layer(TestDatabase.layerClient())("…", (it) => …)      // PgClient + SqlClient + TestSchema
  * handleStoreContract("postgres", TestDatabase.layerStore())  // a fresh HandleStore per provide
  * ```
@@ -19,12 +19,12 @@ import * as Sql from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
-import { PgStore } from "@mcp-handles/store-postgres"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as PgStore from "../PgStore.js"
 import { type EmbeddedServer, startEmbeddedServer } from "./EmbeddedServer.js"
 
 export class TestDatabaseError extends Data.TaggedError("TestDatabaseError")<{
