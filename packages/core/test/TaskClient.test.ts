@@ -610,6 +610,38 @@ describe("TaskClient", () => {
   })
 
   describe("one driver per row", () => {
+    it.effect("the background reconciler never takes a row from this instance's own driving fibers", () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools: [slow({ durationMs: 6_000, pollIntervalMs: 300 })] })
+        let conflicts = 0
+        const counted: Harness = {
+          ...h,
+          store: {
+            ...h.store,
+            update: (record) =>
+              h.store
+                .update(record)
+                .pipe(Effect.tapErrorTag("VersionConflict", () => Effect.sync(() => conflicts++))),
+          },
+        }
+        const p = yield* startProcess(counted, { background: { tickMs: 100 } })
+        const handles = yield* runFor(
+          Effect.forEach(
+            Array.from({ length: 10 }, (_, i) => i),
+            (i) => p.client.callTool("fake", "slow", {}, { key: `k${i}` }),
+          ),
+          1_000,
+        )
+        yield* runFor(
+          Effect.forEach(handles, (handle) => handle.outcome),
+          20_000,
+        )
+        expect(conflicts).toBe(0)
+        expect(h.server.ledger.snapshot().tasks.map((t) => t.earlyPolls)).toEqual(Array(10).fill(0))
+        yield* p.close
+      }),
+    )
+
     it.effect("manual reconciles, the background reconciler and settle never poll a task early", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({ tools: [slow({ durationMs: 8_000, pollIntervalMs: 700 })] })

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
@@ -26,6 +27,11 @@ import * as Transition from "../Transition.js"
 import * as Wire from "../Wire.js"
 
 const rowId = (scope: string, key: string) => JSON.stringify([scope, key])
+
+type LeaseMode = "driver" | "sweep"
+
+/** Who the writes of the current fiber lease a row to (see `withLease`). */
+const leaseMode = FiberRef.unsafeMake<LeaseMode>("driver")
 
 /** The row changed hands: another live instance holds its lease now. */
 class LeaseLost {
@@ -85,13 +91,22 @@ export const make = (
     // Durable writes
     // ---------------------------------------------------------------------------------------
 
-    const withLease = (record: HandleRecord.HandleRecord, now: number) =>
+    /**
+     * Rows a fiber of this instance drives are leased under a name of their own, so this
+     * instance's periodic sweep (which claims under `owner`, and may reclaim its own rows) never
+     * takes a row from one of its own fibers. Both names are this instance's: a restart under the
+     * same id takes over both at once. Leases last until a row's next poll plus `leaseMs`.
+     */
+    const driverOwner = `${owner}#driver`
+    const ownerFor = (mode: LeaseMode) => (mode === "driver" ? driverOwner : owner)
+
+    const withLease = (record: HandleRecord.HandleRecord, now: number, mode: LeaseMode) =>
       HandleRecord.isTerminal(record.status)
         ? record
         : new HandleRecord.HandleRecord(
             {
               ...record,
-              leaseOwner: owner,
+              leaseOwner: ownerFor(mode),
               leaseExpiresAt: Math.max(now, record.nextPollAt ?? now) + leaseMs,
             },
             true,
@@ -100,6 +115,7 @@ export const make = (
     const leasedByOther = (record: HandleRecord.HandleRecord, now: number) =>
       record.leaseOwner !== null &&
       record.leaseOwner !== owner &&
+      record.leaseOwner !== driverOwner &&
       record.leaseExpiresAt !== null &&
       record.leaseExpiresAt > now
 
@@ -118,7 +134,9 @@ export const make = (
           const now = yield* Clock.currentTimeMillis
           const next = Transition.step(current, event)
           if (next === current) return current
-          const written = yield* Effect.either(store.update(withLease(next, now)))
+          const written = yield* Effect.either(
+            store.update(withLease(next, now, yield* FiberRef.get(leaseMode))),
+          )
           if (written._tag === "Right") {
             yield* notify(written.right)
             return written.right
@@ -149,7 +167,7 @@ export const make = (
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         if (leasedByOther(record, now)) return Option.none<HandleRecord.HandleRecord>()
-        const written = yield* Effect.either(store.update(withLease(record, now)))
+        const written = yield* Effect.either(store.update(withLease(record, now, "driver")))
         if (written._tag === "Right") return Option.some(written.right)
         if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
         return Option.none<HandleRecord.HandleRecord>()
@@ -315,7 +333,10 @@ export const make = (
               record,
               Transition.Event.CallInDoubt({ reason: "no answer within the call timeout", now }),
             )
-            yield* Effect.forkIn(recordLateAnswer(record, call), clientScope)
+            yield* Effect.forkIn(
+              Effect.locally(recordLateAnswer(record, call), leaseMode, "driver"),
+              clientScope,
+            )
             return record
           }
           const result = answered.value
@@ -655,6 +676,8 @@ export const make = (
     ): Effect.Effect<void> =>
       Effect.gen(function* () {
         driver.fiber = yield* work.pipe(
+          // A driver may be started from a sweep's step (a re-issue): its writes are a driver's.
+          Effect.locally(leaseMode, "driver"),
           Effect.catchTag("LeaseLost", () => Effect.logDebug("lease lost; another instance drives the row")),
           Effect.onExit((exit) =>
             Effect.suspend(() => {
@@ -759,7 +782,7 @@ export const make = (
           tool,
           arguments: options.storeArguments === "hash" ? null : args,
           argumentsHash,
-          owner,
+          owner: driverOwner,
           leaseMs,
           now,
         })
@@ -904,7 +927,14 @@ export const make = (
         // within this sweep, so a large backlog cannot keep it claiming forever.
         const start = yield* Clock.currentTimeMillis
         for (;;) {
-          const claimed = yield* store.claimDue({ owner, now: start, leaseMs, limit: batchSize })
+          // A sweep takes due rows free or past their lease, and rows it stepped before; the boot
+          // sweep also takes over the rows this id's fibers held before a restart. It never
+          // claims a row a live fiber of this instance drives.
+          const claim = (as: string) => store.claimDue({ owner: as, now: start, leaseMs, limit: batchSize })
+          const mine = yield* claim(owner)
+          const theirs = spread ? yield* claim(driverOwner) : []
+          const claimed = [...mine, ...theirs]
+          const full = mine.length === batchSize || theirs.length === batchSize
           let acted = 0
           yield* Effect.forEach(
             claimed,
@@ -943,6 +973,7 @@ export const make = (
                 }
                 yield* advance(record, options.onInputRequired)
               }).pipe(
+                Effect.locally(leaseMode, "sweep"),
                 Effect.ensuring(Effect.sync(() => stepping.delete(rowId(record.scope, record.key)))),
                 Effect.catchTag("LeaseLost", () => Effect.void),
                 Effect.catchTag("StoreError", (error) =>
@@ -954,7 +985,7 @@ export const make = (
               ),
             { concurrency, discard: true },
           )
-          if (claimed.length < batchSize || acted === 0) break
+          if (!full || acted === 0) break
         }
         return { resumed, inDoubt, reissued }
       }).pipe(sweepLock.withPermits(1))
@@ -989,7 +1020,7 @@ export const make = (
         held,
         (id) => {
           const [scope, key] = JSON.parse(id) as [string, string]
-          return store.release(scope, key, owner).pipe(Effect.ignore)
+          return store.release(scope, key, driverOwner).pipe(Effect.ignore)
         },
         { discard: true },
       ),
