@@ -43,10 +43,22 @@ const v1 = Effect.gen(function* () {
   yield* sql`CREATE INDEX handles_settled ON handles (settled_at) WHERE settled_at IS NOT NULL`
 })
 
-const migrations = { "1_handles": v1 }
+/**
+ * claimDue orders by (next_poll_at, created_at, scope, key). With only next_poll_at indexed,
+ * rows that share a due time (a group commit stamps many with one `now`) were sorted in a
+ * temporary B-tree on every claim: 20 ms per claim with 100,000 tied rows, 0.2 ms with this.
+ */
+const v2 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX handles_due_order ON handles (next_poll_at, created_at, scope, key)
+    WHERE status IN ('pending', 'working', 'input_required')`
+  yield* sql`DROP INDEX handles_due`
+})
+
+const migrations = { "1_handles": v1, "2_due_order": v2 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 1
+export const latestVersion = 2
 
 export const loader = Migrator.fromRecord(migrations)
 

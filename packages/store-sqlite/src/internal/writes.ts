@@ -24,7 +24,7 @@ export const make = (db: Database.Database) => {
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
     lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
     WHERE scope = ? AND key = ? AND version = ?`)
-  // The status list must read exactly as in the handles_due index for SQLite to use it.
+  // The status list must read exactly as in the handles_due_order index for SQLite to use it.
   const due = db.prepare(`SELECT ${Rows.columns} FROM handles
     WHERE status IN (${openStatuses}) AND next_poll_at <= ?
       AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)
