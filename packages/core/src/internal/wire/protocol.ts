@@ -63,27 +63,32 @@ const TaskWire = Schema.Struct({
 
 const decodeTaskWire = Schema.decodeUnknownEither(TaskWire)
 
+// The wire shape was just decoded: building the classes validates nothing new, so it is skipped.
 const toTaskState = (task: typeof TaskWire.Type): TaskState =>
-  new TaskState({
-    taskId: task.taskId,
-    status: task.status,
-    createdAt: task.createdAt,
-    lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: task.ttlMs,
-    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-    ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
-    ...(task.inputRequests === undefined ? {} : { inputRequests: task.inputRequests }),
-    ...(task.result === undefined ? {} : { result: task.result }),
-    ...(task.error === undefined
-      ? {}
-      : {
-          error: new RpcError(
-            task.error.data === undefined
-              ? { code: task.error.code, message: task.error.message }
-              : { code: task.error.code, message: task.error.message, data: task.error.data },
-          ),
-        }),
-  })
+  new TaskState(
+    {
+      taskId: task.taskId,
+      status: task.status,
+      createdAt: task.createdAt,
+      lastUpdatedAt: task.lastUpdatedAt,
+      ttlMs: task.ttlMs,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
+      ...(task.inputRequests === undefined ? {} : { inputRequests: task.inputRequests }),
+      ...(task.result === undefined ? {} : { result: task.result }),
+      ...(task.error === undefined
+        ? {}
+        : {
+            error: new RpcError(
+              task.error.data === undefined
+                ? { code: task.error.code, message: task.error.message }
+                : { code: task.error.code, message: task.error.message, data: task.error.data },
+              true,
+            ),
+          }),
+    },
+    true,
+  )
 
 const resultTypeOf = (result: JsonObject): Either.Either<string, string> => {
   const value = result.resultType
