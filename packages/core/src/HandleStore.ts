@@ -70,6 +70,25 @@ export interface ClaimOptions {
   readonly limit: number
 }
 
+/**
+ * The boot spread in bulk: after a restart, live tasks that are overdue get their next poll
+ * moved to a random point within one poll interval, leased to `owner`, without being read back.
+ *
+ * @since 0.1.0
+ */
+export interface SpreadOptions {
+  readonly owner: string
+  /** Owners whose live leases are taken over too: this instance's names before the restart. */
+  readonly takeOver: ReadonlyArray<string>
+  readonly now: number
+  readonly leaseMs: number
+  readonly limit: number
+  /** The window of a row is its stored `pollIntervalMs` clamped into [min, max], else `defaultIntervalMs`. */
+  readonly minIntervalMs: number
+  readonly maxIntervalMs: number
+  readonly defaultIntervalMs: number
+}
+
 /** @since 0.1.0 */
 export interface ListFilter {
   readonly scope: string
@@ -117,6 +136,16 @@ export interface HandleStore {
    * any previous owner's writes.
    */
   readonly claimDue: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<HandleRecord>, StoreError>
+  /**
+   * Reschedules up to `limit` due rows that are `working` or `input_required` with no unsent
+   * cancel, free of other live leases: next poll at a uniformly random point of one interval
+   * window starting at `now`, or one window after the row's due time if that is later (a process
+   * that died may have polled at the due time without recording it), leased to `owner` until
+   * then plus `leaseMs`, version bumped.
+   * Returns how many rows it moved. One statement per call where the store allows: this is what
+   * makes a restart with a large backlog cheap.
+   */
+  readonly spreadDue: (options: SpreadOptions) => Effect.Effect<number, StoreError>
   /** Gives up `owner`'s lease on a row (hand-off on close); a no-op for anyone else's lease. */
   readonly release: (scope: string, key: string, owner: string) => Effect.Effect<void, StoreError>
   /** One page of a scope's rows, ordered by creation time then key. */
@@ -255,3 +284,31 @@ export const compareCodePoints = (a: string, b: string): number => {
 
 /** @since 0.1.0 */
 export const maxListLimit = 1000
+
+/**
+ * Whether `spreadDue` moves the row (the in-memory reading of its WHERE clause).
+ *
+ * @since 0.1.0
+ */
+export const isSpreadable = (record: HandleRecord, options: SpreadOptions): boolean =>
+  (record.status === "working" || record.status === "input_required") &&
+  record.taskId !== null &&
+  (record.cancel === null || record.cancel.sent) &&
+  record.nextPollAt !== null &&
+  record.nextPollAt <= options.now &&
+  (record.leaseOwner === null ||
+    record.leaseOwner === options.owner ||
+    options.takeOver.includes(record.leaseOwner) ||
+    (record.leaseExpiresAt !== null && record.leaseExpiresAt <= options.now))
+
+/**
+ * The interval window `spreadDue` spreads a row over.
+ *
+ * @since 0.1.0
+ */
+export const spreadWindow = (record: HandleRecord, options: SpreadOptions): number => {
+  const interval = record.snapshot?.pollIntervalMs
+  return interval === undefined || !Number.isFinite(interval)
+    ? options.defaultIntervalMs
+    : Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(interval)))
+}

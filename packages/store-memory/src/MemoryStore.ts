@@ -58,6 +58,25 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
           .slice(0, limit)
           .map((record) => write(record, { leaseOwner: owner, leaseExpiresAt: now + leaseMs })),
       ),
+    spreadDue: (options) =>
+      Effect.sync(() => {
+        const due = Array.from(rows.values())
+          .filter((record) => HandleStore.isSpreadable(record, options))
+          .sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0))
+          .slice(0, Math.max(0, Math.floor(options.limit)))
+        for (const record of due) {
+          const window = HandleStore.spreadWindow(record, options)
+          // A process that died may have polled at the due time without recording it.
+          const base = Math.max(options.now, (record.nextPollAt ?? options.now) + window)
+          const nextPollAt = base + Math.floor(Math.random() * window)
+          write(record, {
+            nextPollAt,
+            leaseOwner: options.owner,
+            leaseExpiresAt: nextPollAt + options.leaseMs,
+          })
+        }
+        return due.length
+      }),
     release: (scope, key, owner) =>
       Effect.sync(() => {
         const record = rows.get(rowId(scope, key))

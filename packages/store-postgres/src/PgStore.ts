@@ -383,6 +383,41 @@ export const make = (
       )
     }
 
+    // The boot spread in one statement per batch, rows locked with SKIP LOCKED like a claim and
+    // never read back. The lease runs to the end of the widest window plus leaseMs.
+    const spreadDue = (options: HandleStore.SpreadOptions) => {
+      const n = Math.floor(options.limit)
+      if (!(n > 0)) return Effect.succeed(0)
+      const { now, owner } = options
+      const takeOver =
+        options.takeOver.length > 0 ? sql`lease_owner IN ${sql.in(options.takeOver)}` : sql`FALSE`
+      return run(
+        "spreadDue",
+        sql`UPDATE ${t} SET
+            next_poll_at = due.next, lease_owner = ${owner}, lease_expires_at = due.next + ${options.leaseMs},
+            version = ${t}.version + 1, write_id = NULL
+          FROM (
+            SELECT id, greatest(${now}::bigint, next_poll_at + span::bigint) + floor(random() * span)::bigint AS next
+            FROM (
+              SELECT id, next_poll_at, CASE WHEN json_typeof(body->'snapshot'->'pollIntervalMs') = 'number'
+                  THEN greatest(${options.minIntervalMs}::float8,
+                    least(${options.maxIntervalMs}::float8, ceil((body->'snapshot'->>'pollIntervalMs')::float8)))
+                  ELSE ${options.defaultIntervalMs}::float8 END AS span
+              FROM ${t}
+            WHERE status IN ${open} AND status <> 'pending' AND next_poll_at <= ${now}
+              AND (lease_owner IS NULL OR lease_owner = ${owner} OR ${takeOver} OR lease_expires_at <= ${now})
+              AND json_typeof(body->'taskId') = 'string'
+              AND (json_typeof(body->'cancel') IS DISTINCT FROM 'object' OR body->'cancel'->>'sent' = 'true')
+              ORDER BY next_poll_at, id
+              LIMIT ${n}
+              FOR UPDATE SKIP LOCKED
+            ) AS picked
+          ) AS due
+          WHERE ${t}.id = due.id
+          RETURNING ${t}.id`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
+      )
+    }
+
     const release = (scope: string, key: string, owner: string) =>
       run(
         "release",
@@ -446,6 +481,7 @@ export const make = (
         run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),
       update,
       claimDue,
+      spreadDue,
       release,
       list,
       deleteSettledBefore,

@@ -303,6 +303,8 @@ const makeStore = (
       )
     },
 
+    spreadDue: (options) => writer.submit("spreadDue", writes.spreadDue(options)),
+
     release: (scope, key, owner) => writer.submit("release", writes.release(scope, key, owner)),
 
     list: (filter) =>

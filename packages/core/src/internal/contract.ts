@@ -361,6 +361,95 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         }))
     })
 
+    describe("spreadDue", () => {
+      const seedAt = (store: HandleStore, key: string, fields: Partial<HandleRecord>, owner = "instance-1") =>
+        Effect.flatMap(store.begin(newHandle({ key, owner })), ({ record }) =>
+          store.update(withState(record, { status: "working", taskId: `task-${key}`, ...fields })),
+        )
+      const snapshot = (pollIntervalMs: number | undefined) =>
+        TaskSnapshot.make({
+          ttlMs: null,
+          createdAt: T0,
+          lastUpdatedAt: T0,
+          receivedAt: T0,
+          ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+        })
+      const options = (now: number, overrides: Partial<Parameters<HandleStore["spreadDue"]>[0]> = {}) => ({
+        owner: "me",
+        takeOver: ["me#old"],
+        now,
+        leaseMs: LEASE,
+        limit: 100,
+        minIntervalMs: 250,
+        maxIntervalMs: 60_000,
+        defaultIntervalMs: 1_000,
+        ...overrides,
+      })
+
+      test("moves overdue live tasks into one clamped interval, leased to the owner", (store) =>
+        Effect.gen(function* () {
+          const now = T0 + 100_000
+          const base = { nextPollAt: now - 50_000, leaseOwner: null, leaseExpiresAt: null }
+          for (let i = 0; i < 30; i++) yield* seedAt(store, `a${i}`, { ...base, snapshot: snapshot(5_000) })
+          yield* seedAt(store, "tiny", { ...base, snapshot: snapshot(0) })
+          yield* seedAt(store, "huge", { ...base, snapshot: snapshot(1e9) })
+          yield* seedAt(store, "none", { ...base, snapshot: snapshot(undefined) })
+          yield* seedAt(store, "input", { ...base, status: "input_required", snapshot: snapshot(2_000) })
+          yield* seedAt(store, "mine-before", { ...base, leaseOwner: "me#old", leaseExpiresAt: now + 9_999 })
+          const moved = yield* store.spreadDue(options(now))
+          expect(moved).toBe(35)
+          const windows: Record<string, number> = { tiny: 250, huge: 60_000, none: 1_000, input: 2_000 }
+          const offsets: Array<number> = []
+          for (const record of (yield* store.list({ scope: "tenant-a", limit: 100 })).records) {
+            const window = windows[record.key] ?? 5_000
+            // Never sooner than one window after the due time (an unrecorded poll may have been made then).
+            const base = Math.max(now, now - 50_000 + window)
+            const offset = (record.nextPollAt ?? -1) - base
+            expect(offset).toBeGreaterThanOrEqual(0)
+            expect(offset).toBeLessThan(window)
+            expect(record.leaseOwner).toBe("me")
+            // A dead owner's rows wait only one lease past their poll before another takes them.
+            expect(record.leaseExpiresAt).toBe((record.nextPollAt ?? 0) + LEASE)
+            expect(record.version).toBe(3)
+            if (record.key.startsWith("a")) offsets.push(offset)
+          }
+          // Spread, not bunched: 30 offsets in a 5 s window are not all in one tenth of it.
+          expect(Math.max(...offsets) - Math.min(...offsets)).toBeGreaterThan(500)
+        }))
+
+      test("leaves rows it must not move, and respects the limit", (store) =>
+        Effect.gen(function* () {
+          const now = T0 + 100_000
+          const base = {
+            nextPollAt: now - 1,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            snapshot: snapshot(1_000),
+          }
+          const untouched = {
+            "not-due": { ...base, nextPollAt: now + 1 },
+            "other-live": { ...base, leaseOwner: "other", leaseExpiresAt: now + 1 },
+            "cancel-unsent": { ...base, cancel: CancelIntent.make({ requestedAt: now - 5, sent: false }) },
+            terminal: { ...base, status: "completed" as const, result: {}, settledAt: now - 1 },
+            "in-doubt": { ...base, status: "in_doubt" as const, taskId: null },
+          }
+          for (const [key, fields] of Object.entries(untouched)) yield* seedAt(store, key, fields)
+          yield* store.begin(newHandle({ key: "pending", owner: "dead", now: T0 }))
+          for (let i = 0; i < 5; i++) yield* seedAt(store, `live${i}`, base)
+          yield* seedAt(store, "cancel-sent", {
+            ...base,
+            cancel: CancelIntent.make({ requestedAt: now - 5, sent: true }),
+          })
+          expect(yield* store.spreadDue(options(now, { limit: 4 }))).toBe(4)
+          expect(yield* store.spreadDue(options(now))).toBe(2)
+          expect(yield* store.spreadDue(options(now))).toBe(0)
+          for (const key of [...Object.keys(untouched), "pending"]) {
+            const record = Option.getOrThrow(yield* store.get("tenant-a", key))
+            expect(record.leaseOwner === "me", key).toBe(false)
+          }
+        }))
+    })
+
     describe("release", () => {
       test("clears the owner's lease and leaves another owner's lease alone", (store) =>
         Effect.gen(function* () {

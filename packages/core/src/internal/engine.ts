@@ -913,6 +913,8 @@ export const make = (
 
     const batchSize = (options.background === false ? undefined : options.background?.batchSize) ?? 100
     const concurrency = (options.background === false ? undefined : options.background?.concurrency) ?? 16
+    // Rows per bulk spread statement at boot: one fsync per batch, bounded work per statement.
+    const spreadBatch = 1_000
 
     /**
      * Claims due rows in batches and acts on each once. With `spread`, overdue live tasks are
@@ -926,6 +928,25 @@ export const make = (
         // Only rows due when the sweep began: a row it reschedules or polls is not due again
         // within this sweep, so a large backlog cannot keep it claiming forever.
         const start = yield* Clock.currentTimeMillis
+        if (spread) {
+          // The bulk of a restart: overdue live tasks are spread over their interval in a few
+          // statements, never read back one by one. What that leaves (interrupted calls, unsent
+          // cancels) is claimed and handled row by row below.
+          for (;;) {
+            const moved = yield* store.spreadDue({
+              owner,
+              takeOver: [driverOwner],
+              now: start,
+              leaseMs,
+              limit: spreadBatch,
+              minIntervalMs: polling.minIntervalMs,
+              maxIntervalMs: polling.maxIntervalMs,
+              defaultIntervalMs: polling.defaultInitialMs,
+            })
+            resumed += moved
+            if (moved < spreadBatch) break
+          }
+        }
         for (;;) {
           // A sweep takes due rows free or past their lease, and rows it stepped before; the boot
           // sweep also takes over the rows this id's fibers held before a restart. It never
@@ -959,8 +980,9 @@ export const make = (
                   }
                   return
                 }
-                resumed++
                 const cancelPending = record.cancel !== null && !record.cancel.sent
+                // A row the bulk spread put at the very start of its window is still due: it is
+                // rescheduled here (it was counted there).
                 if (spread && !cancelPending) {
                   const interval = yield* Polling.interval(
                     polling,
@@ -968,9 +990,12 @@ export const make = (
                     record.pollsWithoutInterval,
                   )
                   const offset = yield* Random.nextIntBetween(0, Math.max(1, interval))
-                  yield* commit(record, Transition.Event.Rescheduled({ now, nextPollAt: now + offset }))
+                  // A dead process may have polled at the due time without recording it.
+                  const base = Math.max(now, (record.nextPollAt ?? now) + interval)
+                  yield* commit(record, Transition.Event.Rescheduled({ now, nextPollAt: base + offset }))
                   return
                 }
+                resumed++
                 yield* advance(record, options.onInputRequired)
               }).pipe(
                 Effect.locally(leaseMode, "sweep"),

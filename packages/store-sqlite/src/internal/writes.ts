@@ -5,7 +5,7 @@
  */
 import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import * as Record from "@mcp-handles/core/HandleRecord"
-import { StoreError, VersionConflict } from "@mcp-handles/core/HandleStore"
+import { type SpreadOptions, StoreError, VersionConflict } from "@mcp-handles/core/HandleStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
@@ -33,6 +33,24 @@ export const make = (db: Database.Database) => {
     WHERE scope = ? AND key = ? AND version = ?`)
   const release = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     version = version + 1 WHERE scope = ? AND key = ? AND lease_owner = ?`)
+  // The boot spread in one statement: no row is read back, decoded or written one at a time.
+  // random() is evaluated per row; the lease runs to the end of the widest window plus leaseMs.
+  const window = `(CASE WHEN json_type(body, '$.snapshot.pollIntervalMs') IN ('integer', 'real')
+    THEN max(@min, min(@max, CAST(json_extract(body, '$.snapshot.pollIntervalMs') AS INTEGER)))
+    ELSE @default END)`
+  // SET expressions all see the row's old values, and random() would differ between them: the
+  // offset is a multiplicative hash of the rowid and a per-call seed, the same in both places.
+  const next = `(max(@now, next_poll_at + ${window}) + ((rowid * 2654435761 + @seed) % 4294967296) % ${window})`
+  const spread = db.prepare(`UPDATE handles SET
+      next_poll_at = ${next}, lease_owner = @owner, lease_expires_at = ${next} + @lease,
+      version = version + 1
+    WHERE rowid IN (SELECT rowid FROM handles
+      WHERE status IN (${openStatuses}) AND status <> 'pending' AND next_poll_at <= @now
+        AND (lease_owner IS NULL OR lease_owner = @owner
+          OR lease_owner IN (SELECT value FROM json_each(@takeOver)) OR lease_expires_at <= @now)
+        AND json_type(body, '$.taskId') = 'text'
+        AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)
+      ORDER BY next_poll_at, created_at, scope, key LIMIT @limit)`)
   const deleteSettled = db.prepare(`DELETE FROM handles
     WHERE status IN (${terminalStatuses}) AND settled_at < ?`)
   const deleteSettledInScope = db.prepare(`DELETE FROM handles
@@ -90,6 +108,21 @@ export const make = (db: Database.Database) => {
             )
           },
         ),
+
+    spreadDue: (options: SpreadOptions) => (): Either.Either<number> =>
+      Either.right(
+        spread.run({
+          now: options.now,
+          min: options.minIntervalMs,
+          max: options.maxIntervalMs,
+          default: options.defaultIntervalMs,
+          seed: Math.floor(Math.random() * 4294967296),
+          owner: options.owner,
+          lease: options.leaseMs,
+          takeOver: JSON.stringify(options.takeOver),
+          limit: Math.max(0, Math.floor(options.limit)),
+        }).changes,
+      ),
 
     release: (scope: string, key: string, owner: string) => (): Either.Either<void> => {
       release.run(scope, key, owner)
