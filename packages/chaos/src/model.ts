@@ -525,7 +525,11 @@ const runSequenceOn = (
       const model: Model = { keys: new Map() }
       // However the sequence ends, its processes stop before the store closes.
       const started: Array<{ readonly stop: () => void }> = []
-      yield* Effect.addFinalizer(() => Effect.sync(() => started.forEach((proc) => proc.stop())))
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const proc of started) proc.stop()
+        }),
+      )
       stats.sequences++
       world.trace.push(
         `setup: ${kind} store, inDoubtPolicy ${setup.inDoubtPolicy}, server ${setup.dedup ? "deduplicates" : "does not deduplicate"}, ${setup.durableServer ? "durable" : "volatile"} server, seed ${setup.seed}`,
