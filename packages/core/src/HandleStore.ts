@@ -286,6 +286,45 @@ export const compareCodePoints = (a: string, b: string): number => {
 export const maxListLimit = 1000
 
 /**
+ * The fields SQL adapters keep in indexed columns, named as their columns are; the rest of a
+ * record is a JSON body.
+ *
+ * @since 0.1.0
+ */
+export interface IndexedColumns {
+  readonly scope: unknown
+  readonly key: unknown
+  readonly server_id: unknown
+  readonly status: unknown
+  readonly next_poll_at: unknown
+  readonly lease_owner: unknown
+  readonly lease_expires_at: unknown
+  readonly version: unknown
+  readonly created_at: unknown
+  readonly settled_at: unknown
+}
+
+/**
+ * A row's body with its columns laid over it, ready to decode as a `HandleRecord`. Columns win
+ * over any same-named key in the body: they are what the queries saw.
+ *
+ * @since 0.1.0
+ */
+export const fromColumns = (body: object, row: IndexedColumns): Record<string, unknown> => ({
+  ...body,
+  scope: row.scope,
+  key: row.key,
+  serverId: row.server_id,
+  status: row.status,
+  nextPollAt: row.next_poll_at,
+  leaseOwner: row.lease_owner,
+  leaseExpiresAt: row.lease_expires_at,
+  version: row.version,
+  createdAt: row.created_at,
+  settledAt: row.settled_at,
+})
+
+/**
  * Whether `spreadDue` moves the row (the in-memory reading of its WHERE clause).
  *
  * @since 0.1.0

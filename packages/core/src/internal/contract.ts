@@ -10,6 +10,7 @@ import {
   InputAnswer,
   RpcError,
   type Status,
+  Status as StatusSchema,
   TaskSnapshot,
 } from "../HandleRecord.js"
 import { HandleStore, type NewHandle, VersionConflict } from "../HandleStore.js"
@@ -43,16 +44,7 @@ const jsonObject = fc.dictionary(
   },
 ) as fc.Arbitrary<JsonObject>
 
-const statuses: ReadonlyArray<Status> = [
-  "pending",
-  "working",
-  "input_required",
-  "completed",
-  "failed",
-  "cancelled",
-  "expired",
-  "in_doubt",
-]
+const statuses: ReadonlyArray<Status> = StatusSchema.literals
 
 /** Every field populated with arbitrary (unicode, nested, large) values. */
 const fullRecordFields = fc.record({

@@ -6,6 +6,7 @@
  * @internal
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
+import { fromColumns } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -70,19 +71,7 @@ const encodeRecord = Schema.encode(HandleRecord)
 export const decodeRow = (raw: unknown): Effect.Effect<StoredRow, ParseResult.ParseError> =>
   Effect.flatMap(decodeRowUnknown(raw), (row) =>
     Effect.map(
-      decodeRecord({
-        ...row.body,
-        scope: row.scope,
-        key: row.key,
-        serverId: row.server_id,
-        status: row.status,
-        nextPollAt: row.next_poll_at,
-        leaseOwner: row.lease_owner,
-        leaseExpiresAt: row.lease_expires_at,
-        version: row.version,
-        createdAt: row.created_at,
-        settledAt: row.settled_at,
-      }),
+      decodeRecord(fromColumns(row.body, row)),
       (record): StoredRow => ({ id: row.id, writeId: row.write_id, record }),
     ),
   )

@@ -4,7 +4,7 @@
  * never trusted.
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { StoreError } from "@mcp-handles/core/HandleStore"
+import { fromColumns, StoreError } from "@mcp-handles/core/HandleStore"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -118,20 +118,7 @@ export const decodeRow = (operation: string, row: Row): Either.Either<HandleReco
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return Either.left(corrupt(operation, row, "body is not a JSON object"))
   }
-  // Columns win over any same-named key in the body: they are what the queries saw.
-  return decodeRecord({
-    ...body,
-    scope: row.scope,
-    key: row.key,
-    serverId: row.server_id,
-    status: row.status,
-    nextPollAt: row.next_poll_at,
-    leaseOwner: row.lease_owner,
-    leaseExpiresAt: row.lease_expires_at,
-    version: row.version,
-    createdAt: row.created_at,
-    settledAt: row.settled_at,
-  }).pipe(
+  return decodeRecord(fromColumns(body, row)).pipe(
     Either.mapLeft((error) =>
       corrupt(operation, row, ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 2000)),
     ),
