@@ -913,8 +913,9 @@ export const make = (
 
     const batchSize = (options.background === false ? undefined : options.background?.batchSize) ?? 100
     const concurrency = (options.background === false ? undefined : options.background?.concurrency) ?? 16
-    // Rows per bulk spread statement at boot: one fsync per batch, bounded work per statement.
-    const spreadBatch = 1_000
+    // Rows per bulk spread statement at boot: one fsync per batch, bounded work per statement
+    // (5,000 rows: about 1.1 s for 100,000 rows in SQLite, against 1.7 s with 1,000; see B3).
+    const spreadBatch = 5_000
 
     /**
      * Claims due rows in batches and acts on each once. With `spread`, overdue live tasks are
