@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -428,12 +429,18 @@ describe("TaskClient", () => {
         const first = yield* startProcess(h, { background: false })
         const handle = yield* runFor(first.client.callTool("fake", "slow", {}), 1_000)
         yield* first.close
+        // Freed for any instance from its next poll time, one interval from now at the earliest.
         const row = yield* h.store.get("default", handle.key)
-        expect(row._tag === "Some" && row.value.leaseOwner).toBeNull()
+        const closedAt = yield* Clock.currentTimeMillis
+        expect(row._tag === "Some" && row.value.leaseExpiresAt).toBe(
+          row._tag === "Some" && row.value.nextPollAt,
+        )
+        expect(row._tag === "Some" && (row.value.nextPollAt ?? 0) - closedAt).toBeGreaterThanOrEqual(1_000)
         const second = yield* startProcess(h, { instanceId: "other" })
         const outcome = yield* runFor(second.client.settle(handle.key), 20_000)
         expect(outcome._tag).toBe("Completed")
         expect(h.server.ledger.snapshot().tasks[0]?.cancels).toEqual([])
+        expect(h.server.ledger.snapshot().tasks[0]?.earlyPolls).toBe(0)
       }),
     )
 

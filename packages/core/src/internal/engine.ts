@@ -28,7 +28,7 @@ import * as Wire from "../Wire.js"
 
 const rowId = (scope: string, key: string) => JSON.stringify([scope, key])
 
-type LeaseMode = "driver" | "sweep"
+type LeaseMode = "driver" | "sweep" | "handoff"
 
 /** Who the writes of the current fiber lease a row to (see `withLease`). */
 const leaseMode = FiberRef.unsafeMake<LeaseMode>("driver")
@@ -107,7 +107,8 @@ export const make = (
             {
               ...record,
               leaseOwner: ownerFor(mode),
-              leaseExpiresAt: Math.max(now, record.nextPollAt ?? now) + leaseMs,
+              // A hand-off frees the row when it is due; otherwise the lease runs a while past that.
+              leaseExpiresAt: Math.max(now, record.nextPollAt ?? now) + (mode === "handoff" ? 0 : leaseMs),
             },
             true,
           )
@@ -1040,17 +1041,33 @@ export const make = (
       )
     }
 
-    // Close hands off: fibers stop, and rows this process held are released for the next one.
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach(
-        held,
-        (id) => {
-          const [scope, key] = JSON.parse(id) as [string, string]
-          return store.release(scope, key, driverOwner).pipe(Effect.ignore)
-        },
-        { discard: true },
-      ),
-    )
+    /**
+     * Close hands off: fibers stop, and the rows they drove are freed for the next process. A
+     * poll may have been in flight when a fiber stopped, so a live task is freed at its next poll
+     * time, one interval from now at the earliest; a call interrupted mid-dispatch is freed at
+     * once (the next process marks it in doubt).
+     */
+    const handOff = (id: string) =>
+      Effect.gen(function* () {
+        const [scope, key] = JSON.parse(id) as [string, string]
+        const found = yield* store.get(scope, key)
+        if (Option.isNone(found) || found.value.leaseOwner !== driverOwner) return
+        const record = found.value
+        if (record.status !== "working" && record.status !== "input_required") {
+          return yield* store.release(scope, key, driverOwner)
+        }
+        const now = yield* Clock.currentTimeMillis
+        const interval = yield* Polling.interval(
+          polling,
+          record.snapshot?.pollIntervalMs,
+          record.pollsWithoutInterval,
+        )
+        const nextPollAt = Math.max(record.nextPollAt ?? now, now + interval)
+        yield* commit(record, Transition.Event.Rescheduled({ now, nextPollAt })).pipe(
+          Effect.locally(leaseMode, "handoff"),
+        )
+      }).pipe(Effect.ignore)
+    yield* Effect.addFinalizer(() => Effect.forEach(held, handOff, { discard: true, concurrency: 16 }))
 
     return {
       callTool,
