@@ -4,7 +4,7 @@
  * never trusted.
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { fromColumns, StoreError } from "@mcp-handles/core/HandleStore"
+import { fromColumns, type IndexedColumns, StoreError } from "@mcp-handles/core/HandleStore"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -13,17 +13,7 @@ import * as Schema from "effect/Schema"
 export const columns =
   "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body"
 
-export interface Row {
-  readonly scope: unknown
-  readonly key: unknown
-  readonly server_id: unknown
-  readonly status: unknown
-  readonly next_poll_at: unknown
-  readonly lease_owner: unknown
-  readonly lease_expires_at: unknown
-  readonly version: unknown
-  readonly created_at: unknown
-  readonly settled_at: unknown
+export interface Row extends IndexedColumns {
   readonly body: unknown
 }
 
