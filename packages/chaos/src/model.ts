@@ -443,6 +443,14 @@ export const earlyPolls = (
     const at = task.polls[i] as number
     const interval = intervalAt(task.tool, task.createdAt, previous)
     if (interval === undefined || at - previous >= interval) continue
+    // When the previous poll's answer was lost, the client never saw the interval it carried:
+    // the last one it was told came with the answer before (a changed interval in a lost answer
+    // cannot be honoured by anyone).
+    if (lostPollAnswers.has(`${task.taskId}@${previous}`)) {
+      const told = i >= 2 ? (task.polls[i - 2] as number) : task.createdAt
+      const known = intervalAt(task.tool, task.createdAt, told)
+      if (known !== undefined && at - previous >= known) continue
+    }
     const cause: EarlyCause = lostPollAnswers.has(`${task.taskId}@${previous}`)
       ? "retry after a lost poll answer"
       : typeof ttl === "number" && at >= task.createdAt + ttl && previous < task.createdAt + ttl

@@ -100,6 +100,14 @@ export const make = (
     const driverOwner = `${owner}#driver`
     const ownerFor = (mode: LeaseMode) => (mode === "driver" ? driverOwner : owner)
 
+    /** The task's last known interval, clamped: what a poll after a takeover must wait. */
+    const knownInterval = (record: HandleRecord.HandleRecord) => {
+      const interval = record.snapshot?.pollIntervalMs
+      return interval === undefined || !Number.isFinite(interval)
+        ? polling.defaultMaxMs
+        : Math.min(polling.maxIntervalMs, Math.max(polling.minIntervalMs, Math.ceil(interval)))
+    }
+
     const withLease = (record: HandleRecord.HandleRecord, now: number, mode: LeaseMode) =>
       HandleRecord.isTerminal(record.status)
         ? record
@@ -108,7 +116,11 @@ export const make = (
               ...record,
               leaseOwner: ownerFor(mode),
               // A hand-off frees the row when it is due; otherwise the lease runs a while past that.
-              leaseExpiresAt: Math.max(now, record.nextPollAt ?? now) + (mode === "handoff" ? 0 : leaseMs),
+              // Never shorter than the task's interval: an instance that takes the row over after
+              // the lease ran out cannot poll sooner than the interval after the holder's last poll.
+              leaseExpiresAt:
+                Math.max(now, record.nextPollAt ?? now) +
+                (mode === "handoff" ? 0 : Math.max(leaseMs, knownInterval(record))),
             },
             true,
           )
@@ -168,7 +180,16 @@ export const make = (
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         if (leasedByOther(record, now)) return Option.none<HandleRecord.HandleRecord>()
-        const written = yield* Effect.either(store.update(withLease(record, now, "driver")))
+        // Whoever held the row last may have polled at its due time without recording it: an
+        // overdue row is polled one interval after that at the earliest.
+        const overdue = record.nextPollAt !== null && record.nextPollAt < now && record.taskId !== null
+        const taken = overdue
+          ? new HandleRecord.HandleRecord(
+              { ...record, nextPollAt: Math.max(now, (record.nextPollAt ?? now) + knownInterval(record)) },
+              true,
+            )
+          : record
+        const written = yield* Effect.either(store.update(withLease(taken, now, "driver")))
         if (written._tag === "Right") return Option.some(written.right)
         if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
         return Option.none<HandleRecord.HandleRecord>()
@@ -1067,7 +1088,14 @@ export const make = (
           Effect.locally(leaseMode, "handoff"),
         )
       }).pipe(Effect.ignore)
-    yield* Effect.addFinalizer(() => Effect.forEach(held, handOff, { discard: true, concurrency: 16 }))
+    // Finalizers cannot be interrupted: a store that stopped answering must not hold the close up.
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(
+        held,
+        (id) => handOff(id).pipe(Effect.interruptible, Effect.timeoutOption(Duration.seconds(5))),
+        { discard: true, concurrency: 16 },
+      ),
+    )
 
     return {
       callTool,
