@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "./clock.js"
-import type { FakeServerConfig, Fault, ToolConfig } from "./config.js"
+import type { FakeServerConfig, Fault, FaultRule, ToolConfig } from "./config.js"
 import type { ServerContext } from "./internal/context.js"
 import { type HandlerResult, tooManyRequests } from "./internal/context.js"
 import { DEFAULT_SUPPORTED_VERSIONS } from "./internal/discovery.js"
@@ -53,6 +53,11 @@ export interface FakeServer {
   readonly config: FakeServerConfig
   /** Simulate a process restart: in-memory tasks are lost unless persistence keeps them. */
   restart(): RestartEntry
+  /**
+   * Arms a fault at run time, after the configured ones (one shot unless `when.times` says
+   * otherwise): tests that decide their faults as they go.
+   */
+  inject(rule: FaultRule): void
   /** Push pending `notifications/tasks` to open listen streams now. */
   notify(): void
   /** Ids of the tasks the server currently holds. */
@@ -160,6 +165,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
         response: new Response("Method Not Allowed", { status: 405, headers: { allow: "POST" } }),
       }
     }
+    const startedAt = clock.now()
     const body = await request.text()
     const parsed = parseBody(body)
     const peeked = peek(parsed.ok ? parsed.value : undefined)
@@ -167,15 +173,22 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     const label = fired.length === 0 ? null : fired.map(faultLabel).join(",")
 
     if (fired.some((fault) => fault.kind === "restart")) restart()
-    for (const fault of fired) if (fault.kind === "latency") await sleep(fault.ms)
+    for (const fault of fired) if (fault.kind === "latency" && fault.phase !== "after") await sleep(fault.ms)
     const now = clock.now()
-    const log = (entry: Omit<RequestEntry, "seq" | "at" | "method" | "tool" | "taskId" | "fault">) => {
+    // Logged when the answer leaves, so that the entry says how long the request was in flight.
+    const log = async (entry: Pick<RequestEntry, "httpStatus" | "outcome" | "errorCode">) => {
+      for (const fault of fired)
+        if (fault.kind === "latency" && fault.phase === "after") await sleep(fault.ms)
       if (!recordRequests) return
       ledger.recordRequest({
         at: now,
+        startedAt,
+        endedAt: clock.now(),
         method: peeked.method ?? null,
         tool: peeked.tool ?? null,
         taskId: peeked.taskId ?? null,
+        idempotencyKey: peeked.idempotencyKey ?? null,
+        client: request.headers.get("x-client-id"),
         fault: label,
         ...entry,
       })
@@ -184,7 +197,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     const before = fired.find((fault) => phaseOf(fault) === "before")
     if (before !== undefined) {
       const faulted = faultReply(before, undefined)
-      log(faulted.log)
+      await log(faulted.log)
       return faulted.result
     }
 
@@ -203,13 +216,13 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
       // The work is done but its answer never arrives intact: the window the library exists for.
       if (launch !== undefined) launch.responseDelivered = false
       const faulted = faultReply(after, handled)
-      log(faulted.log)
       notify()
+      await log(faulted.log)
       return faulted.result
     }
     const reply = toResponse(handled, after?.kind === "wrong-shape" ? after : undefined)
-    log(reply.log)
     notify()
+    await log(reply.log)
     ensureTimer()
     return { kind: "response", response: reply.response }
   }
@@ -288,6 +301,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     ledger,
     config,
     restart,
+    inject: (rule) => faults.add({ ...rule, when: { times: 1, ...rule.when } }),
     notify,
     taskIds: () => store.ids(),
     close: () => {

@@ -7,15 +7,24 @@ import type { Random } from "./random.js"
  * requests it matches (for `nth`) and draws from its own seeded stream (for `probability`).
  */
 export class FaultSchedule {
+  private readonly rules: FaultRule[]
   private readonly matched: number[]
   private readonly fired: number[]
 
   constructor(
-    private readonly rules: readonly FaultRule[],
+    rules: readonly FaultRule[],
     private readonly random: Random,
   ) {
+    this.rules = [...rules]
     this.matched = rules.map(() => 0)
     this.fired = rules.map(() => 0)
+  }
+
+  /** Adds a rule at run time (a test arming a fault for the next matching request). */
+  add(rule: FaultRule): void {
+    this.rules.push(rule)
+    this.matched.push(0)
+    this.fired.push(0)
   }
 
   /** The faults that fire for this request, in rule order. */
@@ -59,7 +68,7 @@ export const faultLabel = (fault: Fault): string => {
     case "status":
       return `status:${fault.status}:${fault.phase ?? "before"}`
     case "latency":
-      return `latency:${fault.ms}`
+      return fault.phase === "after" ? `latency:${fault.ms}:after` : `latency:${fault.ms}`
     case "wrong-shape":
       return `wrong-shape:${typeof fault.shape === "string" ? fault.shape : "replace-result"}`
     case "restart":
