@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "./clock.js"
-import type { FakeServerConfig, Fault, FaultRule, ToolConfig } from "./config.js"
+import type { FakeServerConfig, Fault, ToolConfig } from "./config.js"
 import type { ServerContext } from "./internal/context.js"
 import { type HandlerResult, tooManyRequests } from "./internal/context.js"
 import { DEFAULT_SUPPORTED_VERSIONS } from "./internal/discovery.js"
@@ -45,19 +45,18 @@ export type ServeResult =
   | { readonly kind: "drop" }
 
 export interface FakeServer {
-  /** Web-standard handler: mount it in any server, or call it as `fetch`. */
-  readonly handler: (request: Request) => Promise<Response>
+  /**
+   * Web-standard handler: mount it in any server, or call it as `fetch`. `faults` apply to this
+   * request on top of the configured schedule (a test that decides its faults as it goes).
+   */
+  readonly handler: (request: Request, faults?: readonly Fault[]) => Promise<Response>
   /** Like `handler`, but reports a dropped connection as data (for adapters that can cut sockets). */
-  readonly serve: (request: Request) => Promise<ServeResult>
+  readonly serve: (request: Request, faults?: readonly Fault[]) => Promise<ServeResult>
   readonly ledger: Ledger
   readonly config: FakeServerConfig
   /** Simulate a process restart: in-memory tasks are lost unless persistence keeps them. */
   restart(): RestartEntry
-  /**
-   * Arms a fault at run time, after the configured ones (one shot unless `when.times` says
-   * otherwise): tests that decide their faults as they go.
-   */
-  inject(rule: FaultRule): void
+
   /** Push pending `notifications/tasks` to open listen streams now. */
   notify(): void
   /** Ids of the tasks the server currently holds. */
@@ -154,7 +153,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     return new Response("Not Found", { status: 404 })
   }
 
-  const serve = async (request: Request): Promise<ServeResult> => {
+  const serve = async (request: Request, extra: readonly Fault[] = []): Promise<ServeResult> => {
     const url = new URL(request.url)
     if (url.pathname.startsWith(controlPrefix)) {
       return { kind: "response", response: await control(request, url.pathname.slice(controlPrefix.length)) }
@@ -169,7 +168,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     const body = await request.text()
     const parsed = parseBody(body)
     const peeked = peek(parsed.ok ? parsed.value : undefined)
-    const fired = faults.next(peeked)
+    const fired = [...faults.next(peeked), ...extra]
     const label = fired.length === 0 ? null : fired.map(faultLabel).join(",")
 
     if (fired.some((fault) => fault.kind === "restart")) restart()
@@ -285,8 +284,8 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     }
   }
 
-  const handler = async (request: Request): Promise<Response> => {
-    const served = await serve(request)
+  const handler = async (request: Request, extra?: readonly Fault[]): Promise<Response> => {
+    const served = await serve(request, extra)
     if (served.kind === "response") return served.response
     if (options.dropStyle === "throw") throw new ConnectionDropped()
     const broken = new ReadableStream<Uint8Array>({
@@ -301,7 +300,6 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     ledger,
     config,
     restart,
-    inject: (rule) => faults.add({ ...rule, when: { times: 1, ...rule.when } }),
     notify,
     taskIds: () => store.ids(),
     close: () => {

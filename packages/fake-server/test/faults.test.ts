@@ -153,11 +153,12 @@ describe("late answers and in-flight times", () => {
     })
   })
 
-  it("inject arms a one-shot fault at run time", async () => {
+  it("faults passed with one request apply to that request only", async () => {
     const clock = manualClock(T0)
     const server = makeFakeServer({ tools }, { clock })
-    server.inject({ when: { method: "tools/call" }, fault: { kind: "status", status: 503, phase: "after" } })
-    const first = await server.handler(request("tools/call", { name: "job" }, { key: "k1" }))
+    const first = await server.handler(request("tools/call", { name: "job" }, { key: "k1" }), [
+      { kind: "status", status: 503, phase: "after" },
+    ])
     expect(first.status).toBe(503)
     expect(server.taskIds()).toHaveLength(1)
     const second = await server.handler(request("tools/call", { name: "job" }, { key: "k2" }))

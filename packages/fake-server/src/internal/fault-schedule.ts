@@ -7,24 +7,15 @@ import type { Random } from "./random.js"
  * requests it matches (for `nth`) and draws from its own seeded stream (for `probability`).
  */
 export class FaultSchedule {
-  private readonly rules: FaultRule[]
   private readonly matched: number[]
   private readonly fired: number[]
 
   constructor(
-    rules: readonly FaultRule[],
+    private readonly rules: readonly FaultRule[],
     private readonly random: Random,
   ) {
-    this.rules = [...rules]
     this.matched = rules.map(() => 0)
     this.fired = rules.map(() => 0)
-  }
-
-  /** Adds a rule at run time (a test arming a fault for the next matching request). */
-  add(rule: FaultRule): void {
-    this.rules.push(rule)
-    this.matched.push(0)
-    this.fired.push(0)
   }
 
   /** The faults that fire for this request, in rule order. */
