@@ -19,6 +19,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 
 const T0 = 1_700_000_000_000
 
@@ -34,15 +36,46 @@ const handle = (key: string, owner: string): NewHandle => ({
   now: T0,
 })
 
-/** Terminates every backend of `applicationName`, again and again, until interrupted. */
-const killer = (sql: PgClient.PgClient, applicationName: string, killed: Ref.Ref<number>) =>
+/**
+ * Terminates every backend of `applicationName`, again and again, until interrupted: every 5 to
+ * 25 ms, but never again before the workload completed an operation since the last time. On a
+ * quiet machine operations take well under 5 ms, so that changes nothing; on a loaded one,
+ * where connecting alone can take longer than the killer's period, it keeps the test about
+ * faults rather than about how fast the machine is, without sparing a single operation a kill.
+ */
+const killer = (
+  sql: PgClient.PgClient,
+  applicationName: string,
+  killed: Ref.Ref<number>,
+  progress: SubscriptionRef.SubscriptionRef<number>,
+) =>
   Effect.gen(function* () {
     const rows = yield* sql<{ readonly n: number }>`
       SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
       WHERE application_name = ${applicationName} AND pid <> pg_backend_pid()`
+    const done = yield* SubscriptionRef.get(progress)
     yield* Ref.update(killed, (n) => n + (rows[0]?.n ?? 0))
     yield* Effect.sleep(`${5 + Math.floor(Math.random() * 20)} millis`)
+    yield* progress.changes.pipe(
+      Stream.filter((n) => n > done),
+      Stream.take(1),
+      Stream.runDrain,
+    )
   }).pipe(Effect.forever)
+
+/** The store, counting the operations that completed. */
+const counted = (store: HandleStore, progress: SubscriptionRef.SubscriptionRef<number>): HandleStore => {
+  const tick = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.tap(effect, () => SubscriptionRef.update(progress, (n) => n + 1))
+  return {
+    ...store,
+    begin: (handle) => tick(store.begin(handle)),
+    get: (scope, key) => tick(store.get(scope, key)),
+    update: (record) => tick(store.update(record)),
+    claimDue: (options) => tick(store.claimDue(options)),
+    list: (filter) => tick(store.list(filter)),
+  }
+}
 
 /** The workload: begins (three racing callers per key), updates, claims, completions. */
 const workload = (store: HandleStore, keys: ReadonlyArray<string>) =>
@@ -156,10 +189,13 @@ describe("connection faults", () => {
     "backends terminated mid-run: nothing lost, nothing duplicated",
     () =>
       Effect.gen(function* () {
-        const store = yield* HandleStore
+        const progress = yield* SubscriptionRef.make(0)
+        const store = counted(yield* HandleStore, progress)
         const context = yield* Layer.build(TestDatabase.layerPool({ applicationName: `killer-${victim}` }))
         const killed = yield* Ref.make(0)
-        const fiber = yield* Effect.fork(killer(Context.get(context, PgClient.PgClient), victim, killed))
+        const fiber = yield* Effect.fork(
+          killer(Context.get(context, PgClient.PgClient), victim, killed, progress),
+        )
         const keys = keysOf(200)
         const outcome = yield* workload(store, keys)
         yield* Fiber.interrupt(fiber)
