@@ -6,8 +6,17 @@ import { existsSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeServer, fakeServer, oneLine, type Workspace, workspace } from "./support.js"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import {
+  type FakeServer,
+  fakeServer,
+  oneLine,
+  processTestTimeout,
+  type Workspace,
+  workspace,
+} from "./support.js"
+
+vi.setConfig({ testTimeout: processTestTimeout })
 
 let ws: Workspace
 let server: FakeServer

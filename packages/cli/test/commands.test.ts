@@ -7,8 +7,10 @@ import { join } from "node:path"
 import { openTaskClient } from "@mcp-handles/core"
 import type { FakeServerConfig } from "@mcp-handles/fake-server"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeServer, fakeServer, type Workspace, workspace } from "./support.js"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { type FakeServer, fakeServer, processTestTimeout, type Workspace, workspace } from "./support.js"
+
+vi.setConfig({ testTimeout: processTestTimeout })
 
 const config: FakeServerConfig = {
   deduplicateByKey: true,
@@ -43,11 +45,13 @@ const config: FakeServerConfig = {
     },
     { name: "slow_answer", shape: "task", durationMs: 300, pollIntervalMs: 250 },
   ],
-  // The first two calls of slow_answer are answered after 8 s: time to kill the caller.
+  // The first two calls of slow_answer launch their tasks at once and are answered only a minute
+  // later: the test kills the callers as soon as the ledger shows both launches, however slowly
+  // the machine runs, and no answer can come first.
   faults: [
     {
       when: { method: "tools/call", tool: "slow_answer", nth: [1, 2] },
-      fault: { kind: "latency", ms: 2_500 },
+      fault: { kind: "latency", ms: 60_000, phase: "after" },
     },
   ],
 }
@@ -67,6 +71,15 @@ afterAll(() => {
 
 const taskIdOf = async (key: string) =>
   (await server.ledger()).tasks.find((t) => t.idempotencyKey === key)?.taskId
+
+/** Resolves once the server's ledger shows a launch of every key. */
+const launched = async (keys: ReadonlyArray<string>): Promise<void> => {
+  for (;;) {
+    const { launches } = await server.ledger()
+    if (keys.every((key) => launches.some((l) => l.idempotencyKey === key))) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
 
 describe("call", () => {
   it("records the call, follows it, and prints the outcome", async () => {
@@ -165,13 +178,18 @@ describe("detach, list, show, resume", () => {
 describe("a call killed before its answer: in doubt, then reissue or abandon", () => {
   it("resume surfaces it; reissue re-sends with the same key; abandon gives up", async () => {
     const callers = ["s1", "s2"].map((key) => ws.start("call", server.url, "slow_answer", "--key", key))
-    // Kill them once both intents are on disk, while the server has not answered yet.
-    let pending = ""
-    for (let i = 0; i < 20 && !(/^s1\s+pending/m.test(pending) && /^s2\s+pending/m.test(pending)); i++) {
-      pending = (await ws.run("list", "--status", "open")).stdout
-    }
+    const exits = callers.map((c) => new Promise((resolve) => c.once("exit", resolve)))
+    // Kill them once the server launched both (each intent was on disk before its request left),
+    // while it holds both answers back.
+    await Promise.race([
+      launched(["s1", "s2"]),
+      ...exits.map((exit) =>
+        exit.then((code) => Promise.reject(new Error(`a caller exited (${code}) before its launch`))),
+      ),
+    ])
     for (const caller of callers) caller.kill("SIGKILL")
-    await Promise.all(callers.map((c) => new Promise((resolve) => c.once("exit", resolve))))
+    await Promise.all(exits)
+    const pending = (await ws.run("list", "--status", "open")).stdout
     expect(pending).toMatch(/^s1\s+pending/m)
     expect(pending).toMatch(/^s2\s+pending/m)
 
@@ -202,7 +220,7 @@ describe("a call killed before its answer: in doubt, then reissue or abandon", (
     const twice = await ws.run("abandon", "s2")
     expect(twice.code).toBe(2)
     expect(twice.stderr.trim()).toBe("mcp-handles: s2 is not in doubt (it is cancelled); nothing to decide")
-  }, 30_000)
+  })
 })
 
 describe("cancel and gc", () => {
@@ -229,7 +247,7 @@ describe("cancel and gc", () => {
     const older = await ws.run("gc", "--older-than", "7d")
     expect(older.stdout).toMatch(/^deleted 0 settled/)
     await ws.run("cancel", "l2", "--wait", "0")
-  }, 30_000)
+  })
 })
 
 describe("calls an application made under its own server name", () => {
@@ -253,7 +271,7 @@ describe("calls an application made under its own server name", () => {
     expect(resumed.stderr).toContain("app-1: completed: done 9")
     const listed = await ws.run("list", "--server", `research=${server.url}`)
     expect(listed.stdout).toMatch(/^app-1\s+completed\s+job\s+research\s/m)
-  }, 30_000)
+  })
 })
 
 describe("--store", () => {

@@ -14,6 +14,13 @@ import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/proces
 export const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
 const fakeServerBin = fileURLToPath(new URL("../../fake-server/dist/bin/fake-mcp-server.js", import.meta.url))
 
+/**
+ * The timeout of a test that runs the binary. Each run is a fresh Node process that spends about
+ * 1.5 s of CPU loading its modules, 3 to 6 s of wall time on a loaded two-core machine, and a
+ * test here starts up to ten of them one after the other.
+ */
+export const processTestTimeout = 120_000
+
 export interface Ran {
   readonly code: number | null
   readonly stdout: string
