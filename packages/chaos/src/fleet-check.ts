@@ -43,6 +43,11 @@ export interface CancelRequest {
 
 export interface Observations {
   readonly now: number
+  /**
+   * When each client (`instanceId#process`) crashed or was closed. A request it left in the
+   * network may still reach the server afterwards: nobody can stop it, so it excuses overlaps.
+   */
+  readonly gone: ReadonlyMap<string, number>
   readonly delivered: ReadonlyMap<string, Delivered>
   readonly asks: ReadonlyArray<Ask>
   readonly cancels: ReadonlyArray<CancelRequest>
@@ -66,6 +71,14 @@ const isAbandoned = (row: HandleRecord.HandleRecord) =>
 
 /** Strictly overlapping in time: both were in flight at some instant. */
 const overlaps = (a: RequestEntry, b: RequestEntry) => a.startedAt < b.endedAt && b.startedAt < a.endedAt
+
+/** Whether `request` was left behind by a client that was gone by `at`. */
+const stray = (gone: ReadonlyMap<string, number>, request: RequestEntry, at: number) =>
+  request.client !== null && (gone.get(request.client) ?? Number.POSITIVE_INFINITY) <= at
+
+/** Overlapping, and both senders still waiting for their answers at the time. */
+const concurrent = (gone: ReadonlyMap<string, number>, a: RequestEntry, b: RequestEntry) =>
+  overlaps(a, b) && !stray(gone, a, b.startedAt) && !stray(gone, b, a.startedAt)
 
 const short = (id: string) => id.slice(0, 8)
 
@@ -132,6 +145,7 @@ export const orphans = (
 export const doubleLaunches = (
   ledger: LedgerSnapshot,
   rows: ReadonlyArray<HandleRecord.HandleRecord>,
+  observed: Pick<Observations, "gone">,
 ): Array<string> => {
   const found: Array<string> = []
   const byKey = new Map(rows.map((row) => [row.key, row]))
@@ -153,7 +167,7 @@ export const doubleLaunches = (
     for (let j = i + 1; j < calls.length; j++) {
       const a = calls[i] as RequestEntry
       const b = calls[j] as RequestEntry
-      if (a.idempotencyKey === b.idempotencyKey && overlaps(a, b))
+      if (a.idempotencyKey === b.idempotencyKey && concurrent(observed.gone, a, b))
         found.push(
           `no double launch: two tools/call of ${a.idempotencyKey} in flight at once (${a.client} ${a.startedAt}–${a.endedAt}, ${b.client} ${b.startedAt}–${b.endedAt})`,
         )
@@ -180,7 +194,7 @@ export const sharedTaskIds = (rows: ReadonlyArray<HandleRecord.HandleRecord>): A
  */
 export const pollDiscipline = (
   ledger: LedgerSnapshot,
-  observed: Pick<Observations, "garbledCreates" | "lostPollAnswers">,
+  observed: Pick<Observations, "garbledCreates" | "lostPollAnswers" | "gone">,
 ): Array<string> => {
   const found: Array<string> = []
   const polls = new Map<string, Array<RequestEntry>>()
@@ -193,7 +207,7 @@ export const pollDiscipline = (
       for (let j = i + 1; j < list.length; j++) {
         const a = list[i] as RequestEntry
         const b = list[j] as RequestEntry
-        if (overlaps(a, b))
+        if (concurrent(observed.gone, a, b))
           found.push(
             `poll discipline: task ${short(taskId)} polled twice at once (${a.client} ${a.startedAt}–${a.endedAt}, ${b.client} ${b.startedAt}–${b.endedAt})`,
           )
@@ -202,8 +216,10 @@ export const pollDiscipline = (
   }
   for (const task of ledger.tasks) {
     if (task.earlyPolls === 0) continue
+    const sent = polls.get(task.taskId) ?? []
+    const strayAt = (at: number) => sent.some((r) => r.at === at && stray(observed.gone, r, at))
     const early = earlyPolls(task, observed.garbledCreates, observed.lostPollAnswers).filter(
-      (poll) => poll.cause === "unexplained",
+      (poll) => poll.cause === "unexplained" && !strayAt(poll.at) && !strayAt(poll.at - poll.gap),
     )
     if (early.length > 0)
       found.push(
@@ -357,7 +373,7 @@ export const fleetViolations = (
   observed: Observations,
 ): Array<string> => [
   ...orphans(ledger, rows, observed),
-  ...doubleLaunches(ledger, rows),
+  ...doubleLaunches(ledger, rows, observed),
   ...sharedTaskIds(rows),
   ...pollDiscipline(ledger, observed),
   ...inputOnce(ledger, observed),

@@ -106,11 +106,14 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
       const cancels: Array<CancelRequest> = []
       const obligations: Array<Obligation> = []
       const started: Array<Proc> = []
+      const closedAt = new Map<Proc, number>()
       let inputMode: InputMode = "human"
       let quiet = false
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           for (const proc of started) proc.stop()
+          // CHAOS_TRACE=1 prints every sequence's trace, passing or not (to compare two runs).
+          if (process.env.CHAOS_TRACE === "1") console.error(world.trace.join("\n"))
         }),
       )
       stats.sequences++
@@ -211,14 +214,25 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
           { discard: true },
         )
 
-      const oblige = <A, E>(proc: Proc, what: string, effect: Effect.Effect<A, E>) =>
+      const oblige = <A, E>(proc: Proc, what: string, effect: Effect.Effect<A, E>, patience?: number) =>
         Effect.gen(function* () {
-          const fiber = yield* Effect.fork(Effect.either(effect))
+          // A caller that gives up interrupts the operation: that, too, must leave no trace.
+          const bounded: Effect.Effect<unknown> =
+            patience === undefined
+              ? Effect.either(effect)
+              : Effect.timeoutOption(Effect.either(effect), patience)
+          const fiber = yield* Effect.fork(bounded)
           obligations.push({ what: `${what} on ${clientName(proc)}`, proc, at: now(), fiber })
         })
 
       const observations = (final: boolean) => ({
         now: now(),
+        gone: new Map(
+          started.flatMap((proc) => {
+            const at = proc.diedAt() ?? closedAt.get(proc)
+            return at === undefined ? [] : [[clientName(proc), at] as const]
+          }),
+        ),
         final,
         delivered: new Map(
           [...world.delivered].map(([taskId, d]) => [
@@ -281,6 +295,7 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
                 (step.kind === "cancel" ? client.cancel(key) : client.abandon(key)).pipe(
                   Effect.tap(() => Effect.sync(() => cancels.push({ key, at: now(), how }))),
                 ),
+                step.patience,
               )
             }
             case "reissue":
@@ -325,6 +340,7 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
             if (proc === undefined) break
             const closed = yield* runFor(world, Scope.close(proc.scope, Exit.void), 5_000)
             if (closed !== "done") yield* fail(`closing ${clientName(proc)} did not finish (${closed})`)
+            closedAt.set(proc, now())
             proc.stop()
             yield* dropObligations(proc)
             break

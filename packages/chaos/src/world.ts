@@ -191,8 +191,14 @@ export const makeWorld = (
     )
     const server = makeFakeServer(config, {
       clock: { now: () => clock.unsafeCurrentTimeMillis() },
+      // Task ids from a counter: random ids would make anything ordered by id vary between
+      // replays of one seed.
+      newTaskId: (() => {
+        let next = 0
+        return () => `00000000-0000-4000-8000-${(++next).toString(16).padStart(12, "0")}`
+      })(),
       // Latency faults wait in virtual time.
-      sleep: (ms) => Effect.runPromise(clock.sleep(Duration.millis(ms))),
+      sleep: (ms) => clock.sleepPromise(ms),
       notifyEveryMs: 0,
       ...(options.durableServer ? { persistence: memoryPersistence() } : {}),
     })
@@ -412,7 +418,10 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
       const response = await serverFetch(world, method, request)
       if (matches) die(`after the server answered ${method}`)
       if (dead) return new Promise<Response>(() => {})
+      const who = `${options.instanceId}#${id}`
+      const label = `${method} ${request.headers.get("mcp-name") ?? ""}`.trim()
       if (init?.signal?.aborted === true) {
+        world.trace.push(`  ${who} gave up on ${label} (sent at ${sentAt}) before its answer came`)
         // The client gave up (its timeout) before this late answer came: it is lost.
         if (method === "tasks/get") {
           const taskId = request.headers.get("mcp-name")
@@ -420,6 +429,7 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
         }
         return new Promise<Response>(() => {})
       }
+      world.trace.push(`  ${who} ${label}: HTTP ${response.status} (sent at ${sentAt})`)
       if (method === "tools/call") await noteDelivery(world, response.clone(), () => proc)
       return response
     }
