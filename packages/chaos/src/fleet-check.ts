@@ -80,7 +80,7 @@ const stray = (gone: ReadonlyMap<string, number>, request: RequestEntry, at: num
 const concurrent = (gone: ReadonlyMap<string, number>, a: RequestEntry, b: RequestEntry) =>
   overlaps(a, b) && !stray(gone, a, b.startedAt) && !stray(gone, b, a.startedAt)
 
-const short = (id: string) => id.slice(0, 8)
+const short = (id: string) => `…${id.slice(-6)}`
 
 /**
  * No orphan: every server task is recorded by its id on the row of its key, or was cancelled by

@@ -27,6 +27,7 @@ import * as Random from "effect/Random"
 import * as Scheduler from "effect/Scheduler"
 import * as Scope from "effect/Scope"
 import * as fc from "fast-check"
+import { seedMathRandom } from "./determinism.js"
 import { openStore, type StoreKind } from "./stores.js"
 import { VirtualClock } from "./VirtualClock.js"
 import {
@@ -757,7 +758,10 @@ const deterministicScheduler = new Scheduler.MixedScheduler(Number.MAX_SAFE_INTE
 export const simulated =
   (clock: VirtualClock, seed: number) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    effect.pipe(
+    Effect.suspend(() => {
+      seedMathRandom(seed)
+      return effect
+    }).pipe(
       Effect.withClock(clock),
       Effect.withRandom(Random.make(seed)),
       // Effect's default scheduler yields to a real setTimeout every 2048 ticks, which makes the
