@@ -89,6 +89,21 @@ export interface SpreadOptions {
   readonly defaultIntervalMs: number
 }
 
+/** @since 0.2.0 */
+export interface RenewOptions {
+  readonly scope: string
+  readonly key: string
+  readonly owner: string
+  /** The new expiry (epoch milliseconds). */
+  readonly until: number
+}
+
+/** @since 0.2.0 */
+export interface ReleaseOwnerOptions {
+  readonly owner: string
+  readonly now: number
+}
+
 /** @since 0.1.0 */
 export interface ListFilter {
   readonly scope: string
@@ -148,6 +163,20 @@ export interface HandleStore {
   readonly spreadDue: (options: SpreadOptions) => Effect.Effect<number, StoreError>
   /** Gives up `owner`'s lease on a row (hand-off on close); a no-op for anyone else's lease. */
   readonly release: (scope: string, key: string, owner: string) => Effect.Effect<void, StoreError>
+  /**
+   * Extends `owner`'s lease on a row to `until` (the heartbeat of a holder whose request or input
+   * question is still in flight). True when `owner` still held the lease; false when the row
+   * changed hands or is gone. The version is left alone: a renewal fences nobody, and the
+   * holder's own next compare-and-set still matches.
+   */
+  readonly renewLease: (options: RenewOptions) => Effect.Effect<boolean, StoreError>
+  /**
+   * Frees every lease `owner` holds on a row that is not due at `now` (or not scheduled at
+   * all), version bumped. At boot, an instance frees what its previous process left leased
+   * under its name, so those rows are polled at their due time instead of after the dead
+   * lease runs out; rows already due are taken over by `spreadDue` instead. Returns how many.
+   */
+  readonly releaseOwner: (options: ReleaseOwnerOptions) => Effect.Effect<number, StoreError>
   /** One page of a scope's rows, ordered by creation time then key. */
   readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
   /** Deletes terminal rows settled before the cutoff; never an open or in-doubt row. */

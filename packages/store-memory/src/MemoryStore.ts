@@ -82,6 +82,24 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
         const record = rows.get(rowId(scope, key))
         if (record?.leaseOwner === owner) write(record, { leaseOwner: null, leaseExpiresAt: null })
       }),
+    renewLease: ({ scope, key, owner, until }) =>
+      Effect.sync(() => {
+        const record = rows.get(rowId(scope, key))
+        if (record === undefined || record.leaseOwner !== owner) return false
+        rows.set(rowId(scope, key), new HandleRecord.HandleRecord({ ...record, leaseExpiresAt: until }, true))
+        return true
+      }),
+    releaseOwner: ({ owner, now }) =>
+      Effect.sync(() => {
+        let released = 0
+        for (const record of rows.values()) {
+          if (record.leaseOwner !== owner || (record.nextPollAt !== null && record.nextPollAt <= now))
+            continue
+          write(record, { leaseOwner: null, leaseExpiresAt: null })
+          released++
+        }
+        return released
+      }),
     list: (filter) =>
       Effect.suspend(() => {
         const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)

@@ -427,6 +427,24 @@ export const make = (
         ),
       )
 
+    // Both are safe to retry as they stand: a renewal sets an absolute expiry, and a release
+    // after a lost reply finds only what is still leased (its count is then a lower bound).
+    const renewLease = ({ scope, key, owner, until }: HandleStore.RenewOptions) =>
+      run(
+        "renewLease",
+        sql`UPDATE ${t} SET lease_expires_at = ${until}
+          WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}
+          RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length === 1)),
+      )
+
+    const releaseOwner = ({ owner, now }: HandleStore.ReleaseOwnerOptions) =>
+      run(
+        "releaseOwner",
+        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
+          WHERE lease_owner = ${owner} AND (next_poll_at IS NULL OR next_poll_at > ${now})
+          RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
+      )
+
     const list = (filter: HandleStore.ListFilter) => {
       const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)
       if (filter.cursor !== undefined && Option.isNone(after)) {
@@ -483,6 +501,8 @@ export const make = (
       claimDue,
       spreadDue,
       release,
+      renewLease,
+      releaseOwner,
       list,
       deleteSettledBefore,
     })

@@ -456,6 +456,65 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         }))
     })
 
+    describe("renewLease", () => {
+      test("extends the holder's lease without bumping the version; anyone else gets false", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle({ key: "held", owner: "me" }))
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "held", owner: "me", until: T0 + 99_000 }),
+          ).toBe(true)
+          const renewed = Option.getOrThrow(yield* store.get("tenant-a", "held"))
+          expect(renewed.leaseOwner).toBe("me")
+          expect(renewed.leaseExpiresAt).toBe(T0 + 99_000)
+          expect(renewed.version).toBe(record.version)
+          // The holder's own compare-and-set still matches after a renewal.
+          yield* store.update(withState(renewed, { lastProblem: "still mine" }))
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "held", owner: "them", until: T0 + 1 }),
+          ).toBe(false)
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "missing", owner: "me", until: T0 + 1 }),
+          ).toBe(false)
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "held")).leaseExpiresAt).toBe(T0 + 99_000)
+        }))
+
+      test("a renewal that lost the row to a claimer says so and changes nothing", (store) =>
+        Effect.gen(function* () {
+          yield* store.begin(newHandle({ key: "taken", owner: "me" }))
+          const [claimed] = yield* store.claimDue({ owner: "new", now: T0 + LEASE, leaseMs: LEASE, limit: 1 })
+          expect(claimed?.leaseOwner).toBe("new")
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "taken", owner: "me", until: T0 + 99_000 }),
+          ).toBe(false)
+          const row = Option.getOrThrow(yield* store.get("tenant-a", "taken"))
+          expect(row.leaseOwner).toBe("new")
+          expect(row.leaseExpiresAt).toBe(T0 + 2 * LEASE)
+        }))
+    })
+
+    describe("releaseOwner", () => {
+      test("frees the owner's rows that are not yet due, and nothing else", (store) =>
+        Effect.gen(function* () {
+          const { record: later } = yield* store.begin(newHandle({ key: "later", owner: "me" }))
+          yield* store.update(
+            withState(later, { status: "working", taskId: "t-later", nextPollAt: T0 + 5_000 }),
+          )
+          const { record: idle } = yield* store.begin(newHandle({ key: "idle", owner: "me" }))
+          yield* store.update(withState(idle, { status: "in_doubt", nextPollAt: null }))
+          yield* store.begin(newHandle({ key: "due", owner: "me" }))
+          yield* store.begin(newHandle({ key: "theirs", owner: "them" }))
+          expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(2)
+          const get = (key: string) => Effect.map(store.get("tenant-a", key), Option.getOrThrow)
+          const freed = yield* get("later")
+          expect([freed.leaseOwner, freed.leaseExpiresAt]).toEqual([null, null])
+          expect(freed.version).toBe(later.version + 2)
+          expect((yield* get("idle")).leaseOwner).toBeNull()
+          expect((yield* get("due")).leaseOwner).toBe("me")
+          expect((yield* get("theirs")).leaseOwner).toBe("them")
+          expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(0)
+        }))
+    })
+
     describe("list", () => {
       test("pages through a scope in creation order, each row exactly once", (store) =>
         Effect.gen(function* () {

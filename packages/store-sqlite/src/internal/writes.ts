@@ -33,6 +33,10 @@ export const make = (db: Database.Database) => {
     WHERE scope = ? AND key = ? AND version = ?`)
   const release = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     version = version + 1 WHERE scope = ? AND key = ? AND lease_owner = ?`)
+  const renew = db.prepare(`UPDATE handles SET lease_expires_at = ?
+    WHERE scope = ? AND key = ? AND lease_owner = ?`)
+  const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
+    version = version + 1 WHERE lease_owner = ? AND (next_poll_at IS NULL OR next_poll_at > ?)`)
   // The boot spread in one statement: no row is read back, decoded or written one at a time.
   // random() is evaluated per row; the lease runs to the end of the widest window plus leaseMs.
   const window = `(CASE WHEN json_type(body, '$.snapshot.pollIntervalMs') IN ('integer', 'real')
@@ -128,6 +132,12 @@ export const make = (db: Database.Database) => {
       release.run(scope, key, owner)
       return Either.void
     },
+
+    renewLease: (scope: string, key: string, owner: string, until: number) => (): Either.Either<boolean> =>
+      Either.right(renew.run(until, scope, key, owner).changes === 1),
+
+    releaseOwner: (owner: string, now: number) => (): Either.Either<number> =>
+      Either.right(releaseOwner.run(owner, now).changes),
 
     deleteSettledBefore: (settledBefore: number, scope: string | undefined) => (): Either.Either<number> =>
       Either.right(
