@@ -38,6 +38,19 @@ export class VersionConflict extends Schema.TaggedError<VersionConflict>()("Vers
 }) {}
 
 /**
+ * The write would give a server task id to a second row: the server handed one task id out for
+ * two calls. A task id names one task, so it is held by one row; the second call must end
+ * visibly instead of being merged into the first.
+ *
+ * @since 0.2.0
+ */
+export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken", {
+  scope: Schema.String,
+  key: Schema.String,
+  serverId: Schema.String,
+}) {}
+
+/**
  * The write-ahead intent of a call, written before the request leaves.
  *
  * @since 0.1.0
@@ -142,9 +155,12 @@ export interface HandleStore {
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
   /**
    * Compare-and-set: writes `record` when the stored version equals `record.version`, and
-   * returns it with the version bumped. Durable when it returns.
+   * returns it with the version bumped. Durable when it returns. A task id is held by one row
+   * per server: giving it to a second row fails with `TaskIdTaken` and writes nothing.
    */
-  readonly update: (record: HandleRecord) => Effect.Effect<HandleRecord, StoreError | VersionConflict>
+  readonly update: (
+    record: HandleRecord,
+  ) => Effect.Effect<HandleRecord, StoreError | VersionConflict | TaskIdTaken>
   /**
    * Leases open rows that are due (`nextPollAt <= now`) and not leased by another live owner,
    * oldest due first, across all scopes. Each claimed row's version is bumped, which fences off

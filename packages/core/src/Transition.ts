@@ -23,6 +23,7 @@ import {
   TaskSnapshot,
 } from "./HandleRecord.js"
 import type { JsonObject, JsonValue } from "./Json.js"
+import * as Redaction from "./Redaction.js"
 import type { TaskState } from "./Wire.js"
 
 /** @since 0.1.0 */
@@ -35,6 +36,11 @@ export type Event = Data.TaggedEnum<{
    * reissue), or that rests already (abandoned, settled), records the task as a stray to cancel.
    */
   TaskCreated: { readonly task: TaskState; readonly now: number; readonly nextPollAt: number }
+  /**
+   * The store refused the task id of a `TaskCreated`: another row holds it (a server handed one
+   * task id out for two calls). This call ends failed, visibly, instead of being merged.
+   */
+  TaskIdTaken: { readonly taskId: string; readonly now: number }
   /** `tasks/cancel` for a stray task was acknowledged (or the server no longer knew it). */
   StrayCancelled: { readonly taskId: string; readonly now: number }
   /** `tools/call` answered with a JSON-RPC error: no task was created. */
@@ -229,6 +235,22 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
       // From in_doubt too: a late answer to a call we had given up on still carries the handle.
       if (record.status !== "pending" && record.status !== "in_doubt") return record
       return observe(record, event.task, event.now, event.nextPollAt)
+    case "TaskIdTaken":
+      return record.status === "pending" || record.status === "in_doubt"
+        ? settle(
+            record,
+            {
+              status: "failed",
+              error: RpcError.make({
+                code: -32000,
+                message: `the server handed this call task ${Redaction.taskId(event.taskId)}, which another call holds`,
+                data: { "mcp-handles/local": "duplicate_task_id" },
+              }),
+              lastProblem: "duplicate_task_id",
+            },
+            event.now,
+          )
+        : record
     case "CallRejected":
       return record.status === "pending"
         ? settle(record, { status: "failed", error: event.error, lastProblem: null }, event.now)

@@ -92,6 +92,7 @@ const event: fc.Arbitrary<Transition.Event> = fc.oneof(
   time.map((now) => Event.Abandoned({ now })),
   time.map((now) => Event.Rescheduled({ now, nextPollAt: now + 3 })),
   fc.record({ taskId: taskIds, now: time }).map((e) => Event.StrayCancelled(e)),
+  fc.record({ taskId: taskIds, now: time }).map((e) => Event.TaskIdTaken(e)),
 )
 
 const run = (events: ReadonlyArray<Transition.Event>) => {

@@ -138,6 +138,19 @@ const retrySchedule = (options: RetryOptions = {}) => {
 }
 
 const openStatuses = "('pending', 'working', 'input_required')"
+
+/**
+ * The task id as its indexed column holds it: as a JSON string literal, since a server's id may
+ * hold a NUL or a lone surrogate, which a text column refuses.
+ */
+const taskIdColumn = (taskId: string | null): string | null =>
+  taskId === null ? null : JSON.stringify(taskId)
+
+/** A unique violation (23505) of the named index, wherever the driver put the details. */
+const violates = (error: SqlError, index: string): boolean => {
+  const cause = error.cause as { code?: unknown; constraint?: unknown } | undefined
+  return cause?.code === "23505" && cause.constraint === index
+}
 const terminalStatuses = "('completed', 'failed', 'cancelled', 'expired')"
 
 /** Which version the schema is at, 0 when it has never been migrated. */
@@ -333,9 +346,22 @@ export const make = (
           const rows = yield* sql`UPDATE ${t} SET
               server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
               lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
-              settled_at = ${v.settledAt}, body = ${v.body}::json, version = version + 1, write_id = ${token}::uuid
+              settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(record.taskId)},
+              version = version + 1, write_id = ${token}::uuid
             WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version}
-            RETURNING ${columns}`.withoutTransform
+            RETURNING ${columns}`.withoutTransform.pipe(
+            Effect.catchIf(
+              (error) => violates(error, Migrations.taskIndex),
+              () =>
+                Effect.fail(
+                  new HandleStore.TaskIdTaken({
+                    scope: record.scope,
+                    key: record.key,
+                    serverId: record.serverId,
+                  }),
+                ),
+            ),
+          )
           if (rows[0] !== undefined) return (yield* decode("update")(rows[0])).record
           // Nothing matched: a lost compare-and-set, unless this is a retry and our previous
           // attempt committed before its connection died. Only then does the row carry our token

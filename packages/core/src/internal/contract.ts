@@ -237,7 +237,9 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
             const { record } = yield* store.begin(
               newHandle({ key, tool: fields.tool, arguments: fields.arguments }),
             )
-            const next = withState(record, { ...fields, updatedAt: T0 + i })
+            // A task id is held by one row: each sample's is made its own.
+            const taskId = fields.taskId === null ? null : `${fields.taskId}#${i}`
+            const next = withState(record, { ...fields, taskId, updatedAt: T0 + i })
             const written = yield* store.update(next)
             expect(written).toEqual(withState(next, { version: record.version + 1 }))
             expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(written)
@@ -453,6 +455,31 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           expect(mine.leaseOwner).toBeNull()
           expect(mine.leaseExpiresAt).toBeNull()
           expect(Option.getOrThrow(yield* store.get("tenant-a", "theirs")).leaseOwner).toBe("them")
+        }))
+    })
+
+    describe("one row per task id", () => {
+      test("a second row given a held task id of the same server is refused and not written", (store) =>
+        Effect.gen(function* () {
+          const first = yield* store.begin(newHandle({ key: "first" }))
+          const second = yield* store.begin(newHandle({ key: "second" }))
+          const other = yield* store.begin(newHandle({ key: "other-server", serverId: "srv-2" }))
+          yield* store.update(withState(first.record, { status: "working", taskId: "shared" }))
+          const refused = yield* Effect.either(
+            store.update(withState(second.record, { status: "working", taskId: "shared" })),
+          )
+          expect(refused._tag === "Left" && refused.left._tag).toBe("TaskIdTaken")
+          const kept = Option.getOrThrow(yield* store.get("tenant-a", "second"))
+          expect([kept.taskId, kept.version]).toEqual([null, second.record.version])
+          // Another server may use the same id; and the holder itself writes on as before.
+          yield* store.update(withState(other.record, { status: "working", taskId: "shared" }))
+          const holder = Option.getOrThrow(yield* store.get("tenant-a", "first"))
+          yield* store.update(withState(holder, { status: "completed", settledAt: T0 }))
+          // Once written elsewhere the id stays held, even by a settled row.
+          const again = yield* Effect.either(
+            store.update(withState(kept, { status: "working", taskId: "shared" })),
+          )
+          expect(again._tag === "Left" && again.left._tag).toBe("TaskIdTaken")
         }))
     })
 

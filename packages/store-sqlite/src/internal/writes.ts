@@ -5,7 +5,7 @@
  */
 import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import * as Record from "@mcp-handles/core/HandleRecord"
-import { type SpreadOptions, StoreError, VersionConflict } from "@mcp-handles/core/HandleStore"
+import { type SpreadOptions, StoreError, TaskIdTaken, VersionConflict } from "@mcp-handles/core/HandleStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
@@ -83,9 +83,20 @@ export const make = (db: Database.Database) => {
 
     /** Compare-and-set on `record.version`; the row is found by the record's own scope and key. */
     update:
-      (record: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<void, VersionConflict> => {
+      (record: HandleRecord, params: ReadonlyArray<unknown>) =>
+      (): Either.Either<void, VersionConflict | TaskIdTaken> => {
         const [scope, key, ...rest] = params
-        if (update.run(...rest, scope, key, record.version).changes === 1) return Either.void
+        let changes: number
+        try {
+          changes = update.run(...rest, scope, key, record.version).changes
+        } catch (error) {
+          // Only this statement is undone; the batch's other writes stand.
+          if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
+          return Either.left(
+            new TaskIdTaken({ scope: record.scope, key: record.key, serverId: record.serverId }),
+          )
+        }
+        if (changes === 1) return Either.void
         return Either.left(
           new VersionConflict({ scope: record.scope, key: record.key, expectedVersion: record.version }),
         )

@@ -17,7 +17,15 @@ import * as Redaction from "../../Redaction.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import * as Wire from "../../Wire.js"
-import { askInput, checkResult, describe, pollDelay, recordInterval, ttlDeadline } from "./answers.js"
+import {
+  askInput,
+  checkResult,
+  describe,
+  localError,
+  pollDelay,
+  recordInterval,
+  ttlDeadline,
+} from "./answers.js"
 import { type Driver, type Engine, endpointOf } from "./context.js"
 import { commit, holding, type LeaseLost, type LeaseMode } from "./leases.js"
 
@@ -194,11 +202,33 @@ const poll = (
     const polled = yield* Effect.either(ctx.wire.getTask(endpoint, taskId).pipe(holding(ctx, record, mode)))
     if (Either.isRight(polled)) seen.polled = true
     if (Either.isLeft(polled)) {
-      if (isUnknownTask(polled.left)) {
-        const now = yield* Clock.currentTimeMillis
+      const error = polled.left
+      const now = yield* Clock.currentTimeMillis
+      if (isUnknownTask(error))
         return yield* commit(ctx, record, Transition.Event.TaskGone({ now }), "action", mode)
+      if (error._tag === "MalformedAnswer" && error.completed === true && error.taskId === taskId) {
+        // The server says the task completed; we refuse what it returned. That ends the call
+        // now, as failed locally with the task id kept, instead of polling it until its TTL.
+        const rejected = new Wire.TaskState({
+          taskId,
+          status: "failed",
+          createdAt: record.snapshot?.createdAt ?? now,
+          lastUpdatedAt: now,
+          ttlMs: record.snapshot?.ttlMs ?? null,
+          error: localError(
+            `the task completed, but its result was refused: ${error.reason}`,
+            "result_rejected",
+          ),
+        })
+        return yield* commit(
+          ctx,
+          record,
+          Transition.Event.Polled({ task: rejected, now, nextPollAt: now }),
+          "action",
+          mode,
+        )
       }
-      return yield* retryLater(ctx, record, polled.left, mode)
+      return yield* retryLater(ctx, record, error, mode)
     }
     const now = yield* Clock.currentTimeMillis
     if (polled.right.taskId !== taskId) {

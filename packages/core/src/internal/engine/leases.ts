@@ -102,6 +102,11 @@ export const commit = (
         return written.right
       }
       if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
+      if (written.left._tag === "TaskIdTaken" && event._tag === "TaskCreated") {
+        const now = yield* Clock.currentTimeMillis
+        const taken = Transition.Event.TaskIdTaken({ taskId: event.task.taskId, now })
+        return yield* commit(ctx, current, taken, "fact", mode)
+      }
       const fresh = yield* ctx.store.get(current.scope, current.key)
       if (Option.isNone(fresh)) return yield* Effect.fail(rowGone("update"))
       current = fresh.value
@@ -128,6 +133,7 @@ export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
     const written = yield* Effect.either(ctx.store.update(stamp(ctx, taken, now, "driver")))
     if (written._tag === "Right") return Option.some(written.right)
     if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
+    // A lost race (or, never from a takeover, a task id held elsewhere): not ours to drive.
     return Option.none<HandleRecord.HandleRecord>()
   })
 

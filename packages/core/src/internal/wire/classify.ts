@@ -126,7 +126,7 @@ export const describeParseError = (error: ParseResult.ParseError): string =>
 type Found =
   | { readonly _tag: "Result"; readonly result: Json.JsonObject }
   | { readonly _tag: "Error"; readonly error: RpcError }
-  | { readonly _tag: "Invalid"; readonly reason: string }
+  | { readonly _tag: "Invalid"; readonly reason: string; readonly completedTaskId?: string }
   | { readonly _tag: "Other" }
 
 /**
@@ -139,7 +139,30 @@ const readMessage = (
   text: string,
   limits: Json.JsonLimits,
   acceptNullId: boolean,
-): Effect.Effect<Found> => readJson(id, Json.parse(`${method} answer`, text, limits), acceptNullId)
+): Effect.Effect<Found> =>
+  Effect.map(readJson(id, Json.parse(`${method} answer`, text, limits), acceptNullId), (found) => {
+    if (found._tag !== "Invalid" || method !== "tasks/get") return found
+    const completedTaskId = completedTaskOf(id, text)
+    return completedTaskId === undefined ? found : { ...found, completedTaskId }
+  })
+
+/**
+ * The task id of a `tasks/get` answer that says `completed` but whose result we refused (too
+ * deep, hostile keys): the task's fate is decided, only its payload is unacceptable. Read with
+ * the platform parser, which keeps `__proto__` as a plain key; only two strings are looked at.
+ */
+const completedTaskOf = (id: number, text: string): string | undefined => {
+  try {
+    const message: unknown = JSON.parse(text)
+    if (message === null || typeof message !== "object") return undefined
+    const { id: answerId, result } = message as { id?: unknown; result?: unknown }
+    if (answerId !== id || result === null || typeof result !== "object") return undefined
+    const { status, taskId } = result as { status?: unknown; taskId?: unknown }
+    return status === "completed" && typeof taskId === "string" ? taskId : undefined
+  } catch {
+    return undefined
+  }
+}
 
 const readJson = (
   id: number,
@@ -256,6 +279,7 @@ export const settle = (
           ? []
           : [observation.bodyText]
     let invalid: string | undefined
+    let completedTaskId: string | undefined
     for (const text of candidates) {
       const found = yield* readMessage(method, id, text, context.limits, !ok)
       if (found._tag === "Result") {
@@ -263,7 +287,10 @@ export const settle = (
         return found.result
       }
       if (found._tag === "Error") return yield* new RpcErrorAnswer({ method, error: found.error })
-      if (found._tag === "Invalid") invalid ??= found.reason
+      if (found._tag === "Invalid") {
+        invalid ??= found.reason
+        completedTaskId ??= found.completedTaskId
+      }
     }
     if (!ok) {
       return yield* new MalformedAnswer({
@@ -278,7 +305,13 @@ export const settle = (
         reason: `connection dropped while reading the answer (${reason})`,
       })
     }
-    if (invalid !== undefined) return yield* new MalformedAnswer({ method, reason: invalid })
+    if (invalid !== undefined) {
+      return yield* new MalformedAnswer(
+        completedTaskId === undefined
+          ? { method, reason: invalid }
+          : { method, reason: invalid, taskId: completedTaskId, completed: true },
+      )
+    }
     if (observation.contentType === "text/event-stream") {
       return yield* new NoAnswer({ method, reason: "the answer stream ended without an answer" })
     }
