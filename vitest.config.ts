@@ -10,6 +10,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Kills the process groups a test spawned when it ends (scripts/testing/process-groups.mjs).
+    setupFiles: ["scripts/testing/vitest.setup.mjs"],
     // CI asks for a machine-readable summary too, without changing the README's test command.
     ...(process.env.VITEST_JSON_REPORT
       ? { reporters: ["default", "json"], outputFile: { json: process.env.VITEST_JSON_REPORT } }

@@ -1,20 +1,25 @@
 #!/usr/bin/env node
 /**
- * `pnpm chaos [--runs N] [--kills K] [--seed S] [--store memory|sqlite|postgres] [--path P]
- * [--model-only | --process-only]`: the long version of the chaos tests. Runs N model sequences
- * per store and K real SIGKILLs, and prints the totals. A failure prints the seed and the shrunk
- * sequence; `--seed S --path P` replays exactly that case.
+ * `pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]
+ * [--path P] [--model-only | --process-only]`: the long version of the chaos tests. Runs N model
+ * sequences per store (with `--instances`, the fleet model: up to K live instances on one store)
+ * and K real SIGKILLs, and ends with one summary line:
+ * `chaos: <N> sequences, <steps> steps, <crashes> crashes, <kills> kills, up to <K> instances, store <name>: <V> violations`.
+ * A failure prints the seed and the shrunk sequence and exits 1; `--seed S --path P` replays
+ * exactly that case.
  */
 import { parseArgs } from "node:util"
+import { checkFleet } from "./fleet-model.js"
 import { checkModel } from "./model.js"
 import { runProcessChaos } from "./process-chaos.js"
-import { ciRuns, killsFor, seedFrom } from "./settings.js"
+import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./settings.js"
 import { type StoreKind, storeKinds } from "./stores.js"
 import { addStats, emptyStats } from "./world.js"
 
 const { values } = parseArgs({
   options: {
     runs: { type: "string" },
+    instances: { type: "string" },
     kills: { type: "string" },
     seed: { type: "string" },
     store: { type: "string", multiple: true },
@@ -26,7 +31,7 @@ const { values } = parseArgs({
 })
 if (values.help) {
   console.log(
-    "usage: pnpm chaos [--runs N] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only]",
+    "usage: pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only]",
   )
   process.exit(0)
 }
@@ -40,6 +45,11 @@ const positive = (text: string | undefined, name: string): number | undefined =>
   return n
 }
 const runs = positive(values.runs, "runs")
+const instances = positive(values.instances, "instances")
+if (instances !== undefined && (instances < 1 || instances > 4)) {
+  console.error("--instances needs 1 to 4")
+  process.exit(2)
+}
 const kills = positive(values.kills, "kills") ?? killsFor()
 const seed = positive(values.seed, "seed") ?? seedFrom()
 const stores = (values.store ?? storeKinds) as ReadonlyArray<StoreKind>
@@ -50,18 +60,19 @@ for (const store of stores) {
   }
 }
 
-const started = Date.now()
 const totals = emptyStats()
+/** The one line a run ends with. */
+const summary = (violations: number) =>
+  `chaos: ${totals.sequences} sequences, ${totals.steps} steps, ${totals.crashes} crashes, ${totals.kills} kills, up to ${instances ?? 1} instances, store ${stores.join(",")}: ${violations} violations`
 console.log(`chaos: seed ${seed}`)
 try {
   if (!values["process-only"]) {
     for (const store of stores) {
-      const result = await checkModel({
-        store,
-        runs: runs ?? ciRuns[store],
-        seed,
-        ...(values.path === undefined ? {} : { path: values.path }),
-      })
+      const path = values.path === undefined ? {} : { path: values.path }
+      const result =
+        instances === undefined
+          ? await checkModel({ store, runs: runs ?? ciRuns[store], seed, ...path })
+          : await checkFleet({ store, runs: runs ?? ciFleetRuns[store], seed, instances, ...path })
       const s = result.stats
       console.log(
         `  model ${store.padEnd(8)}: ${s.sequences} sequences, ${s.steps} steps, ${s.crashes} crashes, ${s.restarts} restarts, ${s.serverFaults} server faults, ${s.serverRestarts} server restarts, ${s.checks} checks (${(result.millis / 1000).toFixed(1)} s)`,
@@ -80,9 +91,8 @@ try {
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error))
   console.error(`chaos: FAILED (seed ${seed})`)
+  console.log(summary(1))
   process.exit(1)
 }
-console.log(
-  `chaos: OK: ${totals.sequences} sequences, ${totals.steps} steps, ${totals.crashes} crashes, ${totals.kills} kills, ${totals.checks} invariant checks in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-)
+console.log(summary(0))
 process.exit(0)

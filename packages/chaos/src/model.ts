@@ -749,18 +749,24 @@ const runSequenceOn = (
       yield* check("at the end")
       if (!proc.dead()) yield* runFor(world, Scope.close(proc.scope, Exit.void), 5_000)
     }),
-  ).pipe(
-    Effect.withClock(clock),
-    Effect.withRandom(Random.make(sequence.setup.seed)),
-    // Effect's default scheduler yields to a real setTimeout every 2048 ticks, which makes the
-    // interleaving with the in-process server depend on real time. Microtasks only: a sequence
-    // replays the same way every time.
-    Effect.withScheduler(deterministicScheduler),
-    // The engine logs what it copes with (failed polls, stopped processes); CHAOS_LOG=1 shows it.
-    Logger.withMinimumLogLevel(process.env.CHAOS_LOG === "1" ? LogLevel.Debug : LogLevel.None),
-  )
+  ).pipe(simulated(clock, sequence.setup.seed))
 
 const deterministicScheduler = new Scheduler.MixedScheduler(Number.MAX_SAFE_INTEGER)
+
+/** Runs a sequence in its simulation: virtual time, seeded randomness, a replayable schedule. */
+export const simulated =
+  (clock: VirtualClock, seed: number) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    effect.pipe(
+      Effect.withClock(clock),
+      Effect.withRandom(Random.make(seed)),
+      // Effect's default scheduler yields to a real setTimeout every 2048 ticks, which makes the
+      // interleaving with the in-process server depend on real time. Microtasks only: a sequence
+      // replays the same way every time.
+      Effect.withScheduler(deterministicScheduler),
+      // The engine logs what it copes with (failed polls, stopped processes); CHAOS_LOG=1 shows it.
+      Logger.withMinimumLogLevel(process.env.CHAOS_LOG === "1" ? LogLevel.Debug : LogLevel.None),
+    )
 
 // ---------------------------------------------------------------------------------------------
 // The property

@@ -19,6 +19,7 @@ import {
 } from "@mcp-handles/fake-server"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -63,12 +64,31 @@ export type FaultKind =
   | "malformed-after"
   /** The server processed the request; the answer has a wrong shape (unknown status). */
   | "wrong-shape-after"
+  /** A proxy answered after forwarding: the server processed the request (Envoy on an upstream reset). */
+  | "502-after"
+  | "503-after"
+  | "504-after"
+  /** A proxy timed out before the server saw the request. */
+  | "504-before"
+  /** The request waits `ms` before the server processes it. */
+  | "slow"
+  /** The server processes the request at once and answers `ms` later: a late answer. */
+  | "late"
 
 export type FaultMethod = "tools/call" | "tasks/get" | "tasks/update" | "tasks/cancel"
 
 export interface ServerFault {
   readonly method: FaultMethod
   readonly kind: FaultKind
+  /** For `slow` and `late`. */
+  readonly ms?: number
+}
+
+/** A `tools/call` answer carrying a task id that reached a live client (it must not be lost). */
+export interface Delivery {
+  readonly taskId: string
+  readonly proc: Proc
+  readonly at: number
 }
 
 export interface Stats {
@@ -112,6 +132,8 @@ export interface Proc {
   /** Stops the process silently (end of a sequence): not counted as a crash. */
   readonly stop: () => void
   readonly dead: () => boolean
+  /** Virtual time of its crash (undefined while alive, or when it was stopped). */
+  readonly diedAt: () => number | undefined
 }
 
 export interface ClientSetup {
@@ -142,6 +164,8 @@ export interface World {
   onGc: (deleted: ReadonlyArray<HandleRecord.HandleRecord>, count: number) => Effect.Effect<void>
   /** Store operations under way (real I/O): a flush waits for them. */
   readonly inFlight: InFlight
+  /** Task ids that reached a live client in a `tools/call` answer, by task id. */
+  readonly delivered: Map<string, Delivery>
 }
 
 /** Suspends forever without holding a timer (Effect.never keeps an interval alive). */
@@ -167,6 +191,8 @@ export const makeWorld = (
     )
     const server = makeFakeServer(config, {
       clock: { now: () => clock.unsafeCurrentTimeMillis() },
+      // Latency faults wait in virtual time.
+      sleep: (ms) => Effect.runPromise(clock.sleep(Duration.millis(ms))),
       notifyEveryMs: 0,
       ...(options.durableServer ? { persistence: memoryPersistence() } : {}),
     })
@@ -186,6 +212,7 @@ export const makeWorld = (
       onGc: () => Effect.void,
       lostPollAnswers: new Set(),
       inFlight: options.inFlight,
+      delivered: new Map(),
     }
   })
 
@@ -216,8 +243,24 @@ const serverFetch = (world: World, method: string, request: Request): Promise<Re
       })
       .catch(() => {})
   }
-  world.trace.push(`  fault ${fault.kind} on ${method}`)
+  world.trace.push(`  fault ${fault.kind}${fault.ms === undefined ? "" : ` ${fault.ms} ms`} on ${method}`)
   switch (fault.kind) {
+    case "502-after":
+    case "503-after":
+    case "504-after":
+    case "504-before":
+      return world.server.handler(request, [
+        {
+          kind: "status",
+          status: Number(fault.kind.slice(0, 3)),
+          phase: fault.kind.endsWith("after") ? "after" : "before",
+        },
+      ])
+    case "slow":
+    case "late":
+      return world.server.handler(request, [
+        { kind: "latency", ms: fault.ms ?? 0, phase: fault.kind === "late" ? "after" : "before" },
+      ])
     case "refused":
       return Promise.reject(
         new TypeError("fetch failed", {
@@ -295,18 +338,28 @@ const observeGc = (world: World, options: HandleStore.GcOptions, run: Effect.Eff
   })
 
 /** Starts a client process on the world's store; it becomes the world's current process. */
-export const startProcess = (
-  world: World,
-  options: { readonly instanceId: string; readonly background: boolean },
-): Effect.Effect<Proc> =>
+export interface ProcessOptions {
+  readonly instanceId: string
+  readonly background: boolean
+  /** The client's `callTimeout`. */
+  readonly callTimeoutMs?: number
+  /** The wire's request timeout (default the wire's own). */
+  readonly requestTimeoutMs?: number
+  /** Replaces the world's input handler (which waits for `answer` steps). */
+  readonly onInputRequired?: (proc: () => Proc) => TaskClient.InputHandler
+}
+
+export const startProcess = (world: World, options: ProcessOptions): Effect.Effect<Proc> =>
   Effect.gen(function* () {
     const id = ++world.procCount
     let dead = false
+    let diedAt: number | undefined
     let armed: CrashPoint | undefined
     let count = 0
     const die = (why: string) => {
       if (dead) return
       dead = true
+      diedAt = world.clock.unsafeCurrentTimeMillis()
       world.stats.crashes++
       world.trace.push(`  process ${id} crashed ${why}`)
     }
@@ -346,6 +399,8 @@ export const startProcess = (
     const fetch: typeof globalThis.fetch = async (input, init) => {
       if (dead) return new Promise<Response>(() => {})
       const request = new Request(input, init)
+      // The ledger names who sent each request (checks of concurrent polls across instances).
+      request.headers.set("x-client-id", `${options.instanceId}#${id}`)
       const method = request.headers.get("mcp-method") ?? ""
       const point = armed
       const matches = point?.at === "fetch" && point.method === method && fires(true)
@@ -353,13 +408,23 @@ export const startProcess = (
         die(`as ${method} left`)
         return new Promise<Response>(() => {})
       }
+      const sentAt = world.clock.unsafeCurrentTimeMillis()
       const response = await serverFetch(world, method, request)
       if (matches) die(`after the server answered ${method}`)
       if (dead) return new Promise<Response>(() => {})
+      if (init?.signal?.aborted === true) {
+        // The client gave up (its timeout) before this late answer came: it is lost.
+        if (method === "tasks/get") {
+          const taskId = request.headers.get("mcp-name")
+          if (taskId !== null) world.lostPollAnswers.add(`${taskId}@${sentAt}`)
+        }
+        return new Promise<Response>(() => {})
+      }
+      if (method === "tools/call") await noteDelivery(world, response.clone(), () => proc)
       return response
     }
 
-    const onInputRequired: TaskClient.InputHandler = () =>
+    const worldInput: TaskClient.InputHandler = () =>
       Effect.gen(function* () {
         if (world.autoAnswer) return inputAnswer
         const waiter = yield* Deferred.make<Json.JsonValue, string>()
@@ -373,13 +438,20 @@ export const startProcess = (
       instanceId: options.instanceId,
       leaseMs: world.setup.leaseMs,
       inDoubtPolicy: world.setup.inDoubtPolicy,
-      onInputRequired,
+      onInputRequired: options.onInputRequired?.(() => proc) ?? worldInput,
+      ...(options.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(options.callTimeoutMs) }),
       background: options.background ? { tickMs: 500 } : false,
     }).pipe(
       Layer.provide(
         Layer.mergeAll(
           Layer.succeed(HandleStore.HandleStore, store),
-          HttpWire.layer({ fetch, clientCapabilities: { elicitation: {} } }),
+          HttpWire.layer({
+            fetch,
+            clientCapabilities: { elicitation: {} },
+            ...(options.requestTimeoutMs === undefined
+              ? {}
+              : { requestTimeout: Duration.millis(options.requestTimeoutMs) }),
+          }),
           Polling.layer(),
         ),
       ),
@@ -400,11 +472,25 @@ export const startProcess = (
         dead = true
       },
       dead: () => dead,
+      diedAt: () => diedAt,
     }
     world.proc = proc
     world.trace.push(`  process ${id} started (${options.instanceId}, background ${options.background})`)
     return proc
   })
+
+/** Notes the task id of a `tools/call` answer that reached a live client, if it carries one. */
+const noteDelivery = async (world: World, response: Response, proc: () => Proc): Promise<void> => {
+  const text = await response.text().catch(() => "")
+  let taskId: unknown
+  try {
+    taskId = (JSON.parse(text) as { result?: { taskId?: unknown } }).result?.taskId
+  } catch {
+    // Cut or garbled: nothing the client could have read.
+  }
+  if (typeof taskId === "string" && !world.delivered.has(taskId))
+    world.delivered.set(taskId, { taskId, proc: proc(), at: world.clock.unsafeCurrentTimeMillis() })
+}
 
 // Enough turns of the event loop for a request to cross the in-process server and back.
 const flushTurns = Number(process.env.CHAOS_FLUSH_TURNS ?? 30)

@@ -1,6 +1,7 @@
 import { expect, it } from "vitest"
+import { checkFleet } from "../src/fleet-model.js"
 import { checkModel, knownEarlyPollBugs } from "../src/model.js"
-import { pathFrom, runsFor, seedFrom } from "../src/settings.js"
+import { fleetRunsFor, pathFrom, runsFor, seedFrom } from "../src/settings.js"
 import type { StoreKind } from "../src/stores.js"
 
 /** One property per store: random sequences, every invariant after every step. */
@@ -20,3 +21,21 @@ export const modelProperty = (store: StoreKind) =>
     )
     expect(stats.sequences).toBeGreaterThan(0)
   }, 600_000)
+
+/** One fleet property per store: several live instances, every fleet invariant after every step. */
+export const fleetProperty = (store: StoreKind, instances = 4) =>
+  it(`keeps every fleet invariant with up to ${instances} live instances on one ${store} store`, async () => {
+    const path = pathFrom()
+    const result = await checkFleet({
+      store,
+      runs: fleetRunsFor(store),
+      seed: seedFrom(),
+      instances,
+      ...(path === undefined ? {} : { path }),
+    })
+    const { stats } = result
+    console.log(
+      `chaos fleet ${store}: seed ${result.seed}: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.crashes} crashes, ${stats.restarts} starts, ${stats.serverFaults} server faults, ${stats.checks} checks in ${result.millis} ms`,
+    )
+    expect(stats.sequences).toBeGreaterThan(0)
+  }, 900_000)

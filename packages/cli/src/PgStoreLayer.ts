@@ -11,7 +11,7 @@ import { redactUrl } from "./StoreSpec.js"
 export const layer = (url: string): Layer.Layer<HandleStore.HandleStore, CliError> => {
   // The store retries transient connection failures; a CLI command should fail fast instead.
   const store = PgStore.layerUrl(url, {
-    retry: { times: 1 },
+    retry: { budget: "1 second" },
     connectTimeout: "5 seconds",
     maxConnections: 4,
     applicationName: "mcp-handles-cli",

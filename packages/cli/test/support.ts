@@ -2,13 +2,14 @@
  * Runs the built `mcp-handles` binary as a user would: a child process, its exit code, stdout
  * and stderr. `pnpm test` builds before vitest runs, so `dist/bin.js` exists.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 export const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
 const fakeServerBin = fileURLToPath(new URL("../../fake-server/dist/bin/fake-mcp-server.js", import.meta.url))
@@ -38,20 +39,9 @@ export const workspace = (): Workspace => {
   return {
     dir,
     env,
-    run: (...args) =>
-      new Promise((resolve) => {
-        execFile(
-          process.execPath,
-          [bin, ...args],
-          { cwd: dir, env, timeout: 60_000 },
-          (error, stdout, stderr) => {
-            const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-            resolve({ code, stdout, stderr })
-          },
-        )
-      }),
+    run: (...args) => runGroup(process.execPath, [bin, ...args], { cwd: dir, env }),
     start: (...args) =>
-      spawn(process.execPath, [bin, ...args], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }),
+      spawnGroup(process.execPath, [bin, ...args], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] }),
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   }
 }
@@ -66,7 +56,7 @@ export const fakeServer = (dir: string, config: FakeServerConfig): Promise<FakeS
   new Promise((resolve, reject) => {
     const file = join(dir, "server.json")
     writeFileSync(file, JSON.stringify(config))
-    const child = spawn(process.execPath, [fakeServerBin, "--port", "0", "--config", file], {
+    const child = spawnGroup(process.execPath, [fakeServerBin, "--port", "0", "--config", file], {
       stdio: ["ignore", "pipe", "inherit"],
     })
     createInterface({ input: child.stdout }).once("line", (line) => {
@@ -74,7 +64,7 @@ export const fakeServer = (dir: string, config: FakeServerConfig): Promise<FakeS
       resolve({
         url,
         ledger: async () => (await (await fetch(new URL("/_ledger", url))).json()) as LedgerSnapshot,
-        stop: () => child.kill("SIGTERM"),
+        stop: () => killGroup(child, "SIGTERM"),
       })
     })
     child.once("exit", (code) => reject(new Error(`fake server exited with ${code}`)))

@@ -209,8 +209,13 @@ export type Fault =
       readonly body?: string
       readonly phase?: FaultPhase
     }
-  /** Wait this long (through the injectable `sleep`) before answering. */
-  | { readonly kind: "latency"; readonly ms: number }
+  /**
+   * Wait this long (through the injectable `sleep`). `before` (the default): the request waits
+   * before the server processes it. `after`: the server processes it at once (a `tools/call`
+   * creates its task) and holds the answer back: a late answer, which may arrive after the client
+   * gave up.
+   */
+  | { readonly kind: "latency"; readonly ms: number; readonly phase?: FaultPhase }
   /** Answer with a body that is not valid JSON (after processing unless `before`). */
   | { readonly kind: "malformed-json"; readonly phase?: FaultPhase }
   /** Process the request, then answer with a result of the wrong shape. */

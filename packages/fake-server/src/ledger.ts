@@ -50,10 +50,19 @@ export interface TaskEntry {
 
 export interface RequestEntry {
   readonly seq: number
+  /** Clock time at which the server processed the request (after any `before` latency). */
   readonly at: number
+  /** Clock time the request arrived: with `endedAt`, what was in flight at once. */
+  readonly startedAt: number
+  /** Clock time the answer (or the cut connection) left: after any `after` latency. */
+  readonly endedAt: number
   readonly method: string | null
   readonly tool: string | null
   readonly taskId: string | null
+  /** The idempotency key the request carried in `_meta["mcp-handles/key"]`. */
+  readonly idempotencyKey: string | null
+  /** Who sent it: the request's `x-client-id` header (tests name their client instances). */
+  readonly client: string | null
   readonly httpStatus: number
   /** `dropped`: the connection was cut; `malformed`: the body was not valid JSON. */
   readonly outcome: "result" | "error" | "dropped" | "malformed" | "stream"

@@ -45,14 +45,18 @@ export type ServeResult =
   | { readonly kind: "drop" }
 
 export interface FakeServer {
-  /** Web-standard handler: mount it in any server, or call it as `fetch`. */
-  readonly handler: (request: Request) => Promise<Response>
+  /**
+   * Web-standard handler: mount it in any server, or call it as `fetch`. `faults` apply to this
+   * request on top of the configured schedule (a test that decides its faults as it goes).
+   */
+  readonly handler: (request: Request, faults?: readonly Fault[]) => Promise<Response>
   /** Like `handler`, but reports a dropped connection as data (for adapters that can cut sockets). */
-  readonly serve: (request: Request) => Promise<ServeResult>
+  readonly serve: (request: Request, faults?: readonly Fault[]) => Promise<ServeResult>
   readonly ledger: Ledger
   readonly config: FakeServerConfig
   /** Simulate a process restart: in-memory tasks are lost unless persistence keeps them. */
   restart(): RestartEntry
+
   /** Push pending `notifications/tasks` to open listen streams now. */
   notify(): void
   /** Ids of the tasks the server currently holds. */
@@ -149,7 +153,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     return new Response("Not Found", { status: 404 })
   }
 
-  const serve = async (request: Request): Promise<ServeResult> => {
+  const serve = async (request: Request, extra: readonly Fault[] = []): Promise<ServeResult> => {
     const url = new URL(request.url)
     if (url.pathname.startsWith(controlPrefix)) {
       return { kind: "response", response: await control(request, url.pathname.slice(controlPrefix.length)) }
@@ -160,22 +164,30 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
         response: new Response("Method Not Allowed", { status: 405, headers: { allow: "POST" } }),
       }
     }
+    const startedAt = clock.now()
     const body = await request.text()
     const parsed = parseBody(body)
     const peeked = peek(parsed.ok ? parsed.value : undefined)
-    const fired = faults.next(peeked)
+    const fired = [...faults.next(peeked), ...extra]
     const label = fired.length === 0 ? null : fired.map(faultLabel).join(",")
 
     if (fired.some((fault) => fault.kind === "restart")) restart()
-    for (const fault of fired) if (fault.kind === "latency") await sleep(fault.ms)
+    for (const fault of fired) if (fault.kind === "latency" && fault.phase !== "after") await sleep(fault.ms)
     const now = clock.now()
-    const log = (entry: Omit<RequestEntry, "seq" | "at" | "method" | "tool" | "taskId" | "fault">) => {
+    // Logged when the answer leaves, so that the entry says how long the request was in flight.
+    const log = async (entry: Pick<RequestEntry, "httpStatus" | "outcome" | "errorCode">) => {
+      for (const fault of fired)
+        if (fault.kind === "latency" && fault.phase === "after") await sleep(fault.ms)
       if (!recordRequests) return
       ledger.recordRequest({
         at: now,
+        startedAt,
+        endedAt: clock.now(),
         method: peeked.method ?? null,
         tool: peeked.tool ?? null,
         taskId: peeked.taskId ?? null,
+        idempotencyKey: peeked.idempotencyKey ?? null,
+        client: request.headers.get("x-client-id"),
         fault: label,
         ...entry,
       })
@@ -184,7 +196,7 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     const before = fired.find((fault) => phaseOf(fault) === "before")
     if (before !== undefined) {
       const faulted = faultReply(before, undefined)
-      log(faulted.log)
+      await log(faulted.log)
       return faulted.result
     }
 
@@ -203,13 +215,13 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
       // The work is done but its answer never arrives intact: the window the library exists for.
       if (launch !== undefined) launch.responseDelivered = false
       const faulted = faultReply(after, handled)
-      log(faulted.log)
       notify()
+      await log(faulted.log)
       return faulted.result
     }
     const reply = toResponse(handled, after?.kind === "wrong-shape" ? after : undefined)
-    log(reply.log)
     notify()
+    await log(reply.log)
     ensureTimer()
     return { kind: "response", response: reply.response }
   }
@@ -272,8 +284,8 @@ export const makeFakeServer = (config: FakeServerConfig, options: FakeServerOpti
     }
   }
 
-  const handler = async (request: Request): Promise<Response> => {
-    const served = await serve(request)
+  const handler = async (request: Request, extra?: readonly Fault[]): Promise<Response> => {
+    const served = await serve(request, extra)
     if (served.kind === "response") return served.response
     if (options.dropStyle === "throw") throw new ConnectionDropped()
     const broken = new ReadableStream<Uint8Array>({

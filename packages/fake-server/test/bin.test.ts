@@ -1,4 +1,4 @@
-import { type ChildProcessByStdio, execFileSync, spawn } from "node:child_process"
+import { type ChildProcessByStdio, execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
@@ -7,6 +7,7 @@ import { createInterface } from "node:readline"
 import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import type { FakeServerConfig } from "../src/index.js"
 import { request } from "./helpers.js"
 
@@ -19,7 +20,7 @@ type Child = ChildProcessByStdio<null, Readable, Readable>
 /** Start the built binary; resolves with the URL it prints on its first line. */
 const launch = (args: string[]): Promise<{ child: Child; url: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "--port", "0", ...args], {
+    const child = spawnGroup(process.execPath, [bin, "--port", "0", ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     })
     child.once("error", reject)
@@ -99,7 +100,7 @@ describe("fake-mcp-server binary", () => {
   it("fails with a message on a bad config", async () => {
     const file = join(work, "bad.json")
     writeFileSync(file, "{}")
-    const child = spawn(process.execPath, [bin, "--config", file], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawnGroup(process.execPath, [bin, "--config", file], { stdio: ["ignore", "pipe", "pipe"] })
     let stderr = ""
     child.stderr.on("data", (chunk) => {
       stderr += chunk

@@ -124,6 +124,49 @@ describe("latency", () => {
   })
 })
 
+describe("late answers and in-flight times", () => {
+  it("latency after: the task is created at once, the answer leaves later; the ledger has both ends", async () => {
+    const clock = manualClock(T0)
+    const server = makeFakeServer(
+      {
+        tools,
+        faults: [{ when: { method: "tools/call" }, fault: { kind: "latency", ms: 5000, phase: "after" } }],
+      },
+      { clock, sleep: async (ms) => clock.advance(ms) },
+    )
+    const created = await call(
+      server,
+      "tools/call",
+      { name: "job" },
+      { key: "k1", headers: { "x-client-id": "a" } },
+    )
+    // Created before the wait: the client that gave up meanwhile still gets a live task's id.
+    expect(created.createdAt).toBe(new Date(T0).toISOString())
+    expect(server.ledger.requests[0]).toMatchObject({
+      method: "tools/call",
+      startedAt: T0,
+      at: T0,
+      endedAt: T0 + 5000,
+      idempotencyKey: "k1",
+      client: "a",
+      fault: "latency:5000:after",
+    })
+  })
+
+  it("faults passed with one request apply to that request only", async () => {
+    const clock = manualClock(T0)
+    const server = makeFakeServer({ tools }, { clock })
+    const first = await server.handler(request("tools/call", { name: "job" }, { key: "k1" }), [
+      { kind: "status", status: 503, phase: "after" },
+    ])
+    expect(first.status).toBe(503)
+    expect(server.taskIds()).toHaveLength(1)
+    const second = await server.handler(request("tools/call", { name: "job" }, { key: "k2" }))
+    expect(second.status).toBe(200)
+    expect(server.ledger.launches.map((l) => l.fault)).toEqual(["status:503:after", null])
+  })
+})
+
 describe("malformed answers", () => {
   it("malformed JSON after processing", async () => {
     const { server } = withFault({ kind: "malformed-json" })

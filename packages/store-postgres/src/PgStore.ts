@@ -33,8 +33,13 @@ import { isTransient } from "./internal/transient.js"
  * @category models
  */
 export interface RetryOptions {
-  /** Retries after the first attempt. Default 10. */
-  readonly times?: number
+  /**
+   * How long an operation keeps retrying, counted from its first failure: a failure after this
+   * is final (the backoff already under way runs out first). A time rather than a count, because how many attempts a fault eats depends on how
+   * fast it strikes and how loaded the machine is, whereas an outage to ride out is a span of
+   * time. Default 30 s; zero does not retry.
+   */
+  readonly budget?: Duration.DurationInput
   /** First backoff delay, doubled (with jitter) on each retry. Default 25 ms. */
   readonly baseDelay?: Duration.DurationInput
   /** Longest single backoff delay. Default 1 s. */
@@ -79,7 +84,8 @@ export const defaultSchema = "mcp_handles"
 export const schemaVersion: number = Migrations.latestVersion
 
 /**
- * The options cannot work (a schema name that is not a plain identifier, a negative retry count).
+ * The options cannot work (a schema name that is not a plain identifier, a retry budget or delay
+ * that is not a duration, or is negative).
  *
  * @since 0.1.0
  * @category errors
@@ -119,13 +125,47 @@ const validate = (options: Options): Effect.Effect<string, InvalidOptions> => {
       }),
     )
   }
-  const times = options.retry?.times
-  if (times !== undefined && !(Number.isInteger(times) && times >= 0)) {
+  const retry = options.retry ?? {}
+  // Callers from JavaScript may still pass the attempt count this option used to take; ignoring
+  // it would silently turn "retry twice" into "retry for 30 s".
+  if ("times" in retry) {
     return Effect.fail(
-      new InvalidOptions({ message: `retry.times must be a non-negative integer, got ${times}` }),
+      new InvalidOptions({ message: "retry.times is no longer supported: give retry.budget, a duration" }),
     )
   }
+  for (const [name, input, positive] of [
+    ["budget", retry.budget, false],
+    ["baseDelay", retry.baseDelay, true],
+    ["maxDelay", retry.maxDelay, true],
+  ] as const) {
+    const problem = input === undefined ? undefined : durationProblem(input, positive)
+    if (problem !== undefined) {
+      return Effect.fail(
+        new InvalidOptions({
+          message: `retry.${name} must be ${problem}, got ${JSON.stringify(String(input))}`,
+        }),
+      )
+    }
+  }
   return Effect.succeed(schema)
+}
+
+/**
+ * Why `input` cannot be used as a retry duration, if it cannot. `Duration.decode` reads a negative
+ * amount as zero and throws on garbage, so both are caught here, before the store is built.
+ */
+const durationProblem = (input: unknown, positive: boolean): string | undefined => {
+  const negative =
+    (typeof input === "number" && !(input >= 0)) ||
+    (typeof input === "bigint" && input < 0n) ||
+    (typeof input === "string" && input.trim().startsWith("-")) ||
+    (Array.isArray(input) && input.some((part) => typeof part === "number" && !(part >= 0)))
+  const decoded = Duration.decodeUnknown(input)
+  if (negative || Option.isNone(decoded)) return "a non-negative duration"
+  if (positive && !(Duration.isFinite(decoded.value) && Duration.toMillis(decoded.value) > 0)) {
+    return "a positive, finite duration"
+  }
+  return undefined
 }
 
 const retrySchedule = (options: RetryOptions = {}) => {
@@ -133,7 +173,8 @@ const retrySchedule = (options: RetryOptions = {}) => {
   return Schedule.exponential(options.baseDelay ?? "25 millis").pipe(
     Schedule.jittered,
     Schedule.modifyDelay((delay) => Duration.min(delay, maxDelay)),
-    Schedule.intersect(Schedule.recurs(options.times ?? 10)),
+    // Elapsed time since the first failure, on the Clock: a TestClock governs it in tests.
+    Schedule.upTo(options.budget ?? "30 seconds"),
   )
 }
 

@@ -221,8 +221,18 @@ describe("PgStore", () => {
           const error = yield* Effect.flip(storeOn(sql, { schema }))
           expect(error).toBeInstanceOf(PgStore.InvalidOptions)
         }
-        const error = yield* Effect.flip(storeOn(sql, { retry: { times: -1 } }))
-        expect(error).toBeInstanceOf(PgStore.InvalidOptions)
+        for (const retry of [
+          { budget: -1 },
+          { budget: "-5 seconds" },
+          { budget: "soon" },
+          { baseDelay: 0 },
+          { maxDelay: Number.POSITIVE_INFINITY },
+          // The attempt count this option used to take, from a caller TypeScript does not check.
+          { times: 2 },
+        ]) {
+          const error = yield* Effect.flip(storeOn(sql, { retry: retry as PgStore.RetryOptions }))
+          expect(error).toBeInstanceOf(PgStore.InvalidOptions)
+        }
       }),
     )
 

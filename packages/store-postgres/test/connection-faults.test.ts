@@ -195,7 +195,7 @@ describe("connection faults", () => {
 
         // A store with little patience gives up with a typed error while the server is down.
         const impatient = yield* Layer.build(
-          PgStore.layer({ schema: "restart", retry: { times: 2, baseDelay: "5 millis" } }).pipe(
+          PgStore.layer({ schema: "restart", retry: { budget: "300 millis", baseDelay: "5 millis" } }).pipe(
             Layer.provide(client),
           ),
         )

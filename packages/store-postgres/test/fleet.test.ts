@@ -16,12 +16,12 @@
  * Randomness (durations, outcomes, the victim, the moment it dies) comes from one seed, printed
  * with every run; set FLEET_SEED to replay one.
  */
-import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Effect from "effect/Effect"
+import { runGroup } from "../../../scripts/testing/process-groups.mjs"
 import * as Fleet from "./fixtures/fleet-harness.mjs"
 
 const TASKS = 1_000
@@ -250,21 +250,13 @@ describe("fleet of worker processes on one PostgreSQL store", () => {
         Effect.gen(function* () {
           const { url } = yield* TestDatabase.TestSchema
           const bench = fileURLToPath(new URL("../bench/fleet-bench.mjs", import.meta.url))
-          const result = yield* Effect.promise(
-            () =>
-              new Promise<{ code: number; out: string }>((resolve) => {
-                execFile(
-                  process.execPath,
-                  [bench, "--smoke", "--seed", String(seed)],
-                  { env: { ...process.env, DATABASE_URL: url }, timeout: 120_000 },
-                  (error, stdout, stderr) =>
-                    resolve({
-                      code: error === null ? 0 : Number(error.code ?? 1),
-                      out: `${stdout}${stderr}`,
-                    }),
-                )
-              }),
+          const ran = yield* Effect.promise(() =>
+            runGroup(process.execPath, [bench, "--smoke", "--seed", String(seed)], {
+              env: { ...process.env, DATABASE_URL: url },
+              timeoutMs: 120_000,
+            }),
           )
+          const result = { code: ran.code, out: `${ran.stdout}${ran.stderr}` }
           expect(result.out).toContain("duplicate concurrent polls 0")
           expect(result.code, result.out).toBe(0)
         }),

@@ -3,7 +3,7 @@
  * acknowledgement for; we kill it at a random moment, then check the database opens cleanly and
  * holds every acknowledged write. Seeded: set CRASH_SEED to replay a failing run.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,6 +13,7 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const packageDir = path.resolve(here, "..")
@@ -65,7 +66,7 @@ interface Acknowledged {
 /** Runs one child, kills it with SIGKILL after a random delay, returns what it acknowledged. */
 const killedRun = (filename: string, trial: number, duringStartup: boolean) =>
   new Promise<Acknowledged>((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, [fixture, filename, String(trial), "4"], {
+    const child: ChildProcess = spawnGroup(process.execPath, [fixture, filename, String(trial), "4"], {
       stdio: ["ignore", "pipe", "pipe"],
     })
     const acked: Acknowledged = { begun: [], updated: [] }

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -11,6 +11,7 @@ import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const T0 = 1_700_000_000_000
@@ -192,7 +193,7 @@ describe("opening", () => {
 /** Starts a process that holds the database's write lock for `ms`; resolves once it holds it. */
 const holdLock = (filename: string, ms: number) =>
   Effect.async<ChildProcess>((resume) => {
-    const child = spawn(
+    const child = spawnGroup(
       process.execPath,
       [path.join(here, "fixtures", "hold-lock.mjs"), filename, String(ms)],
       {

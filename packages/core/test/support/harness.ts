@@ -173,3 +173,48 @@ export const elapse = (ms: number, stepMs = 50) =>
   })
 
 export type { Outcome }
+
+/**
+ * A view of the harness whose server answers pass through `rewrite` first: a server that
+ * misbehaves in ways the fake server's faults cannot express. `rewrite` gets the JSON-RPC method,
+ * the parsed request body and the parsed answer, and returns the answer to send (or undefined to
+ * send it unchanged). Non-JSON answers pass through untouched.
+ */
+export const rewriteAnswers = (
+  harness: Harness,
+  rewrite: (method: string, request: unknown, answer: unknown) => unknown,
+): Harness => ({
+  ...harness,
+  server: {
+    ...harness.server,
+    handler: async (request) => {
+      const method = request.headers.get("mcp-method") ?? ""
+      const body: unknown = await request
+        .clone()
+        .json()
+        .catch(() => undefined)
+      const response = await harness.server.handler(request)
+      if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return response
+      let text: string
+      let answer: unknown
+      try {
+        text = await response.clone().text()
+        answer = JSON.parse(text)
+      } catch {
+        // A cut connection or a body that is not JSON: passed on as the server sent it.
+        return response
+      }
+      const rewritten = rewrite(method, body, answer)
+      return new Response(rewritten === undefined ? text : JSON.stringify(rewritten), {
+        status: response.status,
+        headers: response.headers,
+      })
+    },
+  },
+})
+
+/** A view of the harness whose store is `store` (a wrapper over `harness.store`). */
+export const withStore = (harness: Harness, store: HandleStore.HandleStore): Harness => ({
+  ...harness,
+  store,
+})

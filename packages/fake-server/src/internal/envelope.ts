@@ -45,12 +45,18 @@ export interface Peek {
   readonly method: string | undefined
   readonly tool: string | undefined
   readonly taskId: string | undefined
+  /** The idempotency key in `params._meta["mcp-handles/key"]`, if any. */
+  readonly idempotencyKey: string | undefined
 }
 
 export const peek = (parsed: unknown): Peek => {
-  if (!isJsonObject(parsed)) return { method: undefined, tool: undefined, taskId: undefined }
+  if (!isJsonObject(parsed))
+    return { method: undefined, tool: undefined, taskId: undefined, idempotencyKey: undefined }
   const params = isJsonObject(parsed.params) ? parsed.params : {}
+  const meta = isJsonObject(params._meta) ? params._meta : {}
+  const key = meta["mcp-handles/key"]
   return {
+    idempotencyKey: typeof key === "string" ? key : undefined,
     method: typeof parsed.method === "string" ? parsed.method : undefined,
     tool: parsed.method === "tools/call" && typeof params.name === "string" ? params.name : undefined,
     taskId: typeof params.taskId === "string" ? params.taskId : undefined,

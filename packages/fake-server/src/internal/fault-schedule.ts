@@ -59,7 +59,7 @@ export const faultLabel = (fault: Fault): string => {
     case "status":
       return `status:${fault.status}:${fault.phase ?? "before"}`
     case "latency":
-      return `latency:${fault.ms}`
+      return fault.phase === "after" ? `latency:${fault.ms}:after` : `latency:${fault.ms}`
     case "wrong-shape":
       return `wrong-shape:${typeof fault.shape === "string" ? fault.shape : "replace-result"}`
     case "restart":
