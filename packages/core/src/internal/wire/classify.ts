@@ -22,6 +22,7 @@ import {
   Unauthorized,
   type WireError,
 } from "../../Wire.js"
+import { completedTaskOf } from "./completed.js"
 import type { Observation } from "./exchange.js"
 
 /**
@@ -146,24 +147,6 @@ const readMessage = (
     return completedTaskId === undefined ? found : { ...found, completedTaskId }
   })
 
-/**
- * The task id of a `tasks/get` answer that says `completed` but whose result we refused (too
- * deep, hostile keys): the task's fate is decided, only its payload is unacceptable. Read with
- * the platform parser, which keeps `__proto__` as a plain key; only two strings are looked at.
- */
-const completedTaskOf = (id: number, text: string): string | undefined => {
-  try {
-    const message: unknown = JSON.parse(text)
-    if (message === null || typeof message !== "object") return undefined
-    const { id: answerId, result } = message as { id?: unknown; result?: unknown }
-    if (answerId !== id || result === null || typeof result !== "object") return undefined
-    const { status, taskId } = result as { status?: unknown; taskId?: unknown }
-    return status === "completed" && typeof taskId === "string" ? taskId : undefined
-  } catch {
-    return undefined
-  }
-}
-
 const readJson = (
   id: number,
   parsed: Effect.Effect<Json.JsonValue, Json.InvalidJson>,
@@ -259,7 +242,14 @@ export const settle = (
       })
     }
     if (observation.oversize) {
-      return yield* new MalformedAnswer({ method, reason: `answer exceeds ${context.limits.maxBytes} bytes` })
+      const reason = `answer exceeds ${context.limits.maxBytes} bytes`
+      const taskId =
+        method === "tasks/get" && observation.oversizePrefix !== undefined
+          ? completedTaskOf(id, observation.oversizePrefix)
+          : undefined
+      return yield* new MalformedAnswer(
+        taskId === undefined ? { method, reason } : { method, reason, taskId, completed: true },
+      )
     }
     const ok = status >= 200 && status < 300
     if (
