@@ -92,6 +92,21 @@ export class CancelIntent extends Schema.Class<CancelIntent>("CancelIntent")({
   sent: Schema.Boolean,
 }) {}
 
+/**
+ * A task the server created for this key besides the one on the row: the late answer of a call
+ * that was reissued or abandoned meanwhile. Recorded the moment it arrives (never dropped), then
+ * cancelled with `tasks/cancel`; `cancelSent` is set once the server acknowledged (or no longer
+ * knew the task).
+ *
+ * @since 0.2.0
+ */
+export class StrayTask extends Schema.Class<StrayTask>("StrayTask")({
+  /** A bearer credential: never log it in full. */
+  taskId: Schema.String,
+  receivedAt: Schema.Finite,
+  cancelSent: Schema.Boolean,
+}) {}
+
 /** @since 0.1.0 */
 export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   /** Tenant or principal; every query is confined to one scope. */
@@ -119,6 +134,8 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   /** When (local clock) the task was first seen waiting on only answered keys; null otherwise. */
   stuckSince: Schema.NullOr(Schema.Finite),
   cancel: Schema.NullOr(CancelIntent),
+  /** Other tasks the server created for this key; each is cancelled. Empty almost always. */
+  strayTasks: Schema.optionalWith(Schema.Array(StrayTask), { default: () => [] }),
   /** When the driver should next act on the row (poll, retry, finish a cancel); null when idle. */
   nextPollAt: Schema.NullOr(Schema.Finite),
   /** Consecutive failed attempts since the last good answer; drives backoff. */

@@ -38,6 +38,19 @@ export class VersionConflict extends Schema.TaggedError<VersionConflict>()("Vers
 }) {}
 
 /**
+ * The write would give a server task id to a second row: the server handed one task id out for
+ * two calls. A task id names one task, so it is held by one row; the second call must end
+ * visibly instead of being merged into the first.
+ *
+ * @since 0.2.0
+ */
+export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken", {
+  scope: Schema.String,
+  key: Schema.String,
+  serverId: Schema.String,
+}) {}
+
+/**
  * The write-ahead intent of a call, written before the request leaves.
  *
  * @since 0.1.0
@@ -89,6 +102,21 @@ export interface SpreadOptions {
   readonly defaultIntervalMs: number
 }
 
+/** @since 0.2.0 */
+export interface RenewOptions {
+  readonly scope: string
+  readonly key: string
+  readonly owner: string
+  /** The new expiry (epoch milliseconds). */
+  readonly until: number
+}
+
+/** @since 0.2.0 */
+export interface ReleaseOwnerOptions {
+  readonly owner: string
+  readonly now: number
+}
+
 /** @since 0.1.0 */
 export interface ListFilter {
   readonly scope: string
@@ -127,9 +155,12 @@ export interface HandleStore {
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
   /**
    * Compare-and-set: writes `record` when the stored version equals `record.version`, and
-   * returns it with the version bumped. Durable when it returns.
+   * returns it with the version bumped. Durable when it returns. A task id is held by one row
+   * per server: giving it to a second row fails with `TaskIdTaken` and writes nothing.
    */
-  readonly update: (record: HandleRecord) => Effect.Effect<HandleRecord, StoreError | VersionConflict>
+  readonly update: (
+    record: HandleRecord,
+  ) => Effect.Effect<HandleRecord, StoreError | VersionConflict | TaskIdTaken>
   /**
    * Leases open rows that are due (`nextPollAt <= now`) and not leased by another live owner,
    * oldest due first, across all scopes. Each claimed row's version is bumped, which fences off
@@ -148,6 +179,20 @@ export interface HandleStore {
   readonly spreadDue: (options: SpreadOptions) => Effect.Effect<number, StoreError>
   /** Gives up `owner`'s lease on a row (hand-off on close); a no-op for anyone else's lease. */
   readonly release: (scope: string, key: string, owner: string) => Effect.Effect<void, StoreError>
+  /**
+   * Extends `owner`'s lease on a row to `until` (the heartbeat of a holder whose request or input
+   * question is still in flight). True when `owner` still held the lease; false when the row
+   * changed hands or is gone. The version is left alone: a renewal fences nobody, and the
+   * holder's own next compare-and-set still matches.
+   */
+  readonly renewLease: (options: RenewOptions) => Effect.Effect<boolean, StoreError>
+  /**
+   * Frees every lease `owner` holds on a row that is not due at `now` (or not scheduled at
+   * all), version bumped. At boot, an instance frees what its previous process left leased
+   * under its name, so those rows are polled at their due time instead of after the dead
+   * lease runs out; rows already due are taken over by `spreadDue` instead. Returns how many.
+   */
+  readonly releaseOwner: (options: ReleaseOwnerOptions) => Effect.Effect<number, StoreError>
   /** One page of a scope's rows, ordered by creation time then key. */
   readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
   /** Deletes terminal rows settled before the cutoff; never an open or in-doubt row. */

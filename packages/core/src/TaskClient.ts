@@ -9,10 +9,11 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type { InvalidKey, KeyReused, NotInDoubt, UnknownKey, UnknownServer } from "./ClientError.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
 import type { HandleStore, ListPage, StoreError } from "./HandleStore.js"
+import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
@@ -69,6 +70,11 @@ export interface TaskClientOptions {
   readonly argumentLimits?: JsonLimits
   readonly resultLimits?: JsonLimits
   readonly onInputRequired?: InputHandler
+  /**
+   * How long one input handler may take; past it the question is left unanswered and asked
+   * again later. The row's lease is held (renewed) while the handler runs. Default 10 minutes.
+   */
+  readonly inputTimeout?: Duration.DurationInput
   /**
    * Give up waiting for a `tools/call` answer after this long and mark the call in doubt. A
    * later answer is still recorded. Default: the wire's own timeout.
@@ -128,44 +134,18 @@ export interface ReconcileReport {
   readonly reissued: number
 }
 
-/** The call names a server the client was not configured with. @since 0.1.0 */
-export class UnknownServer extends Schema.TaggedError<UnknownServer>()("UnknownServer", {
-  server: Schema.String,
-}) {}
-
-/** No row for this key in this scope. @since 0.1.0 */
-export class UnknownKey extends Schema.TaggedError<UnknownKey>()("UnknownKey", {
-  scope: Schema.String,
-  key: Schema.String,
-}) {}
-
-/**
- * The key exists for a different call (another tool, server or arguments). Keys name one call;
- * reusing one for another call would silently return the wrong result.
- *
- * @since 0.1.0
- */
-export class KeyReused extends Schema.TaggedError<KeyReused>()("KeyReused", {
-  key: Schema.String,
-  reason: Schema.String,
-}) {}
-
-/**
- * An idempotency key or scope that cannot name a row: empty, longer than 512 characters, or
- * holding control characters.
- *
- * @since 0.1.0
- */
-export class InvalidKey extends Schema.TaggedError<InvalidKey>()("InvalidKey", {
-  what: Schema.Literal("key", "scope"),
-  reason: Schema.String,
-}) {}
-
-/** `reissue` or `abandon` of a call that is not in doubt. @since 0.1.0 */
-export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
-  key: Schema.String,
-  status: Schema.String,
-}) {}
+export {
+  /** @since 0.1.0 */
+  InvalidKey,
+  /** @since 0.1.0 */
+  KeyReused,
+  /** @since 0.1.0 */
+  NotInDoubt,
+  /** @since 0.1.0 */
+  UnknownKey,
+  /** @since 0.1.0 */
+  UnknownServer,
+} from "./ClientError.js"
 
 /** @since 0.1.0 */
 export type CallError = UnknownServer | InvalidServerUrl | InvalidJson | InvalidKey | KeyReused | StoreError
@@ -205,6 +185,15 @@ export interface TaskClient {
   /** Deletes terminal rows settled longer ago than `retention`; in-doubt rows are kept. */
   readonly gc: (retention: Duration.DurationInput, scope?: string) => Effect.Effect<number, StoreError>
 }
+
+/**
+ * Every default of the client (lease, commit retries, input rounds and timeout, hand-off
+ * timeout, spread batch, background reconciler), in one place.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaults = EngineContext.defaults
 
 /**
  * @since 0.1.0

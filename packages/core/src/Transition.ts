@@ -5,7 +5,8 @@
  * does I/O, reads a clock or draws a random number: times arrive inside the events.
  *
  * Three rules hold for every record and event (and are property-tested):
- * - a terminal record is returned unchanged;
+ * - a terminal record keeps its status and outcome (only a stray task the server handed out for
+ *   it is recorded, and later marked cancelled: facts are never dropped);
  * - a task id, once recorded, never changes, and none is invented;
  * - every result is in one of the listed states.
  *
@@ -18,17 +19,30 @@ import {
   InputAnswer,
   isTerminal,
   RpcError,
+  StrayTask,
   TaskSnapshot,
 } from "./HandleRecord.js"
 import type { JsonObject, JsonValue } from "./Json.js"
+import * as Redaction from "./Redaction.js"
 import type { TaskState } from "./Wire.js"
 
 /** @since 0.1.0 */
 export type Event = Data.TaggedEnum<{
   /** `tools/call` answered with a direct result. */
   CallCompleted: { readonly result: JsonObject; readonly now: number }
-  /** `tools/call` answered with a task handle; `nextPollAt` per the polling policy. */
+  /**
+   * `tools/call` answered with a task handle; `nextPollAt` per the polling policy. A fact: it
+   * applies in every state. A row that already holds another task id (a late answer after a
+   * reissue), or that rests already (abandoned, settled), records the task as a stray to cancel.
+   */
   TaskCreated: { readonly task: TaskState; readonly now: number; readonly nextPollAt: number }
+  /**
+   * The store refused the task id of a `TaskCreated`: another row holds it (a server handed one
+   * task id out for two calls). This call ends failed, visibly, instead of being merged.
+   */
+  TaskIdTaken: { readonly taskId: string; readonly now: number }
+  /** `tasks/cancel` for a stray task was acknowledged (or the server no longer knew it). */
+  StrayCancelled: { readonly taskId: string; readonly now: number }
   /** `tools/call` answered with a JSON-RPC error: no task was created. */
   CallRejected: { readonly error: RpcError; readonly now: number }
   /** `tools/call` was sent but no usable answer came back. */
@@ -158,6 +172,43 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
 }
 
 /**
+ * Whether a task id handed out for this key is not the row's own task: the row holds another
+ * one, or it rests without one (settled directly, abandoned, gave up). Known strays are not new.
+ */
+const isStray = (record: HandleRecord, taskId: string): boolean =>
+  record.taskId !== taskId &&
+  (record.taskId !== null || isTerminal(record.status)) &&
+  !record.strayTasks.some((stray) => stray.taskId === taskId)
+
+const addStray = (record: HandleRecord, taskId: string, now: number): HandleRecord =>
+  new HandleRecord(
+    {
+      ...record,
+      strayTasks: [...record.strayTasks, StrayTask.make({ taskId, receivedAt: now, cancelSent: false })],
+      updatedAt: now,
+    },
+    true,
+  )
+
+const strayCancelled = (record: HandleRecord, taskId: string, now: number): HandleRecord =>
+  record.strayTasks.some((stray) => stray.taskId === taskId && !stray.cancelSent)
+    ? new HandleRecord(
+        {
+          ...record,
+          strayTasks: record.strayTasks.map((stray) =>
+            stray.taskId === taskId ? StrayTask.make({ ...stray, cancelSent: true }) : stray,
+          ),
+          updatedAt: now,
+        },
+        true,
+      )
+    : record
+
+/** Stray tasks still to cancel. @since 0.2.0 */
+export const uncancelledStrays = (record: HandleRecord): ReadonlyArray<StrayTask> =>
+  record.strayTasks.filter((stray) => !stray.cancelSent)
+
+/**
  * What `record` becomes after `event`. Returns `record` itself when the event does not apply
  * (a terminal record, an answer for another task id, an event that makes no sense in the
  * current state), so a driver can tell "nothing to write" by identity.
@@ -165,6 +216,11 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
  * @since 0.1.0
  */
 export const step = (record: HandleRecord, event: Event): HandleRecord => {
+  // The two events about stray tasks apply in every state; they never touch the outcome.
+  if (event._tag === "StrayCancelled") return strayCancelled(record, event.taskId, event.now)
+  if (event._tag === "TaskCreated" && isStray(record, event.task.taskId)) {
+    return addStray(record, event.task.taskId, event.now)
+  }
   if (isTerminal(record.status)) return record
   switch (event._tag) {
     case "CallCompleted":
@@ -178,8 +234,23 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
     case "TaskCreated":
       // From in_doubt too: a late answer to a call we had given up on still carries the handle.
       if (record.status !== "pending" && record.status !== "in_doubt") return record
-      if (record.taskId !== null && record.taskId !== event.task.taskId) return record
       return observe(record, event.task, event.now, event.nextPollAt)
+    case "TaskIdTaken":
+      return record.status === "pending" || record.status === "in_doubt"
+        ? settle(
+            record,
+            {
+              status: "failed",
+              error: RpcError.make({
+                code: -32000,
+                message: `the server handed this call task ${Redaction.taskId(event.taskId)}, which another call holds`,
+                data: { "mcp-handles/local": "duplicate_task_id" },
+              }),
+              lastProblem: "duplicate_task_id",
+            },
+            event.now,
+          )
+        : record
     case "CallRejected":
       return record.status === "pending"
         ? settle(record, { status: "failed", error: event.error, lastProblem: null }, event.now)

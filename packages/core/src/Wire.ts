@@ -176,6 +176,11 @@ export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("Malf
    * should keep the id (and poll it) rather than lose it. A bearer credential: never log it.
    */
   taskId: Schema.optional(Schema.String),
+  /**
+   * Set on a `tasks/get` answer that said the task completed but whose result was refused
+   * (nested too deep, hostile keys): the task's fate is decided; only its payload is not kept.
+   */
+  completed: Schema.optional(Schema.Literal(true)),
 }) {}
 
 /** @since 0.1.0 */

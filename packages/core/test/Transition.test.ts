@@ -91,6 +91,8 @@ const event: fc.Arbitrary<Transition.Event> = fc.oneof(
   time.map((now) => Event.Reissued({ now })),
   time.map((now) => Event.Abandoned({ now })),
   time.map((now) => Event.Rescheduled({ now, nextPollAt: now + 3 })),
+  fc.record({ taskId: taskIds, now: time }).map((e) => Event.StrayCancelled(e)),
+  fc.record({ taskId: taskIds, now: time }).map((e) => Event.TaskIdTaken(e)),
 )
 
 const run = (events: ReadonlyArray<Transition.Event>) => {
@@ -100,11 +102,40 @@ const run = (events: ReadonlyArray<Transition.Event>) => {
 }
 
 describe("Transition.step", () => {
-  it("terminal is final: no event changes a terminal record", () =>
+  it("terminal is final: no event changes a terminal record, but for a stray task it records", () =>
     fc.assert(
       fc.property(fc.array(event, { maxLength: 40 }), event, (events, extra) => {
         for (const record of run(events)) {
-          if (HandleRecord.isTerminal(record.status)) expect(Transition.step(record, extra)).toBe(record)
+          if (!HandleRecord.isTerminal(record.status)) continue
+          const after = Transition.step(record, extra)
+          if (extra._tag !== "TaskCreated" && extra._tag !== "StrayCancelled") {
+            expect(after).toBe(record)
+            continue
+          }
+          // Only the strays may change: the status, outcome and task id stay as they were.
+          expect({ ...after, strayTasks: record.strayTasks, updatedAt: record.updatedAt }).toEqual({
+            ...record,
+          })
+        }
+      }),
+    ))
+
+  it("a task id handed out for a row that holds another one, or rests, is kept as a stray", () =>
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), (events) => {
+        const trace = run(events)
+        for (let i = 1; i < trace.length; i++) {
+          const before = trace[i - 1] as HandleRecord.HandleRecord
+          const after = trace[i] as HandleRecord.HandleRecord
+          const cause = events[i - 1] as Transition.Event
+          if (cause._tag !== "TaskCreated") continue
+          const id = cause.task.taskId
+          // Every task id an answer carried is on the row afterwards: as its task, or a stray.
+          expect(after.taskId === id || after.strayTasks.some((s) => s.taskId === id)).toBe(true)
+          // Strays only grow; none is forgotten.
+          for (const stray of before.strayTasks) {
+            expect(after.strayTasks.some((s) => s.taskId === stray.taskId)).toBe(true)
+          }
         }
       }),
     ))

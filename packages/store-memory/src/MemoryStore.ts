@@ -37,19 +37,37 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
       }),
     get: (scope, key) => Effect.sync(() => Option.fromNullable(rows.get(rowId(scope, key)))),
     update: (record) =>
-      Effect.suspend(() => {
-        const stored = rows.get(rowId(record.scope, record.key))
-        if (stored === undefined || stored.version !== record.version) {
-          return Effect.fail(
-            new HandleStore.VersionConflict({
-              scope: record.scope,
-              key: record.key,
-              expectedVersion: record.version,
-            }),
-          )
-        }
-        return Effect.succeed(write(record, {}))
-      }),
+      Effect.suspend(
+        (): Effect.Effect<
+          HandleRecord.HandleRecord,
+          HandleStore.VersionConflict | HandleStore.TaskIdTaken
+        > => {
+          const stored = rows.get(rowId(record.scope, record.key))
+          if (stored === undefined || stored.version !== record.version) {
+            return Effect.fail(
+              new HandleStore.VersionConflict({
+                scope: record.scope,
+                key: record.key,
+                expectedVersion: record.version,
+              }),
+            )
+          }
+          if (record.taskId !== null && record.taskId !== stored.taskId) {
+            for (const other of rows.values()) {
+              if (other.taskId === record.taskId && other.serverId === record.serverId && other !== stored) {
+                return Effect.fail(
+                  new HandleStore.TaskIdTaken({
+                    scope: record.scope,
+                    key: record.key,
+                    serverId: record.serverId,
+                  }),
+                )
+              }
+            }
+          }
+          return Effect.succeed(write(record, {}))
+        },
+      ),
     claimDue: ({ owner, now, leaseMs, limit }) =>
       Effect.sync(() =>
         Array.from(rows.values())
@@ -81,6 +99,24 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
       Effect.sync(() => {
         const record = rows.get(rowId(scope, key))
         if (record?.leaseOwner === owner) write(record, { leaseOwner: null, leaseExpiresAt: null })
+      }),
+    renewLease: ({ scope, key, owner, until }) =>
+      Effect.sync(() => {
+        const record = rows.get(rowId(scope, key))
+        if (record === undefined || record.leaseOwner !== owner) return false
+        rows.set(rowId(scope, key), new HandleRecord.HandleRecord({ ...record, leaseExpiresAt: until }, true))
+        return true
+      }),
+    releaseOwner: ({ owner, now }) =>
+      Effect.sync(() => {
+        let released = 0
+        for (const record of rows.values()) {
+          if (record.leaseOwner !== owner || (record.nextPollAt !== null && record.nextPollAt <= now))
+            continue
+          write(record, { leaseOwner: null, leaseExpiresAt: null })
+          released++
+        }
+        return released
       }),
     list: (filter) =>
       Effect.suspend(() => {

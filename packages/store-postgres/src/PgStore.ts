@@ -179,6 +179,19 @@ const retrySchedule = (options: RetryOptions = {}) => {
 }
 
 const openStatuses = "('pending', 'working', 'input_required')"
+
+/**
+ * The task id as its indexed column holds it: as a JSON string literal, since a server's id may
+ * hold a NUL or a lone surrogate, which a text column refuses.
+ */
+const taskIdColumn = (taskId: string | null): string | null =>
+  taskId === null ? null : JSON.stringify(taskId)
+
+/** A unique violation (23505) of the named index, wherever the driver put the details. */
+const violates = (error: SqlError, index: string): boolean => {
+  const cause = error.cause as { code?: unknown; constraint?: unknown } | undefined
+  return cause?.code === "23505" && cause.constraint === index
+}
 const terminalStatuses = "('completed', 'failed', 'cancelled', 'expired')"
 
 /** Which version the schema is at, 0 when it has never been migrated. */
@@ -374,9 +387,22 @@ export const make = (
           const rows = yield* sql`UPDATE ${t} SET
               server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
               lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
-              settled_at = ${v.settledAt}, body = ${v.body}::json, version = version + 1, write_id = ${token}::uuid
+              settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(record.taskId)},
+              version = version + 1, write_id = ${token}::uuid
             WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version}
-            RETURNING ${columns}`.withoutTransform
+            RETURNING ${columns}`.withoutTransform.pipe(
+            Effect.catchIf(
+              (error) => violates(error, Migrations.taskIndex),
+              () =>
+                Effect.fail(
+                  new HandleStore.TaskIdTaken({
+                    scope: record.scope,
+                    key: record.key,
+                    serverId: record.serverId,
+                  }),
+                ),
+            ),
+          )
           if (rows[0] !== undefined) return (yield* decode("update")(rows[0])).record
           // Nothing matched: a lost compare-and-set, unless this is a retry and our previous
           // attempt committed before its connection died. Only then does the row carry our token
@@ -468,6 +494,24 @@ export const make = (
         ),
       )
 
+    // Both are safe to retry as they stand: a renewal sets an absolute expiry, and a release
+    // after a lost reply finds only what is still leased (its count is then a lower bound).
+    const renewLease = ({ scope, key, owner, until }: HandleStore.RenewOptions) =>
+      run(
+        "renewLease",
+        sql`UPDATE ${t} SET lease_expires_at = ${until}
+          WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}
+          RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length === 1)),
+      )
+
+    const releaseOwner = ({ owner, now }: HandleStore.ReleaseOwnerOptions) =>
+      run(
+        "releaseOwner",
+        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
+          WHERE lease_owner = ${owner} AND (next_poll_at IS NULL OR next_poll_at > ${now})
+          RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
+      )
+
     const list = (filter: HandleStore.ListFilter) => {
       const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)
       if (filter.cursor !== undefined && Option.isNone(after)) {
@@ -524,6 +568,8 @@ export const make = (
       claimDue,
       spreadDue,
       release,
+      renewLease,
+      releaseOwner,
       list,
       deleteSettledBefore,
     })

@@ -307,6 +307,11 @@ const makeStore = (
 
     release: (scope, key, owner) => writer.submit("release", writes.release(scope, key, owner)),
 
+    renewLease: ({ scope, key, owner, until }) =>
+      writer.submit("renewLease", writes.renewLease(scope, key, owner, until)),
+
+    releaseOwner: ({ owner, now }) => writer.submit("releaseOwner", writes.releaseOwner(owner, now)),
+
     list: (filter) =>
       Effect.suspend(() => {
         const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)

@@ -101,6 +101,7 @@ describe("opening", () => {
       // Turn the file back into what version 1 wrote.
       const old = new Database(filename)
       old.exec(`DROP INDEX handles_due_order;
+        DROP INDEX handles_task;
         CREATE INDEX handles_due ON handles (next_poll_at) WHERE status IN ('pending', 'working', 'input_required');
         DELETE FROM mcp_handles_migrations WHERE migration_id > 1;`)
       old.close()
@@ -111,7 +112,8 @@ describe("opening", () => {
       const versions = db.prepare("SELECT migration_id FROM mcp_handles_migrations ORDER BY 1").all()
       db.close()
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_due_order")
-      expect(versions).toEqual([{ migration_id: 1 }, { migration_id: 2 }])
+      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task")
+      expect(versions).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }])
     }),
   )
 

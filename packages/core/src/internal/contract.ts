@@ -237,7 +237,9 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
             const { record } = yield* store.begin(
               newHandle({ key, tool: fields.tool, arguments: fields.arguments }),
             )
-            const next = withState(record, { ...fields, updatedAt: T0 + i })
+            // A task id is held by one row: each sample's is made its own.
+            const taskId = fields.taskId === null ? null : `${fields.taskId}#${i}`
+            const next = withState(record, { ...fields, taskId, updatedAt: T0 + i })
             const written = yield* store.update(next)
             expect(written).toEqual(withState(next, { version: record.version + 1 }))
             expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(written)
@@ -453,6 +455,90 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           expect(mine.leaseOwner).toBeNull()
           expect(mine.leaseExpiresAt).toBeNull()
           expect(Option.getOrThrow(yield* store.get("tenant-a", "theirs")).leaseOwner).toBe("them")
+        }))
+    })
+
+    describe("one row per task id", () => {
+      test("a second row given a held task id of the same server is refused and not written", (store) =>
+        Effect.gen(function* () {
+          const first = yield* store.begin(newHandle({ key: "first" }))
+          const second = yield* store.begin(newHandle({ key: "second" }))
+          const other = yield* store.begin(newHandle({ key: "other-server", serverId: "srv-2" }))
+          yield* store.update(withState(first.record, { status: "working", taskId: "shared" }))
+          const refused = yield* Effect.either(
+            store.update(withState(second.record, { status: "working", taskId: "shared" })),
+          )
+          expect(refused._tag === "Left" && refused.left._tag).toBe("TaskIdTaken")
+          const kept = Option.getOrThrow(yield* store.get("tenant-a", "second"))
+          expect([kept.taskId, kept.version]).toEqual([null, second.record.version])
+          // Another server may use the same id; and the holder itself writes on as before.
+          yield* store.update(withState(other.record, { status: "working", taskId: "shared" }))
+          const holder = Option.getOrThrow(yield* store.get("tenant-a", "first"))
+          yield* store.update(withState(holder, { status: "completed", settledAt: T0 }))
+          // Once written elsewhere the id stays held, even by a settled row.
+          const again = yield* Effect.either(
+            store.update(withState(kept, { status: "working", taskId: "shared" })),
+          )
+          expect(again._tag === "Left" && again.left._tag).toBe("TaskIdTaken")
+        }))
+    })
+
+    describe("renewLease", () => {
+      test("extends the holder's lease without bumping the version; anyone else gets false", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.begin(newHandle({ key: "held", owner: "me" }))
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "held", owner: "me", until: T0 + 99_000 }),
+          ).toBe(true)
+          const renewed = Option.getOrThrow(yield* store.get("tenant-a", "held"))
+          expect(renewed.leaseOwner).toBe("me")
+          expect(renewed.leaseExpiresAt).toBe(T0 + 99_000)
+          expect(renewed.version).toBe(record.version)
+          // The holder's own compare-and-set still matches after a renewal.
+          yield* store.update(withState(renewed, { lastProblem: "still mine" }))
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "held", owner: "them", until: T0 + 1 }),
+          ).toBe(false)
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "missing", owner: "me", until: T0 + 1 }),
+          ).toBe(false)
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "held")).leaseExpiresAt).toBe(T0 + 99_000)
+        }))
+
+      test("a renewal that lost the row to a claimer says so and changes nothing", (store) =>
+        Effect.gen(function* () {
+          yield* store.begin(newHandle({ key: "taken", owner: "me" }))
+          const [claimed] = yield* store.claimDue({ owner: "new", now: T0 + LEASE, leaseMs: LEASE, limit: 1 })
+          expect(claimed?.leaseOwner).toBe("new")
+          expect(
+            yield* store.renewLease({ scope: "tenant-a", key: "taken", owner: "me", until: T0 + 99_000 }),
+          ).toBe(false)
+          const row = Option.getOrThrow(yield* store.get("tenant-a", "taken"))
+          expect(row.leaseOwner).toBe("new")
+          expect(row.leaseExpiresAt).toBe(T0 + 2 * LEASE)
+        }))
+    })
+
+    describe("releaseOwner", () => {
+      test("frees the owner's rows that are not yet due, and nothing else", (store) =>
+        Effect.gen(function* () {
+          const { record: later } = yield* store.begin(newHandle({ key: "later", owner: "me" }))
+          yield* store.update(
+            withState(later, { status: "working", taskId: "t-later", nextPollAt: T0 + 5_000 }),
+          )
+          const { record: idle } = yield* store.begin(newHandle({ key: "idle", owner: "me" }))
+          yield* store.update(withState(idle, { status: "in_doubt", nextPollAt: null }))
+          yield* store.begin(newHandle({ key: "due", owner: "me" }))
+          yield* store.begin(newHandle({ key: "theirs", owner: "them" }))
+          expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(2)
+          const get = (key: string) => Effect.map(store.get("tenant-a", key), Option.getOrThrow)
+          const freed = yield* get("later")
+          expect([freed.leaseOwner, freed.leaseExpiresAt]).toEqual([null, null])
+          expect(freed.version).toBe(later.version + 2)
+          expect((yield* get("idle")).leaseOwner).toBeNull()
+          expect((yield* get("due")).leaseOwner).toBe("me")
+          expect((yield* get("theirs")).leaseOwner).toBe("them")
+          expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(0)
         }))
     })
 

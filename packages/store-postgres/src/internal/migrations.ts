@@ -12,6 +12,9 @@ import * as Effect from "effect/Effect"
 export const table = "handles"
 export const migrationsTable = "mcp_handles_migrations"
 
+/** The unique index that keeps a task id on one row; its violations are `TaskIdTaken`. */
+export const taskIndex = "handles_task"
+
 const openStatuses = "('pending', 'working', 'input_required')"
 
 /** One statement per call: a multi-statement string cannot go through the extended protocol. */
@@ -59,6 +62,27 @@ export const loader = (schema: string): Migrator.Loader =>
         ),
       ),
     ],
+    [
+      2,
+      "task_id_unique",
+      // A server's task id is held by one row (see HandleStore.TaskIdTaken). A column of its
+      // own, holding the id as a JSON string literal: an index on the json body would parse
+      // every body, and a NUL (which a server may send) cannot be text.
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          return Effect.all(
+            [
+              sql`ALTER TABLE ${t} ADD COLUMN task_id text COLLATE "C"`,
+              sql`UPDATE ${t} SET task_id = to_json(body->>'taskId')::text
+                WHERE strpos(body::text, '\\u0000') = 0 AND body->>'taskId' IS NOT NULL`,
+              sql`CREATE UNIQUE INDEX ${sql(taskIndex)} ON ${t} (server_id, task_id) WHERE task_id IS NOT NULL`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 1
+export const latestVersion = 2

@@ -55,10 +55,20 @@ const v2 = Effect.gen(function* () {
   yield* sql`DROP INDEX handles_due`
 })
 
-const migrations = { "1_handles": v1, "2_due_order": v2 }
+/**
+ * A server's task id is held by one row: a server that hands one id out for two calls gets the
+ * second refused (`TaskIdTaken`) instead of two rows silently sharing one task.
+ */
+const v3 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE UNIQUE INDEX handles_task ON handles (server_id, json_extract(body, '$.taskId'))
+    WHERE json_type(body, '$.taskId') = 'text'`
+})
+
+const migrations = { "1_handles": v1, "2_due_order": v2, "3_task_id_unique": v3 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 2
+export const latestVersion = 3
 
 export const loader = Migrator.fromRecord(migrations)
 

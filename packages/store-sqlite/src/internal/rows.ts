@@ -68,6 +68,7 @@ export const toParams = (
     answers: record.answers,
     stuckSince: record.stuckSince,
     cancel: record.cancel,
+    strayTasks: record.strayTasks,
     attempts: record.attempts,
     pollsWithoutInterval: record.pollsWithoutInterval,
     launches: record.launches,

@@ -5,7 +5,7 @@
  */
 import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import * as Record from "@mcp-handles/core/HandleRecord"
-import { type SpreadOptions, StoreError, VersionConflict } from "@mcp-handles/core/HandleStore"
+import { type SpreadOptions, StoreError, TaskIdTaken, VersionConflict } from "@mcp-handles/core/HandleStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
@@ -33,6 +33,10 @@ export const make = (db: Database.Database) => {
     WHERE scope = ? AND key = ? AND version = ?`)
   const release = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     version = version + 1 WHERE scope = ? AND key = ? AND lease_owner = ?`)
+  const renew = db.prepare(`UPDATE handles SET lease_expires_at = ?
+    WHERE scope = ? AND key = ? AND lease_owner = ?`)
+  const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
+    version = version + 1 WHERE lease_owner = ? AND (next_poll_at IS NULL OR next_poll_at > ?)`)
   // The boot spread in one statement: no row is read back, decoded or written one at a time.
   // random() is evaluated per row; the lease runs to the end of the widest window plus leaseMs.
   const window = `(CASE WHEN json_type(body, '$.snapshot.pollIntervalMs') IN ('integer', 'real')
@@ -79,9 +83,20 @@ export const make = (db: Database.Database) => {
 
     /** Compare-and-set on `record.version`; the row is found by the record's own scope and key. */
     update:
-      (record: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<void, VersionConflict> => {
+      (record: HandleRecord, params: ReadonlyArray<unknown>) =>
+      (): Either.Either<void, VersionConflict | TaskIdTaken> => {
         const [scope, key, ...rest] = params
-        if (update.run(...rest, scope, key, record.version).changes === 1) return Either.void
+        let changes: number
+        try {
+          changes = update.run(...rest, scope, key, record.version).changes
+        } catch (error) {
+          // Only this statement is undone; the batch's other writes stand.
+          if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
+          return Either.left(
+            new TaskIdTaken({ scope: record.scope, key: record.key, serverId: record.serverId }),
+          )
+        }
+        if (changes === 1) return Either.void
         return Either.left(
           new VersionConflict({ scope: record.scope, key: record.key, expectedVersion: record.version }),
         )
@@ -128,6 +143,12 @@ export const make = (db: Database.Database) => {
       release.run(scope, key, owner)
       return Either.void
     },
+
+    renewLease: (scope: string, key: string, owner: string, until: number) => (): Either.Either<boolean> =>
+      Either.right(renew.run(until, scope, key, owner).changes === 1),
+
+    releaseOwner: (owner: string, now: number) => (): Either.Either<number> =>
+      Either.right(releaseOwner.run(owner, now).changes),
 
     deleteSettledBefore: (settledBefore: number, scope: string | undefined) => (): Either.Either<number> =>
       Either.right(

@@ -22,6 +22,7 @@ import {
   Unauthorized,
   type WireError,
 } from "../../Wire.js"
+import { completedTaskOf } from "./completed.js"
 import type { Observation } from "./exchange.js"
 
 /**
@@ -126,7 +127,7 @@ export const describeParseError = (error: ParseResult.ParseError): string =>
 type Found =
   | { readonly _tag: "Result"; readonly result: Json.JsonObject }
   | { readonly _tag: "Error"; readonly error: RpcError }
-  | { readonly _tag: "Invalid"; readonly reason: string }
+  | { readonly _tag: "Invalid"; readonly reason: string; readonly completedTaskId?: string }
   | { readonly _tag: "Other" }
 
 /**
@@ -139,7 +140,12 @@ const readMessage = (
   text: string,
   limits: Json.JsonLimits,
   acceptNullId: boolean,
-): Effect.Effect<Found> => readJson(id, Json.parse(`${method} answer`, text, limits), acceptNullId)
+): Effect.Effect<Found> =>
+  Effect.map(readJson(id, Json.parse(`${method} answer`, text, limits), acceptNullId), (found) => {
+    if (found._tag !== "Invalid" || method !== "tasks/get") return found
+    const completedTaskId = completedTaskOf(id, text)
+    return completedTaskId === undefined ? found : { ...found, completedTaskId }
+  })
 
 const readJson = (
   id: number,
@@ -236,7 +242,14 @@ export const settle = (
       })
     }
     if (observation.oversize) {
-      return yield* new MalformedAnswer({ method, reason: `answer exceeds ${context.limits.maxBytes} bytes` })
+      const reason = `answer exceeds ${context.limits.maxBytes} bytes`
+      const taskId =
+        method === "tasks/get" && observation.oversizePrefix !== undefined
+          ? completedTaskOf(id, observation.oversizePrefix)
+          : undefined
+      return yield* new MalformedAnswer(
+        taskId === undefined ? { method, reason } : { method, reason, taskId, completed: true },
+      )
     }
     const ok = status >= 200 && status < 300
     if (
@@ -256,6 +269,7 @@ export const settle = (
           ? []
           : [observation.bodyText]
     let invalid: string | undefined
+    let completedTaskId: string | undefined
     for (const text of candidates) {
       const found = yield* readMessage(method, id, text, context.limits, !ok)
       if (found._tag === "Result") {
@@ -263,7 +277,10 @@ export const settle = (
         return found.result
       }
       if (found._tag === "Error") return yield* new RpcErrorAnswer({ method, error: found.error })
-      if (found._tag === "Invalid") invalid ??= found.reason
+      if (found._tag === "Invalid") {
+        invalid ??= found.reason
+        completedTaskId ??= found.completedTaskId
+      }
     }
     if (!ok) {
       return yield* new MalformedAnswer({
@@ -278,7 +295,13 @@ export const settle = (
         reason: `connection dropped while reading the answer (${reason})`,
       })
     }
-    if (invalid !== undefined) return yield* new MalformedAnswer({ method, reason: invalid })
+    if (invalid !== undefined) {
+      return yield* new MalformedAnswer(
+        completedTaskId === undefined
+          ? { method, reason: invalid }
+          : { method, reason: invalid, taskId: completedTaskId, completed: true },
+      )
+    }
     if (observation.contentType === "text/event-stream") {
       return yield* new NoAnswer({ method, reason: "the answer stream ended without an answer" })
     }

@@ -35,6 +35,8 @@ export interface Observation {
   readonly sseComplete: boolean
   /** The answer exceeded the byte limit; reading stopped. */
   readonly oversize: boolean
+  /** The start of an oversize answer (its first MiB), for what can still be learnt from it. */
+  readonly oversizePrefix: string | undefined
   /** Reading the body failed after the response started (connection dropped mid-answer). */
   readonly bodyError: unknown
   /** The SDK rejected `send` (HTTP error, unexpected content type, unparsable JSON, ...). */
@@ -69,6 +71,7 @@ export interface Recorder {
   sseEvents: Array<string>
   sseComplete: boolean
   oversize: boolean
+  oversizePrefix: string | undefined
   bodyError: unknown
   sendError: unknown
   answered: boolean
@@ -85,6 +88,7 @@ export const makeRecorder = (): Recorder => ({
   sseEvents: [],
   sseComplete: false,
   oversize: false,
+  oversizePrefix: undefined,
   bodyError: undefined,
   sendError: undefined,
   answered: false,
@@ -99,6 +103,9 @@ class AnswerTooLarge extends Error {}
 
 const mediaType = (value: string | null): string | undefined =>
   value === null ? undefined : (value.split(";")[0] ?? "").trim().toLowerCase()
+
+/** How much of an oversize answer is kept to look for a decided task in (see completed.ts). */
+const prefixBytes = 1024 * 1024
 
 /** Reads a whole body as text, stopping (and cancelling the stream) past `limit` bytes. */
 const readBounded = async (response: Response, limit: number, recorder: Recorder): Promise<string> => {
@@ -119,6 +126,13 @@ const readBounded = async (response: Response, limit: number, recorder: Recorder
     total += chunk.value.byteLength
     if (total > limit) {
       recorder.oversize = true
+      // What was read before, and the start of the chunk that crossed the limit (it may be the
+      // whole answer in one).
+      const head = parts.join("")
+      recorder.oversizePrefix = (
+        head +
+        decoder.decode(chunk.value.subarray(0, Math.max(0, prefixBytes - head.length)), { stream: true })
+      ).slice(0, prefixBytes)
       // Not awaited: a peer that keeps writing must not hold us here.
       reader.cancel().catch(() => {})
       throw new AnswerTooLarge(`answer exceeds ${limit} bytes`)

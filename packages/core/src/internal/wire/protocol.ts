@@ -55,7 +55,9 @@ const TaskWire = Schema.Struct({
   createdAt: IsoTimestamp,
   lastUpdatedAt: IsoTimestamp,
   ttlMs: Schema.NullOr(Finite),
-  pollIntervalMs: Schema.optional(Finite),
+  // Advisory: a value that is not a finite number is ignored, never a reason to refuse the
+  // status it came with (the default schedule is used instead).
+  pollIntervalMs: Schema.optional(Schema.Unknown),
   inputRequests: Schema.optional(InputRequests),
   result: Schema.optional(JsonObject),
   error: Schema.optional(ErrorObject),
@@ -73,7 +75,9 @@ const toTaskState = (task: typeof TaskWire.Type): TaskState =>
       lastUpdatedAt: task.lastUpdatedAt,
       ttlMs: task.ttlMs,
       ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
+      ...(typeof task.pollIntervalMs === "number" && Number.isFinite(task.pollIntervalMs)
+        ? { pollIntervalMs: task.pollIntervalMs }
+        : {}),
       ...(task.inputRequests === undefined ? {} : { inputRequests: task.inputRequests }),
       ...(task.result === undefined ? {} : { result: task.result }),
       ...(task.error === undefined

@@ -1,0 +1,108 @@
+/**
+ * What the engine makes of the server's answers before the transition sees them: results it
+ * refuses to keep, the next poll time, the TTL backstop, input questions put to the app.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as HandleRecord from "../../HandleRecord.js"
+import * as Json from "../../Json.js"
+import * as Polling from "../../Polling.js"
+import type * as TaskClient from "../../TaskClient.js"
+import * as Wire from "../../Wire.js"
+import type { Engine } from "./context.js"
+
+/** Marks an outcome the client decided, not the server; `reason` is machine-readable. */
+export const localError = (message: string, reason: string) =>
+  HandleRecord.RpcError.make({ code: -32000, message, data: { "mcp-handles/local": reason } })
+
+/**
+ * A final result over the configured limits is not stored: the task is recorded as failed with
+ * a local error saying why (the task id is kept), and the result is dropped.
+ */
+export const checkResult = (ctx: Engine, task: Wire.TaskState): Effect.Effect<Wire.TaskState> =>
+  task.status !== "completed" || task.result === undefined
+    ? Effect.succeed(task)
+    : Json.validate("task result", task.result, ctx.resultLimits).pipe(
+        Effect.as(task),
+        Effect.catchAll((rejected) => {
+          const { result: _dropped, ...rest } = task
+          return Effect.succeed(
+            new Wire.TaskState({
+              ...rest,
+              status: "failed",
+              error: localError(rejected.message, "result_rejected"),
+            }),
+          )
+        }),
+      )
+
+export const pollDelay = (ctx: Engine, task: Wire.TaskState, record: HandleRecord.HandleRecord) =>
+  Polling.interval(
+    ctx.polling,
+    task.pollIntervalMs,
+    task.pollIntervalMs === undefined ? record.pollsWithoutInterval + 1 : 0,
+  )
+
+/** The row's own interval (for retries and hand-offs): never sooner than the server asked. */
+export const recordInterval = (ctx: Engine, record: HandleRecord.HandleRecord) =>
+  Polling.interval(ctx.polling, record.snapshot?.pollIntervalMs, record.pollsWithoutInterval)
+
+export const ttlDeadline = (record: HandleRecord.HandleRecord): number | undefined =>
+  record.snapshot === null || record.snapshot.ttlMs === null
+    ? undefined
+    : record.snapshot.receivedAt + record.snapshot.ttlMs
+
+/**
+ * Puts each question to the handler, one at a time. A handler that fails, dies, or takes longer
+ * than the input timeout leaves its question unanswered (it is asked again later); nothing it
+ * does can stop the caller.
+ */
+export const askInput = (
+  ctx: Engine,
+  handler: TaskClient.InputHandler | undefined,
+  record: HandleRecord.HandleRecord,
+  requests: Readonly<Record<string, Json.JsonValue>>,
+) =>
+  Effect.gen(function* () {
+    const answers: Record<string, Json.JsonValue> = {}
+    if (handler === undefined) return answers
+    for (const [inputKey, request] of Object.entries(requests)) {
+      const answer = yield* Effect.suspend(() =>
+        handler({ scope: record.scope, key: record.key, tool: record.tool, inputKey, request }),
+      ).pipe(
+        Effect.timeoutFail({
+          duration: ctx.inputTimeoutMs,
+          onTimeout: () => `no answer within ${ctx.inputTimeoutMs} ms`,
+        }),
+        Effect.flatMap((value) => Json.validate(`answer to input ${inputKey}`, value, ctx.argumentLimits)),
+        Effect.sandbox,
+        Effect.tapError((cause) =>
+          Effect.logWarning("input handler failed; the request stays unanswered", {
+            key: record.key,
+            inputKey,
+            cause,
+          }),
+        ),
+        Effect.option,
+      )
+      if (Option.isSome(answer)) answers[inputKey] = answer.value
+    }
+    return answers
+  })
+
+export const describe = (error: Wire.WireError): string => {
+  switch (error._tag) {
+    case "NotSent":
+      return `not sent: ${error.reason}`
+    case "NoAnswer":
+      return `no answer: ${error.reason}`
+    case "RpcErrorAnswer":
+      return `server error ${error.error.code}: ${error.error.message}`
+    case "ServerBusy":
+      return `server busy (HTTP ${error.status})`
+    case "Unauthorized":
+      return `unauthorized (HTTP ${error.status}); check the credentials`
+    case "MalformedAnswer":
+      return `malformed answer: ${error.reason}`
+  }
+}

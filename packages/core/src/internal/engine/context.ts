@@ -1,0 +1,164 @@
+/**
+ * What every part of the engine works with: the services, this instance's names, the limits,
+ * and the few pieces of process-local state (which rows a fiber of ours drives, who waits on
+ * which row). Passed explicitly; no module keeps state of its own.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import type * as Scope from "effect/Scope"
+import * as ClientError from "../../ClientError.js"
+import type * as HandleRecord from "../../HandleRecord.js"
+import type * as HandleStore from "../../HandleStore.js"
+import * as Json from "../../Json.js"
+import type * as Polling from "../../Polling.js"
+import * as ServerIdentity from "../../ServerIdentity.js"
+import type * as TaskClient from "../../TaskClient.js"
+import type * as Wire from "../../Wire.js"
+
+/** Every default of the client, in one place. */
+export const defaults = {
+  instanceId: "local",
+  scope: "default",
+  leaseMs: 30_000,
+  /** Re-reads and re-applies of one event before a write gives up (a row fought over). */
+  commitAttempts: 16,
+  /** Input rounds a server may ask for before it has created a task. */
+  inputRounds: 16,
+  /** How long one input handler may take before its question is left unanswered. */
+  inputTimeoutMs: 10 * 60_000,
+  /** How long closing may spend handing one row off. */
+  handOffTimeoutMs: 5_000,
+  /** Rows per bulk spread statement at boot (see B3). */
+  spreadBatch: 5_000,
+  background: { tickMs: 500, batchSize: 100, concurrency: 16 },
+} as const
+
+/** Signals "this row was written here": settle and cancel wait on it instead of polling the store. */
+export interface RowSignals {
+  readonly notify: (id: string) => void
+  /** Waits for the next write of `id` in this process, or `timeoutMs`; leaves nothing behind. */
+  readonly wait: (id: string, timeoutMs: number) => Effect.Effect<void>
+}
+
+const makeSignals = (): RowSignals => {
+  const waiting = new Map<string, Set<Deferred.Deferred<void>>>()
+  return {
+    notify: (id) => {
+      const set = waiting.get(id)
+      if (set === undefined) return
+      waiting.delete(id)
+      for (const deferred of set) Deferred.unsafeDone(deferred, Effect.void)
+    },
+    wait: (id, timeoutMs) =>
+      Effect.gen(function* () {
+        const deferred = yield* Deferred.make<void>()
+        const set = waiting.get(id) ?? new Set()
+        set.add(deferred)
+        waiting.set(id, set)
+        yield* Deferred.await(deferred).pipe(
+          Effect.timeoutOption(Duration.millis(Math.max(1, timeoutMs))),
+          Effect.ensuring(
+            Effect.sync(() => {
+              set.delete(deferred)
+              if (set.size === 0 && waiting.get(id) === set) waiting.delete(id)
+            }),
+          ),
+        )
+      }),
+  }
+}
+
+/** A fiber of this process that drives one row until it rests (see drivers.ts). */
+export interface Driver {
+  fiber: Fiber.RuntimeFiber<void, never> | undefined
+  /** Completed once the dispatch (if any) has been answered, given up, or never started. */
+  readonly dispatched: Deferred.Deferred<void>
+  /** Completed when the fiber ends, however it ends. */
+  readonly ended: Deferred.Deferred<void>
+  /** Wakes the driver from its sleep to re-read the row (a cancel was recorded). */
+  wake: Deferred.Deferred<void>
+}
+
+export interface Engine {
+  readonly store: HandleStore.HandleStore
+  readonly wire: Wire.Wire
+  readonly polling: Polling.PollingOptions
+  /** Fibers outlive the call that started them, not the client. */
+  readonly clientScope: Scope.Scope
+  readonly options: TaskClient.TaskClientOptions
+  /** The sweep's lease name; the instance's id. */
+  readonly owner: string
+  /**
+   * The lease name of rows a fiber of this instance drives, so that the instance's own sweep
+   * never claims one of them (no compare-and-set churn). Both names are this instance's: a
+   * restart under the same id takes both over.
+   */
+  readonly driverOwner: string
+  readonly defaultScope: string
+  readonly leaseMs: number
+  /** How often a holder renews a lease while a request or an input question is in flight. */
+  readonly heartbeatMs: number
+  readonly inputTimeoutMs: number
+  readonly argumentLimits: Json.JsonLimits
+  readonly resultLimits: Json.JsonLimits
+  readonly serversByName: ReadonlyMap<string, { readonly endpoint: Wire.ServerEndpoint; readonly id: string }>
+  readonly serversById: ReadonlyMap<string, Wire.ServerEndpoint>
+  readonly drivers: Map<string, Driver>
+  /** Rows a fiber of this process has driven and may still hold: handed off on close. */
+  readonly held: Set<string>
+  /** Rows the reconciler acts on right now: nobody else starts driving them meanwhile. */
+  readonly stepping: Set<string>
+  readonly signals: RowSignals
+  /** Per server name: the tools that declare `idempotentHint`, once listed. */
+  readonly idempotentTools: Map<string, ReadonlySet<string>>
+}
+
+export const rowId = (scope: string, key: string): string => JSON.stringify([scope, key])
+
+export const endpointOf = (ctx: Engine, record: HandleRecord.HandleRecord): Wire.ServerEndpoint | undefined =>
+  ctx.serversById.get(record.serverId)
+
+export const make = (
+  options: TaskClient.TaskClientOptions,
+  services: Pick<Engine, "store" | "wire" | "polling" | "clientScope">,
+): Effect.Effect<Engine, ServerIdentity.InvalidServerUrl> =>
+  Effect.gen(function* () {
+    const serversByName = new Map<string, { endpoint: Wire.ServerEndpoint; id: string }>()
+    const serversById = new Map<string, Wire.ServerEndpoint>()
+    for (const endpoint of options.servers) {
+      const id = yield* ServerIdentity.of(endpoint)
+      serversByName.set(endpoint.name, { endpoint, id })
+      serversById.set(id, endpoint)
+    }
+    const owner = options.instanceId ?? defaults.instanceId
+    const leaseMs = options.leaseMs ?? defaults.leaseMs
+    return {
+      ...services,
+      options,
+      owner,
+      driverOwner: `${owner}#driver`,
+      defaultScope: options.defaultScope ?? defaults.scope,
+      leaseMs,
+      // Three renewals per lease: one lost write or a slow store does not lose it.
+      heartbeatMs: Math.max(1, Math.floor(leaseMs / 3)),
+      inputTimeoutMs:
+        options.inputTimeout === undefined
+          ? defaults.inputTimeoutMs
+          : Duration.toMillis(Duration.decode(options.inputTimeout)),
+      argumentLimits: options.argumentLimits ?? Json.defaultArgumentLimits,
+      resultLimits: options.resultLimits ?? Json.defaultResultLimits,
+      serversByName,
+      serversById,
+      drivers: new Map(),
+      held: new Set(),
+      stepping: new Set(),
+      signals: makeSignals(),
+      idempotentTools: new Map(),
+    }
+  })
+
+/** A row this client has no configuration for: nothing can drive it here. */
+export const unknownServer = (record: HandleRecord.HandleRecord) =>
+  new ClientError.UnknownServer({ server: record.serverId })

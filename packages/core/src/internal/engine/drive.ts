@@ -1,0 +1,351 @@
+/**
+ * Driving a task one step at a time: finish a cancel, cancel stray tasks, answer input, poll.
+ * Only the holder of the row's lease acts; every request it sends is made while holding it.
+ */
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import type * as HandleRecord from "../../HandleRecord.js"
+import type * as HandleStore from "../../HandleStore.js"
+import * as Outcome from "../../Outcome.js"
+import * as Polling from "../../Polling.js"
+import * as Redaction from "../../Redaction.js"
+import type * as TaskClient from "../../TaskClient.js"
+import * as Transition from "../../Transition.js"
+import * as Wire from "../../Wire.js"
+import {
+  askInput,
+  checkResult,
+  describe,
+  localError,
+  pollDelay,
+  recordInterval,
+  ttlDeadline,
+} from "./answers.js"
+import { type Driver, type Engine, endpointOf } from "./context.js"
+import { commit, holding, type LeaseLost, type LeaseMode } from "./leases.js"
+
+type Step = Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost>
+
+/** A request that failed without deciding the task's fate: try again later, never sooner than its interval. */
+const retryLater = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  error: Wire.WireError,
+  mode: LeaseMode,
+): Step =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const deadline = ttlDeadline(record)
+    if (deadline !== undefined && now >= deadline) {
+      return yield* commit(ctx, record, Transition.Event.TtlElapsed({ now }), "action", mode)
+    }
+    const problem = describe(error)
+    if (error._tag !== "NoAnswer" && error._tag !== "NotSent" && error._tag !== "ServerBusy") {
+      yield* Effect.logWarning("task request failed; the task stays open", { key: record.key, problem })
+    }
+    const backoff = yield* Polling.retryDelay(
+      ctx.polling,
+      record.attempts + 1,
+      error._tag === "ServerBusy" ? error.retryAfterMs : undefined,
+    )
+    // The failed request may have reached the server (only its answer was lost), so the retry
+    // keeps the task's interval too: never sooner than the server asked.
+    const delay = Math.max(backoff, yield* recordInterval(ctx, record))
+    return yield* commit(
+      ctx,
+      record,
+      Transition.Event.PollFailed({ problem, now, retryAt: now + delay }),
+      "action",
+      mode,
+    )
+  })
+
+const isUnknownTask = (error: Wire.WireError) =>
+  error._tag === "RpcErrorAnswer" && error.error.code === Wire.invalidParams
+
+/**
+ * Sends `tasks/cancel` for every stray task of the row (a task the server created for this key
+ * besides the row's own). Failures are retried on the next step; the stray stays recorded.
+ */
+export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): Step =>
+  Effect.gen(function* () {
+    const strays = Transition.uncancelledStrays(record)
+    const endpoint = endpointOf(ctx, record)
+    if (strays.length === 0 || endpoint === undefined) return record
+    let current = record
+    for (const stray of strays) {
+      const sent = yield* Effect.either(ctx.wire.cancelTask(endpoint, stray.taskId))
+      if (Either.isLeft(sent) && !isUnknownTask(sent.left)) {
+        yield* Effect.logWarning("could not cancel a stray task; will try again", {
+          key: record.key,
+          taskId: Redaction.taskId(stray.taskId),
+          problem: describe(sent.left),
+        })
+        continue
+      }
+      const now = yield* Clock.currentTimeMillis
+      current = yield* commit(
+        ctx,
+        current,
+        Transition.Event.StrayCancelled({ taskId: stray.taskId, now }),
+        "fact",
+      )
+    }
+    return current
+  })
+
+const sendCancel = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  endpoint: Wire.ServerEndpoint,
+  taskId: string,
+  mode: LeaseMode,
+): Step =>
+  Effect.gen(function* () {
+    const sent = yield* Effect.either(ctx.wire.cancelTask(endpoint, taskId))
+    // -32602 here means the server will not cancel (the task is finished or unknown): the
+    // intent is done with, and the next poll says how the task ended.
+    if (Either.isLeft(sent) && !isUnknownTask(sent.left))
+      return yield* retryLater(ctx, record, sent.left, mode)
+    const now = yield* Clock.currentTimeMillis
+    const delay = yield* recordInterval(ctx, record)
+    return yield* commit(
+      ctx,
+      record,
+      Transition.Event.CancelSent({ now, nextPollAt: now + delay }),
+      "action",
+      mode,
+    )
+  })
+
+/**
+ * Input: ask what nobody has answered yet (stored before it is sent), then send every stored
+ * answer not yet acknowledged, but only for keys the server still asks for as of a poll this
+ * driver made itself (after a restart it polls first, so an answer that did reach the server
+ * is never sent twice). A key the server no longer asks for is settled without sending.
+ */
+const answerInput = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  endpoint: Wire.ServerEndpoint,
+  taskId: string,
+  handler: TaskClient.InputHandler | undefined,
+  mode: LeaseMode,
+): Step =>
+  Effect.gen(function* () {
+    const outstanding = record.inputRequests ?? {}
+    const unasked = Object.fromEntries(
+      Object.entries(outstanding).filter(([inputKey]) => record.answers[inputKey] === undefined),
+    )
+    let current = record
+    const fresh = yield* askInput(ctx, handler, record, unasked)
+    if (Object.keys(fresh).length > 0) {
+      const now = yield* Clock.currentTimeMillis
+      current = yield* commit(
+        ctx,
+        current,
+        Transition.Event.InputAnswered({ answers: fresh, now }),
+        "action",
+        mode,
+      )
+    }
+    const unacknowledged = Object.entries(current.answers).filter(([, answer]) => !answer.acknowledged)
+    const stale = unacknowledged.filter(([inputKey]) => outstanding[inputKey] === undefined).map(([k]) => k)
+    if (stale.length > 0) {
+      const now = yield* Clock.currentTimeMillis
+      current = yield* commit(
+        ctx,
+        current,
+        Transition.Event.InputAcknowledged({ keys: stale, now }),
+        "action",
+        mode,
+      )
+    }
+    const toSend = unacknowledged.filter(([inputKey]) => outstanding[inputKey] !== undefined)
+    if (toSend.length === 0) return current
+    const responses = Object.fromEntries(toSend.map(([inputKey, answer]) => [inputKey, answer.response]))
+    const sent = yield* Effect.either(ctx.wire.updateTask(endpoint, taskId, responses))
+    // -32602 on an update is the server refusing these answers, not the task gone: they are not
+    // sent again (a stuck task is reported as such), and polling goes on.
+    if (Either.isLeft(sent) && !isUnknownTask(sent.left))
+      return yield* retryLater(ctx, current, sent.left, mode)
+    if (Either.isLeft(sent)) {
+      yield* Effect.logWarning("the server refused input answers", {
+        key: record.key,
+        problem: describe(sent.left),
+      })
+    }
+    const now = yield* Clock.currentTimeMillis
+    return yield* commit(
+      ctx,
+      current,
+      Transition.Event.InputAcknowledged({ keys: Object.keys(responses), now }),
+      "action",
+      mode,
+    )
+  }).pipe(holding(ctx, record, mode))
+
+const poll = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  endpoint: Wire.ServerEndpoint,
+  taskId: string,
+  mode: LeaseMode,
+  seen: Seen,
+): Step =>
+  Effect.gen(function* () {
+    const polled = yield* Effect.either(ctx.wire.getTask(endpoint, taskId).pipe(holding(ctx, record, mode)))
+    if (Either.isRight(polled)) seen.polled = true
+    if (Either.isLeft(polled)) {
+      const error = polled.left
+      const now = yield* Clock.currentTimeMillis
+      if (isUnknownTask(error))
+        return yield* commit(ctx, record, Transition.Event.TaskGone({ now }), "action", mode)
+      if (error._tag === "MalformedAnswer" && error.completed === true && error.taskId === taskId) {
+        // The server says the task completed; we refuse what it returned. That ends the call
+        // now, as failed locally with the task id kept, instead of polling it until its TTL.
+        const rejected = new Wire.TaskState({
+          taskId,
+          status: "failed",
+          createdAt: record.snapshot?.createdAt ?? now,
+          lastUpdatedAt: now,
+          ttlMs: record.snapshot?.ttlMs ?? null,
+          error: localError(
+            `the task completed, but its result was refused: ${error.reason}`,
+            "result_rejected",
+          ),
+        })
+        return yield* commit(
+          ctx,
+          record,
+          Transition.Event.Polled({ task: rejected, now, nextPollAt: now }),
+          "action",
+          mode,
+        )
+      }
+      return yield* retryLater(ctx, record, error, mode)
+    }
+    const now = yield* Clock.currentTimeMillis
+    if (polled.right.taskId !== taskId) {
+      return yield* retryLater(
+        ctx,
+        record,
+        new Wire.MalformedAnswer({ method: "tasks/get", reason: "the answer is about another task" }),
+        mode,
+      )
+    }
+    const task = yield* checkResult(ctx, polled.right)
+    const deadline = ttlDeadline(record)
+    const stillOpen = task.status === "working" || task.status === "input_required"
+    if (stillOpen && deadline !== undefined && now >= deadline && task.ttlMs === record.snapshot?.ttlMs) {
+      return yield* commit(ctx, record, Transition.Event.TtlElapsed({ now }), "action", mode)
+    }
+    const delay = yield* pollDelay(ctx, task, record)
+    const next = yield* commit(
+      ctx,
+      record,
+      Transition.Event.Polled({ task, now, nextPollAt: now + delay }),
+      "action",
+      mode,
+    )
+    if (next.stuckSince !== null && now - next.stuckSince >= ctx.polling.stuckAfterMs) {
+      yield* Effect.logWarning("task waits on input that was already answered and acknowledged", {
+        key: next.key,
+        taskId: Redaction.taskId(taskId),
+      })
+    }
+    return next
+  })
+
+/** Whether answering input is this step's work: unasked questions with a handler, or unsent answers. */
+export const needsInput = (record: HandleRecord.HandleRecord, handler: TaskClient.InputHandler | undefined) =>
+  record.status === "input_required" &&
+  (Object.values(record.answers).some((answer) => !answer.acknowledged) ||
+    (handler !== undefined &&
+      Object.keys(record.inputRequests ?? {}).some((inputKey) => record.answers[inputKey] === undefined)))
+
+/** Whether the caller has had a poll answer itself since it took the row (see answerInput). */
+export interface Seen {
+  polled: boolean
+}
+
+/** One action on a due row: finish a cancel, answer input, or poll. */
+export const advance = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  handler: TaskClient.InputHandler | undefined,
+  mode: LeaseMode,
+  seen: Seen,
+): Step =>
+  Effect.gen(function* () {
+    const endpoint = endpointOf(ctx, record)
+    const taskId = record.taskId
+    if (taskId === null || (record.status !== "working" && record.status !== "input_required")) return record
+    if (endpoint === undefined) {
+      // The server is not configured in this process: leave the row for one that has it.
+      const now = yield* Clock.currentTimeMillis
+      return yield* commit(
+        ctx,
+        record,
+        Transition.Event.PollFailed({
+          problem: `server ${record.serverId} is not configured here`,
+          now,
+          retryAt: now + ctx.polling.maxIntervalMs,
+        }),
+        "action",
+        mode,
+      )
+    }
+    if (record.cancel !== null && !record.cancel.sent)
+      return yield* sendCancel(ctx, record, endpoint, taskId, mode)
+    if (seen.polled && needsInput(record, handler)) {
+      const answered = yield* answerInput(ctx, record, endpoint, taskId, handler, mode)
+      if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt) return answered
+      record = answered
+    }
+    return yield* poll(ctx, record, endpoint, taskId, mode, seen)
+  })
+
+const rests = (record: HandleRecord.HandleRecord) =>
+  Outcome.fromRecord(record) !== undefined || record.status === "pending"
+
+/**
+ * Drives a row until it rests (terminal or in doubt), sleeping until each action is due. A
+ * `wake` of the driver (a cancel recorded here) cuts the sleep short and re-reads the row.
+ */
+export const drive = (
+  ctx: Engine,
+  initial: HandleRecord.HandleRecord,
+  handler: TaskClient.InputHandler | undefined,
+  driver: Driver,
+): Step =>
+  Effect.gen(function* () {
+    let record = initial
+    const seen: Seen = { polled: false }
+    for (;;) {
+      record = yield* cancelStrays(ctx, record)
+      if (rests(record)) return record
+      const now = yield* Clock.currentTimeMillis
+      // An unsent cancel is due at once, unless sending it failed: then it backs off like a poll.
+      const cancelNow = record.cancel !== null && !record.cancel.sent && record.attempts === 0
+      const due = cancelNow ? now : (record.nextPollAt ?? now)
+      if (due > now) {
+        const woken = yield* Deferred.await(driver.wake).pipe(
+          Effect.timeoutOption(Duration.millis(due - now)),
+        )
+        if (Option.isSome(woken)) {
+          driver.wake = Deferred.unsafeMake(FiberId.none)
+          const fresh = yield* ctx.store.get(record.scope, record.key)
+          if (Option.isNone(fresh)) return record
+          record = fresh.value
+          continue
+        }
+      }
+      record = yield* advance(ctx, record, handler, "driver", seen)
+    }
+  })

@@ -1,0 +1,175 @@
+/**
+ * Durable writes and the leases that decide who may make them.
+ *
+ * Every write is a compare-and-set of `Transition.step(row, event)`. What happens when it loses
+ * the race depends on what the event is:
+ * - an **action** (a poll answer, a retry, a dispatch given up) is only the lease holder's to
+ *   write: on a fresh row leased by another live instance it stops with `LeaseLost`;
+ * - a **fact** (a task id or a direct result the server handed out) is never dropped: it is
+ *   re-applied to the fresh row whoever holds it, keeping their lease;
+ * - an **intent** (cancel, abandon) changes only its own fields and never touches the lease.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as HandleRecord from "../../HandleRecord.js"
+import * as HandleStore from "../../HandleStore.js"
+import * as Transition from "../../Transition.js"
+import { defaults, type Engine, rowId } from "./context.js"
+
+/** The row changed hands: another live instance holds its lease now. */
+export class LeaseLost {
+  readonly _tag = "LeaseLost"
+}
+
+/**
+ * Whose name a write leases the row under: a fiber driving it, the sweep acting on it once, or
+ * a hand-off that frees it at its next poll time.
+ */
+export type LeaseMode = "driver" | "sweep" | "handoff"
+
+export type Kind = "action" | "fact" | "intent"
+
+export const isMine = (ctx: Engine, leaseOwner: string | null): boolean =>
+  leaseOwner === ctx.owner || leaseOwner === ctx.driverOwner
+
+export const leasedByOther = (ctx: Engine, record: HandleRecord.HandleRecord, now: number): boolean =>
+  record.leaseOwner !== null &&
+  !isMine(ctx, record.leaseOwner) &&
+  record.leaseExpiresAt !== null &&
+  record.leaseExpiresAt > now
+
+/** The task's last known interval, clamped: what a poll after a takeover must wait. */
+export const knownInterval = (ctx: Engine, record: HandleRecord.HandleRecord): number => {
+  const interval = record.snapshot?.pollIntervalMs
+  return interval === undefined || !Number.isFinite(interval)
+    ? ctx.polling.defaultMaxMs
+    : Math.min(ctx.polling.maxIntervalMs, Math.max(ctx.polling.minIntervalMs, Math.ceil(interval)))
+}
+
+/**
+ * The row leased to this instance. A lease runs a while past the row's next poll, and never
+ * less than the task's interval: an instance that takes the row over after the lease ran out
+ * cannot poll sooner than one interval after the holder's last poll. A hand-off frees it then.
+ */
+export const stamp = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  now: number,
+  mode: LeaseMode,
+): HandleRecord.HandleRecord =>
+  HandleRecord.isTerminal(record.status)
+    ? record
+    : new HandleRecord.HandleRecord(
+        {
+          ...record,
+          leaseOwner: mode === "driver" ? ctx.driverOwner : ctx.owner,
+          leaseExpiresAt:
+            Math.max(now, record.nextPollAt ?? now) +
+            (mode === "handoff" ? 0 : Math.max(ctx.leaseMs, knownInterval(ctx, record))),
+        },
+        true,
+      )
+
+const rowGone = (operation: string) =>
+  new HandleStore.StoreError({ operation, message: "the row was deleted while in use" })
+
+/**
+ * Applies `event` to `record` and writes the result, compare-and-set. A lost race re-reads and
+ * re-applies (the transition is pure); see the module comment for what each kind does then.
+ */
+export const commit = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  event: Transition.Event,
+  kind: Kind,
+  mode: LeaseMode = "driver",
+): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
+  Effect.gen(function* () {
+    let current = record
+    for (let attempt = 0; attempt < defaults.commitAttempts; attempt++) {
+      const now = yield* Clock.currentTimeMillis
+      const theirs = leasedByOther(ctx, current, now)
+      if (kind === "action" && theirs) return yield* Effect.fail(new LeaseLost())
+      const next = Transition.step(current, event)
+      if (next === current) return current
+      const toWrite = kind === "intent" || theirs ? next : stamp(ctx, next, now, mode)
+      const written = yield* Effect.either(ctx.store.update(toWrite))
+      if (written._tag === "Right") {
+        ctx.signals.notify(rowId(record.scope, record.key))
+        return written.right
+      }
+      if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
+      if (written.left._tag === "TaskIdTaken" && event._tag === "TaskCreated") {
+        const now = yield* Clock.currentTimeMillis
+        const taken = Transition.Event.TaskIdTaken({ taskId: event.task.taskId, now })
+        return yield* commit(ctx, current, taken, "fact", mode)
+      }
+      const fresh = yield* ctx.store.get(current.scope, current.key)
+      if (Option.isNone(fresh)) return yield* Effect.fail(rowGone("update"))
+      current = fresh.value
+    }
+    return yield* Effect.fail(
+      new HandleStore.StoreError({ operation: "update", message: "too many concurrent writers on one row" }),
+    )
+  })
+
+/** Takes the lease of a row nobody else is driving; None when another live instance is. */
+export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    if (leasedByOther(ctx, record, now)) return Option.none<HandleRecord.HandleRecord>()
+    // Whoever held the row last may have polled at its due time without recording it: an
+    // overdue row is polled one interval after that at the earliest.
+    const overdue = record.nextPollAt !== null && record.nextPollAt < now && record.taskId !== null
+    const taken = overdue
+      ? new HandleRecord.HandleRecord(
+          { ...record, nextPollAt: Math.max(now, (record.nextPollAt ?? now) + knownInterval(ctx, record)) },
+          true,
+        )
+      : record
+    const written = yield* Effect.either(ctx.store.update(stamp(ctx, taken, now, "driver")))
+    if (written._tag === "Right") return Option.some(written.right)
+    if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
+    // A lost race (or, never from a takeover, a task id held elsewhere): not ours to drive.
+    return Option.none<HandleRecord.HandleRecord>()
+  })
+
+/**
+ * Runs `effect` while renewing `owner`'s lease on the row every heartbeat: a request, a
+ * dispatch or an input question that takes longer than the lease does not lose it. The first
+ * renewal comes one heartbeat in, so a quick request costs no write. A renewal that finds the
+ * row in other hands stops renewing; the next write of the holder then learns it lost.
+ */
+export const holding =
+  (ctx: Engine, record: HandleRecord.HandleRecord, mode: LeaseMode = "driver") =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const owner = mode === "driver" ? ctx.driverOwner : ctx.owner
+    const renew = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      return yield* ctx.store.renewLease({
+        scope: record.scope,
+        key: record.key,
+        owner,
+        until: now + Math.max(ctx.leaseMs, knownInterval(ctx, record)),
+      })
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.as(
+          Effect.logWarning("could not renew a lease", { key: record.key, error: error.message }),
+          true,
+        ),
+      ),
+    )
+    const heartbeat = Effect.repeat(
+      Effect.zipRight(Effect.sleep(Duration.millis(ctx.heartbeatMs)), renew),
+      Schedule.recurWhile((renewed: boolean) => renewed),
+    )
+    return Effect.raceFirst(
+      effect,
+      // Never wins the race: it ends, at most, by being interrupted when `effect` is done.
+      Effect.zipRight(heartbeat, Effect.never),
+    )
+  }

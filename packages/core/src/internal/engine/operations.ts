@@ -1,0 +1,265 @@
+/**
+ * The `TaskClient` operations. Waiting (`settle`) reads the outcome from the store, whoever
+ * drove the row; intents (`cancel`, `abandon`) are compare-and-set writes of their own fields
+ * that leave the lease alone; only a driver acts on the server.
+ */
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ClientError from "../../ClientError.js"
+import * as HandleRecord from "../../HandleRecord.js"
+import * as HandleStore from "../../HandleStore.js"
+import * as Json from "../../Json.js"
+import * as Outcome from "../../Outcome.js"
+import type * as TaskClient from "../../TaskClient.js"
+import * as Transition from "../../Transition.js"
+import { type Engine, endpointOf, rowId } from "./context.js"
+import { cancelStrays } from "./drive.js"
+import { ensureDriving, wake } from "./drivers.js"
+import { commit, leasedByOther, takeLease } from "./leases.js"
+
+export const load = (ctx: Engine, scope: string, key: string) =>
+  Effect.flatMap(ctx.store.get(scope, key), (found) =>
+    Option.match(found, {
+      onNone: () => Effect.fail(new ClientError.UnknownKey({ scope, key })),
+      onSome: Effect.succeed,
+    }),
+  )
+
+/** How long a waiter sleeps before it looks at a row driven elsewhere again. */
+const recheckMs = (ctx: Engine, record: HandleRecord.HandleRecord, now: number) => {
+  const next = Math.min(record.leaseExpiresAt ?? now, record.nextPollAt ?? now) - now
+  return Math.max(ctx.polling.minIntervalMs, Math.min(1_000, next))
+}
+
+export const settle = (
+  ctx: Engine,
+  key: string,
+  scope: string,
+): Effect.Effect<
+  Outcome.Outcome,
+  ClientError.UnknownKey | ClientError.UnknownServer | HandleStore.StoreError
+> =>
+  Effect.gen(function* () {
+    const id = rowId(scope, key)
+    for (;;) {
+      const record = yield* load(ctx, scope, key)
+      const rested = Outcome.fromRecord(record)
+      if (rested !== undefined) {
+        // A stray task a crash left uncancelled is cancelled by whoever looks at the row.
+        if (Transition.uncancelledStrays(record).length > 0) yield* Effect.ignore(cancelStrays(ctx, record))
+        return rested
+      }
+      const local = ctx.drivers.get(id)
+      if (local !== undefined) {
+        // The outcome is read from the store once the driver ends, whatever ended it.
+        yield* Deferred.await(local.ended)
+        continue
+      }
+      const now = yield* Clock.currentTimeMillis
+      if (!leasedByOther(ctx, record, now) && !ctx.stepping.has(id)) {
+        if (record.status === "pending") {
+          // Its dispatcher is gone (this process never had it, or it died): in doubt.
+          yield* commit(ctx, record, Transition.Event.Recovered({ now }), "action").pipe(
+            Effect.catchTag("LeaseLost", () => Effect.void),
+          )
+          continue
+        }
+        // Nobody drives it and this client cannot reach its server: waiting would be forever.
+        if (endpointOf(ctx, record) === undefined) {
+          return yield* Effect.fail(new ClientError.UnknownServer({ server: record.serverId }))
+        }
+        const leased = yield* takeLease(ctx, record)
+        if (Option.isSome(leased)) {
+          yield* ensureDriving(ctx, leased.value)
+          continue
+        }
+      }
+      // Another live instance (or this one's sweep) drives it: wait for a local write, or look again.
+      yield* ctx.signals.wait(id, recheckMs(ctx, record, now))
+    }
+  })
+
+export const handleOf = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  launched: boolean,
+): TaskClient.Handle => ({
+  key: record.key,
+  scope: record.scope,
+  launched,
+  record,
+  outcome: settle(ctx, record.key, record.scope).pipe(
+    Effect.catchTags({
+      UnknownKey: () =>
+        Effect.fail(new HandleStore.StoreError({ operation: "settle", message: "the row was deleted" })),
+      UnknownServer: (error) =>
+        Effect.fail(new HandleStore.StoreError({ operation: "settle", message: error.message })),
+    }),
+  ),
+})
+
+// Keys and scopes are indexed text in every store and appear in logs and terminals.
+const checkName = (what: "key" | "scope", name: string) =>
+  name.length === 0 || name.length > 512
+    ? Effect.fail(new ClientError.InvalidKey({ what, reason: "must be 1 to 512 characters" }))
+    : // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+      /[\u0000-\u001f\u007f]/.test(name)
+      ? Effect.fail(new ClientError.InvalidKey({ what, reason: "must not contain control characters" }))
+      : Effect.succeed(name)
+
+export const callTool =
+  (ctx: Engine): TaskClient.TaskClient["callTool"] =>
+  (serverName, tool, rawArgs, callOptions = {}) =>
+    Effect.gen(function* () {
+      const server = ctx.serversByName.get(serverName)
+      if (server === undefined)
+        return yield* Effect.fail(new ClientError.UnknownServer({ server: serverName }))
+      const validated = yield* Json.validate("arguments", rawArgs, ctx.argumentLimits)
+      if (validated === null || typeof validated !== "object" || Array.isArray(validated)) {
+        return yield* Effect.fail(
+          new Json.InvalidJson({ what: "arguments", reason: "must be a JSON object" }),
+        )
+      }
+      const args = validated as Json.JsonObject
+      const argumentsHash = yield* Json.hash({ tool, arguments: args })
+      const scope = yield* checkName("scope", callOptions.scope ?? ctx.defaultScope)
+      const key = yield* checkName("key", callOptions.key ?? crypto.randomUUID())
+      const now = yield* Clock.currentTimeMillis
+      const { record, created } = yield* ctx.store.begin({
+        scope,
+        key,
+        serverId: server.id,
+        tool,
+        arguments: ctx.options.storeArguments === "hash" ? null : args,
+        argumentsHash,
+        owner: ctx.driverOwner,
+        leaseMs: ctx.leaseMs,
+        now,
+      })
+      if (!created) {
+        if (record.serverId !== server.id || record.tool !== tool || record.argumentsHash !== argumentsHash) {
+          return yield* Effect.fail(
+            new ClientError.KeyReused({
+              key,
+              reason: `it names a call of ${record.tool} on ${record.serverId} with other arguments`,
+            }),
+          )
+        }
+        return handleOf(ctx, record, false)
+      }
+      const driver = yield* ensureDriving(
+        ctx,
+        record,
+        args,
+        callOptions.onInputRequired ?? ctx.options.onInputRequired,
+      )
+      // Return once the dispatch has been answered: the task id is durable by then.
+      yield* Deferred.await(driver.dispatched)
+      const current = yield* ctx.store.get(scope, key)
+      return handleOf(
+        ctx,
+        Option.getOrElse(current, () => record),
+        true,
+      )
+    })
+
+const abandonRecord = (ctx: Engine, record: HandleRecord.HandleRecord) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    return yield* commit(ctx, record, Transition.Event.Abandoned({ now }), "intent").pipe(
+      Effect.catchTag("LeaseLost", () => Effect.succeed(record)),
+    )
+  })
+
+/**
+ * Records the intent (never taking the lease), then lets the row's driver act on it: this
+ * process's driver is woken at once; with no driver anywhere, this process starts one; a driver
+ * on another instance finds the intent at its next write. Returns once the cancel was sent, or
+ * when it cannot be sent yet (no task id so far, or another instance drives the row).
+ */
+export const cancel =
+  (ctx: Engine): TaskClient.TaskClient["cancel"] =>
+  (key, scope = ctx.defaultScope) =>
+    Effect.gen(function* () {
+      const record = yield* load(ctx, scope, key)
+      if (record.status === "in_doubt") return yield* abandonRecord(ctx, record)
+      if (HandleRecord.isTerminal(record.status)) return record
+      const now = yield* Clock.currentTimeMillis
+      const intended = yield* commit(ctx, record, Transition.Event.CancelRequested({ now }), "intent").pipe(
+        Effect.catchTag("LeaseLost", () => Effect.succeed(record)),
+      )
+      const id = rowId(scope, key)
+      let woken = false
+      for (;;) {
+        const current = Option.getOrElse(yield* ctx.store.get(scope, key), () => intended)
+        const done =
+          Outcome.fromRecord(current) !== undefined ||
+          current.cancel === null ||
+          current.cancel.sent ||
+          current.taskId === null ||
+          // The send failed; the driver retries it with backoff, no need to wait for that here.
+          current.attempts > intended.attempts
+        if (done) return current
+        if (!woken && wake(ctx, scope, key)) woken = true
+        else if (!ctx.drivers.has(id)) {
+          const at = yield* Clock.currentTimeMillis
+          if (leasedByOther(ctx, current, at) || ctx.stepping.has(id)) return current
+          const leased = yield* takeLease(ctx, current)
+          if (Option.isNone(leased)) return current
+          yield* ensureDriving(ctx, leased.value)
+        }
+        yield* ctx.signals.wait(id, 1_000)
+      }
+    })
+
+export const abandon =
+  (ctx: Engine): TaskClient.TaskClient["abandon"] =>
+  (key, scope = ctx.defaultScope) =>
+    Effect.flatMap(
+      load(ctx, scope, key),
+      (record): Effect.Effect<HandleRecord.HandleRecord, ClientError.NotInDoubt | HandleStore.StoreError> =>
+        record.status === "in_doubt"
+          ? abandonRecord(ctx, record)
+          : Effect.fail(new ClientError.NotInDoubt({ key, status: record.status })),
+    )
+
+/**
+ * Sends an in-doubt call again. Never while its first answer can still arrive: a driver of this
+ * process waiting out a late answer, or another instance holding the row, is waited for first.
+ */
+export const reissue =
+  (ctx: Engine): TaskClient.TaskClient["reissue"] =>
+  (key, scope = ctx.defaultScope) =>
+    Effect.gen(function* () {
+      const id = rowId(scope, key)
+      for (;;) {
+        const local = ctx.drivers.get(id)
+        if (local !== undefined) yield* Deferred.await(local.ended)
+        const record = yield* load(ctx, scope, key)
+        if (record.status !== "in_doubt")
+          return yield* Effect.fail(new ClientError.NotInDoubt({ key, status: record.status }))
+        if (endpointOf(ctx, record) === undefined) {
+          return yield* Effect.fail(new ClientError.UnknownServer({ server: record.serverId }))
+        }
+        if (record.arguments === null) {
+          return yield* Effect.fail(
+            new ClientError.NotInDoubt({ key, status: "in_doubt (arguments were stored as a hash only)" }),
+          )
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (leasedByOther(ctx, record, now)) {
+          yield* ctx.signals.wait(id, recheckMs(ctx, record, now))
+          continue
+        }
+        const reissued = yield* commit(ctx, record, Transition.Event.Reissued({ now }), "action").pipe(
+          Effect.catchTag("LeaseLost", () => Effect.succeed(undefined)),
+        )
+        if (reissued === undefined) continue
+        if (reissued.status !== "pending")
+          return yield* Effect.fail(new ClientError.NotInDoubt({ key, status: reissued.status }))
+        yield* ensureDriving(ctx, reissued, record.arguments)
+        return handleOf(ctx, reissued, true)
+      }
+    })

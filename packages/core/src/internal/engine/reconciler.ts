@@ -1,0 +1,207 @@
+/**
+ * The background reconciler (rows no caller waits on: after a restart, or a dead instance's)
+ * and the hand-off on close. A sweep claims due rows in batches and acts on each once; what may
+ * take long (dispatching a reissue, asking for input) goes to a driver fiber, so one slow
+ * handler never holds the sweep up.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import type * as HandleRecord from "../../HandleRecord.js"
+import type * as HandleStore from "../../HandleStore.js"
+import type * as TaskClient from "../../TaskClient.js"
+import * as Transition from "../../Transition.js"
+import { recordInterval } from "./answers.js"
+import { defaults, type Engine, rowId } from "./context.js"
+import { advance, cancelStrays, needsInput } from "./drive.js"
+import { ensureDriving, reissueByPolicy } from "./drivers.js"
+import { commit } from "./leases.js"
+
+const backgroundOptions = (ctx: Engine) => {
+  const background = ctx.options.background === false ? undefined : ctx.options.background
+  return {
+    tickMs: background?.tickMs ?? defaults.background.tickMs,
+    batchSize: background?.batchSize ?? defaults.background.batchSize,
+    concurrency: background?.concurrency ?? defaults.background.concurrency,
+  }
+}
+
+interface Tally {
+  resumed: number
+  inDoubt: number
+  reissued: number
+}
+
+/** The sweep's one action on a claimed row. */
+const actOn = (ctx: Engine, record: HandleRecord.HandleRecord, spread: boolean, tally: Tally) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    if (record.status === "pending") {
+      // Its dispatcher is gone (the lease ran out, or this id restarted): it may have launched.
+      const recovered = yield* commit(ctx, record, Transition.Event.Recovered({ now }), "action", "sweep")
+      tally.inDoubt++
+      const again = yield* reissueByPolicy(ctx, recovered)
+      if (Option.isSome(again) && again.value.arguments !== null) {
+        tally.reissued++
+        yield* ensureDriving(ctx, again.value, again.value.arguments)
+      }
+      return
+    }
+    const handler = ctx.options.onInputRequired
+    if (needsInput(record, handler)) {
+      // Input is a driver's work: it polls first, holds the lease while a person answers.
+      tally.resumed++
+      yield* ensureDriving(ctx, record, undefined, handler)
+      return
+    }
+    const current = yield* cancelStrays(ctx, record)
+    const cancelPending = current.cancel !== null && !current.cancel.sent
+    if (spread && !cancelPending) {
+      // A row the bulk spread put at the very start of its window is still due: it is
+      // rescheduled here (it was counted there). A dead process may have polled at the due
+      // time without recording it.
+      const interval = yield* recordInterval(ctx, current)
+      const offset = yield* Random.nextIntBetween(0, Math.max(1, interval))
+      const base = Math.max(now, (current.nextPollAt ?? now) + interval)
+      yield* commit(
+        ctx,
+        current,
+        Transition.Event.Rescheduled({ now, nextPollAt: base + offset }),
+        "action",
+        "sweep",
+      )
+      return
+    }
+    tally.resumed++
+    yield* advance(ctx, current, undefined, "sweep", { polled: false })
+  })
+
+/**
+ * Claims due rows in batches and acts on each once. With `spread`, overdue live tasks are
+ * rescheduled over one interval instead of all polled now (no thundering herd after a boot).
+ */
+export const sweep = (
+  ctx: Engine,
+  spread: boolean,
+): Effect.Effect<TaskClient.ReconcileReport, HandleStore.StoreError> =>
+  Effect.gen(function* () {
+    const { batchSize, concurrency } = backgroundOptions(ctx)
+    const tally: Tally = { resumed: 0, inDoubt: 0, reissued: 0 }
+    // Only rows due when the sweep began: a row it reschedules or polls is not due again within
+    // this sweep, so a large backlog cannot keep it claiming forever.
+    const start = yield* Clock.currentTimeMillis
+    if (spread) {
+      // The bulk of a restart: overdue live tasks are spread over their interval in a few
+      // statements, never read back one by one.
+      for (;;) {
+        const moved = yield* ctx.store.spreadDue({
+          owner: ctx.owner,
+          takeOver: [ctx.driverOwner],
+          now: start,
+          leaseMs: ctx.leaseMs,
+          limit: defaults.spreadBatch,
+          minIntervalMs: ctx.polling.minIntervalMs,
+          maxIntervalMs: ctx.polling.maxIntervalMs,
+          defaultIntervalMs: ctx.polling.defaultInitialMs,
+        })
+        tally.resumed += moved
+        if (moved < defaults.spreadBatch) break
+      }
+    }
+    for (;;) {
+      // A sweep takes due rows free or past their lease, and rows it stepped before; the boot
+      // sweep also takes over the rows this id's fibers held before a restart. It never acts on
+      // a row a live fiber of this instance drives.
+      const claim = (as: string) =>
+        ctx.store.claimDue({ owner: as, now: start, leaseMs: ctx.leaseMs, limit: batchSize })
+      const mine = yield* claim(ctx.owner)
+      const theirs = spread ? yield* claim(ctx.driverOwner) : []
+      const full = mine.length === batchSize || theirs.length === batchSize
+      let acted = 0
+      yield* Effect.forEach(
+        [...mine, ...theirs],
+        (record) =>
+          Effect.suspend(() => {
+            const id = rowId(record.scope, record.key)
+            if (ctx.drivers.has(id) || ctx.stepping.has(id)) return Effect.void
+            return Effect.gen(function* () {
+              // A batch is worked through a few rows at a time; a row whose lease ran out while
+              // it waited may belong to another instance by now.
+              const now = yield* Clock.currentTimeMillis
+              if (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now) return
+              ctx.stepping.add(id)
+              acted++
+              yield* actOn(ctx, record, spread, tally)
+            }).pipe(
+              Effect.ensuring(Effect.sync(() => ctx.stepping.delete(id))),
+              Effect.catchTag("LeaseLost", () => Effect.void),
+              // One row's trouble (a store error, a defect) is that row's, never the sweep's.
+              Effect.catchAllCause((cause) =>
+                Effect.logWarning("reconciler could not act on a row", { key: record.key, cause }),
+              ),
+            )
+          }),
+        { concurrency, discard: true },
+      )
+      if (!full || acted === 0) break
+    }
+    return tally
+  })
+
+/**
+ * Runs sweeps forever, one at a time (two sweeps under one owner id would claim each other's
+ * rows). A store that cannot be reached fails one sweep, not the reconciler: it tries again on
+ * the next tick, and the boot sweep (which spreads overdue polls) is retried until it succeeds.
+ */
+export const runBackground = (ctx: Engine, lock: Effect.Semaphore) =>
+  Effect.gen(function* () {
+    const { tickMs } = backgroundOptions(ctx)
+    // The rows the previous process under this id left leased and not yet due: free them now,
+    // so they are polled at their due time rather than after the dead lease runs out.
+    yield* ctx.store
+      .releaseOwner({ owner: ctx.driverOwner, now: yield* Clock.currentTimeMillis })
+      .pipe(
+        Effect.catchAll((error) =>
+          Effect.logWarning("could not free the previous process's leases", { error: error.message }),
+        ),
+      )
+    const tick = (spread: boolean) =>
+      lock
+        .withPermits(1)(sweep(ctx, spread))
+        .pipe(
+          Effect.as(true),
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logWarning("reconciler sweep failed; retrying", { cause }), false),
+          ),
+        )
+    const every = Schedule.spaced(Duration.millis(tickMs))
+    yield* Effect.repeat(tick(true), { until: (done) => done, schedule: every })
+    yield* Effect.repeat(tick(false), every)
+  })
+
+/**
+ * Close hands off: the rows this process drove are freed for the next process. A poll may have
+ * been in flight when a fiber stopped, so a live task is freed at its next poll time, one
+ * interval from now at the earliest; a call interrupted mid-dispatch is freed at once (the next
+ * process marks it in doubt).
+ */
+export const handOff = (ctx: Engine, id: string) =>
+  Effect.gen(function* () {
+    const [scope, key] = JSON.parse(id) as [string, string]
+    const found = yield* ctx.store.get(scope, key)
+    if (Option.isNone(found) || found.value.leaseOwner !== ctx.driverOwner) return
+    const record = found.value
+    if (record.status !== "working" && record.status !== "input_required") {
+      return yield* ctx.store.release(scope, key, ctx.driverOwner)
+    }
+    const now = yield* Clock.currentTimeMillis
+    const nextPollAt = Math.max(record.nextPollAt ?? now, now + (yield* recordInterval(ctx, record)))
+    yield* commit(ctx, record, Transition.Event.Rescheduled({ now, nextPollAt }), "action", "handoff")
+  }).pipe(
+    Effect.interruptible,
+    Effect.timeoutOption(Duration.millis(defaults.handOffTimeoutMs)),
+    Effect.ignore,
+  )
