@@ -12,6 +12,7 @@ import { HandleStore, type NewHandle, StoreError } from "@mcp-handles/core/Handl
 import { PgStore } from "@mcp-handles/store-postgres"
 import { EmbeddedServer, TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
@@ -19,8 +20,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 
 const T0 = 1_700_000_000_000
 
@@ -38,42 +37,44 @@ const handle = (key: string, owner: string): NewHandle => ({
 
 /**
  * Terminates every backend of `applicationName`, again and again, until interrupted: every 5 to
- * 25 ms, but never again before the workload completed an operation since the last time. On a
- * quiet machine operations take well under 5 ms, so that changes nothing; on a loaded one,
- * where connecting alone can take longer than the killer's period, it keeps the test about
- * faults rather than about how fast the machine is, without sparing a single operation a kill.
+ * 25 ms, or, when operations take longer than that, every four times the time the quicker
+ * operations take (the 25th percentile of the last 64). On a quiet machine an operation takes a
+ * few milliseconds and that changes nothing. On a loaded one, where opening a connection alone
+ * can outlast 25 ms, a fixed period would kill nearly every attempt, and an unlucky operation
+ * would fail for its whole retry budget: the test would measure the machine, not the store.
  */
 const killer = (
   sql: PgClient.PgClient,
   applicationName: string,
   killed: Ref.Ref<number>,
-  progress: SubscriptionRef.SubscriptionRef<number>,
+  durations: Ref.Ref<ReadonlyArray<number>>,
 ) =>
   Effect.gen(function* () {
     const rows = yield* sql<{ readonly n: number }>`
       SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
       WHERE application_name = ${applicationName} AND pid <> pg_backend_pid()`
-    const done = yield* SubscriptionRef.get(progress)
     yield* Ref.update(killed, (n) => n + (rows[0]?.n ?? 0))
-    yield* Effect.sleep(`${5 + Math.floor(Math.random() * 20)} millis`)
-    yield* progress.changes.pipe(
-      Stream.filter((n) => n > done),
-      Stream.take(1),
-      Stream.runDrain,
-    )
+    const recent = [...(yield* Ref.get(durations))].sort((a, b) => a - b)
+    const quick = recent[Math.floor(recent.length / 4)] ?? 0
+    yield* Effect.sleep(Duration.millis(Math.max(5 + Math.floor(Math.random() * 20), 4 * quick)))
   }).pipe(Effect.forever)
 
-/** The store, counting the operations that completed. */
-const counted = (store: HandleStore, progress: SubscriptionRef.SubscriptionRef<number>): HandleStore => {
-  const tick = <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.tap(effect, () => SubscriptionRef.update(progress, (n) => n + 1))
+/** The store, keeping how long its last 64 operations took (retries included), in ms. */
+const timed = (store: HandleStore, durations: Ref.Ref<ReadonlyArray<number>>): HandleStore => {
+  const time = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.timed(effect).pipe(
+      Effect.tap(([elapsed]) =>
+        Ref.update(durations, (all) => [...all.slice(-63), Duration.toMillis(elapsed)]),
+      ),
+      Effect.map(([, a]) => a),
+    )
   return {
     ...store,
-    begin: (handle) => tick(store.begin(handle)),
-    get: (scope, key) => tick(store.get(scope, key)),
-    update: (record) => tick(store.update(record)),
-    claimDue: (options) => tick(store.claimDue(options)),
-    list: (filter) => tick(store.list(filter)),
+    begin: (handle) => time(store.begin(handle)),
+    get: (scope, key) => time(store.get(scope, key)),
+    update: (record) => time(store.update(record)),
+    claimDue: (options) => time(store.claimDue(options)),
+    list: (filter) => time(store.list(filter)),
   }
 }
 
@@ -189,12 +190,12 @@ describe("connection faults", () => {
     "backends terminated mid-run: nothing lost, nothing duplicated",
     () =>
       Effect.gen(function* () {
-        const progress = yield* SubscriptionRef.make(0)
-        const store = counted(yield* HandleStore, progress)
+        const durations = yield* Ref.make<ReadonlyArray<number>>([])
+        const store = timed(yield* HandleStore, durations)
         const context = yield* Layer.build(TestDatabase.layerPool({ applicationName: `killer-${victim}` }))
         const killed = yield* Ref.make(0)
         const fiber = yield* Effect.fork(
-          killer(Context.get(context, PgClient.PgClient), victim, killed, progress),
+          killer(Context.get(context, PgClient.PgClient), victim, killed, durations),
         )
         const keys = keysOf(200)
         const outcome = yield* workload(store, keys)
