@@ -41,6 +41,7 @@ import {
   makeWorld,
   type Proc,
   runFor,
+  runWorldStep,
   type Stats,
   startProcess,
 } from "./world.js"
@@ -316,15 +317,12 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
             yield* onKey(step)
             break
           case "answer":
-          case "refuse": {
-            const waiting = world.inputWaiters
-            world.inputWaiters = []
-            for (const waiter of waiting) {
-              if (step.kind === "answer") yield* Deferred.succeed(waiter, inputAnswer)
-              else yield* Deferred.fail(waiter, "the user declined")
-            }
+          case "refuse":
+          case "fault":
+          case "serverRestart":
+          case "advance":
+            yield* runWorldStep(world, step)
             break
-          }
           case "input":
             inputMode = step.mode
             break
@@ -352,16 +350,6 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
           }
           case "arm":
             alive(slotOf(step.slot))?.arm(step.point)
-            break
-          case "fault":
-            world.faults.push(step.fault)
-            break
-          case "serverRestart":
-            stats.serverRestarts++
-            world.server.restart()
-            break
-          case "advance":
-            yield* elapse(world, step.ms)
             break
         }
         yield* flush(world)

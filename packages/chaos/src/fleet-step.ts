@@ -5,7 +5,7 @@
  * answer 502/503/504 after forwarding, late answers, slow or failing input handlers.
  */
 import * as fc from "fast-check"
-import { toolNames } from "./model.js"
+import { crashPoint, toolNames } from "./model.js"
 import type { CrashPoint, FaultKind, FaultMethod, ServerFault } from "./world.js"
 
 /** How input handlers behave from this step on. */
@@ -80,23 +80,6 @@ const onKey = (kind: KeyStepKind) =>
           ? { kind, ...ref, patience }
           : { kind, ...ref },
     )
-
-const crashPoint: fc.Arbitrary<CrashPoint> = fc.oneof(
-  fc
-    .tuple(
-      fc.constantFrom("tools/call", "tasks/get", "tasks/update", "tasks/cancel" as const),
-      fc.integer({ min: 1, max: 2 }),
-      fc.constantFrom("before-send", "after-answer" as const),
-    )
-    .map(([method, nth, phase]): CrashPoint => ({ at: "fetch", method, nth, phase })),
-  fc
-    .tuple(
-      fc.constantFrom("begin", "update", "claimDue" as const),
-      fc.integer({ min: 1, max: 3 }),
-      fc.constantFrom("before-write", "after-write" as const),
-    )
-    .map(([op, nth, phase]): CrashPoint => ({ at: "store", op, nth, phase })),
-)
 
 const plainFaults: ReadonlyArray<FaultKind> = [
   "refused",

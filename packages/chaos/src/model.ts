@@ -40,6 +40,7 @@ import {
   inputAnswer,
   makeWorld,
   runFor,
+  runWorldStep,
   type ServerFault,
   type Stats,
   startProcess,
@@ -172,7 +173,8 @@ const keyRef = fc.record({ tool: fc.constantFrom(...toolNames), n: fc.integer({ 
 const onKey = <K extends "call" | "settle" | "cancel" | "reissue" | "abandon">(kind: K) =>
   keyRef.map((ref) => ({ kind, ...ref }) as Step)
 
-const crashPoint: fc.Arbitrary<CrashPoint> = fc.oneof(
+/** Where a process dies: at a request of each method, or around a store operation. */
+export const crashPoint: fc.Arbitrary<CrashPoint> = fc.oneof(
   fc
     .tuple(
       fc.constantFrom("tools/call", "tasks/get", "tasks/update", "tasks/cancel" as const),
@@ -669,15 +671,12 @@ const runSequenceOn = (
             break
           }
           case "answer":
-          case "refuse": {
-            const waiting = world.inputWaiters
-            world.inputWaiters = []
-            for (const waiter of waiting) {
-              if (step.kind === "answer") yield* Deferred.succeed(waiter, inputAnswer)
-              else yield* Deferred.fail(waiter, "the user declined")
-            }
+          case "refuse":
+          case "fault":
+          case "serverRestart":
+          case "advance":
+            yield* runWorldStep(world, step)
             break
-          }
           case "arm": {
             const proc = yield* live()
             proc.arm(step.point)
@@ -688,16 +687,6 @@ const runSequenceOn = (
             break
           case "restart":
             yield* restart(step.how, step.sameId, step.background)
-            break
-          case "fault":
-            world.faults.push(step.fault)
-            break
-          case "serverRestart":
-            stats.serverRestarts++
-            world.server.restart()
-            break
-          case "advance":
-            yield* elapse(world, step.ms)
             break
         }
         yield* flush(world)

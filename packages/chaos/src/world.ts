@@ -521,6 +521,40 @@ export const flush = (world: World): Effect.Effect<void> =>
     }
   })
 
+/** Steps that act on the world rather than on one client: the same in every model. */
+export type WorldStep =
+  | { readonly kind: "answer" }
+  | { readonly kind: "refuse" }
+  | { readonly kind: "fault"; readonly fault: ServerFault }
+  | { readonly kind: "serverRestart" }
+  | { readonly kind: "advance"; readonly ms: number }
+
+export const runWorldStep = (world: World, step: WorldStep): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    switch (step.kind) {
+      case "answer":
+      case "refuse": {
+        // Every question open now gets the answer (or the refusal) a human would give.
+        const waiting = world.inputWaiters
+        world.inputWaiters = []
+        for (const waiter of waiting) {
+          if (step.kind === "answer") yield* Deferred.succeed(waiter, inputAnswer)
+          else yield* Deferred.fail(waiter, "the user declined")
+        }
+        return
+      }
+      case "fault":
+        world.faults.push(step.fault)
+        return
+      case "serverRestart":
+        world.stats.serverRestarts++
+        world.server.restart()
+        return
+      case "advance":
+        return yield* elapse(world, step.ms)
+    }
+  })
+
 /** Moves virtual time forward, waking sleepers in order and letting their I/O finish. */
 export const elapse = (world: World, ms: number): Effect.Effect<void> =>
   Effect.zipRight(flush(world), world.clock.advance(ms, flush(world)))

@@ -131,7 +131,7 @@ describe("fleet checks", () => {
         ...nothingSeen,
         delivered: new Map([["t1", lateAnswer]]),
       })
-      expect(found).toEqual([expect.stringContaining("task t1 of k reached node-0#1")])
+      expect(found).toEqual([expect.stringContaining("task …t1 of k reached node-0#1")])
     })
 
     it("gives the write a moment, and excuses a process that died holding it", () => {
