@@ -74,6 +74,27 @@ const cases: ReadonlyArray<readonly [string, FleetSequence]> = [
     },
   ],
   [
+    "1. another instance reissues by policy only after the dispatch deadline (seed 702)",
+    {
+      setup: setup({ inDoubtPolicy: "reissue-if-idempotent" }),
+      steps: [fault("tools/call", "slow", 3_000), on("call", 1, "idem"), { kind: "answer" }],
+    },
+  ],
+  [
+    "3. a reissue by policy waits for the first answer of the same process (seed 703)",
+    {
+      setup: setup({ instances: 1, callTimeoutMs: 2_000, inDoubtPolicy: "reissue-if-idempotent" }),
+      steps: [fault("tools/call", "slow", 3_000), on("call", 0, "idem"), { kind: "answer" }],
+    },
+  ],
+  [
+    "4. a 503 after the server created a task is in doubt, not a second launch (seed 708)",
+    {
+      setup: setup({ instances: 1 }),
+      steps: [fault("tools/call", "503-after"), on("call", 0, "varying")],
+    },
+  ],
+  [
     "4. a 503 after the server processed tools/call is in doubt, not retried (seed 401)",
     {
       setup: setup({ instances: 1 }),
@@ -85,6 +106,19 @@ const cases: ReadonlyArray<readonly [string, FleetSequence]> = [
     {
       setup: setup({}),
       steps: [on("call", 0, "varying"), advance(700), on("cancel", 1, "varying"), advance(9_000)],
+    },
+  ],
+  [
+    "6. settle returns after another instance's cancel took the row (by hand)",
+    {
+      setup: setup({}),
+      steps: [
+        on("call", 0, "varying"),
+        on("settle", 0, "varying"),
+        advance(700),
+        on("cancel", 1, "varying"),
+        advance(9_000),
+      ],
     },
   ],
   [
@@ -136,6 +170,20 @@ const cases: ReadonlyArray<readonly [string, FleetSequence]> = [
     },
   ],
   [
+    "11. two cancels at once in one process start one driver: no early polls (by hand)",
+    {
+      setup: setup({ instances: 1 }),
+      steps: [
+        on("call", 0, "stubborn"),
+        advance(700),
+        fault("tasks/cancel", "slow", 3_000),
+        on("cancel", 0, "stubborn"),
+        on("cancel", 0, "stubborn"),
+        advance(9_000),
+      ],
+    },
+  ],
+  [
     "12. an abandoned call's late task is recorded and cancelled (by hand)",
     {
       setup: setup({ instances: 1, callTimeoutMs: 2_000 }),
@@ -174,4 +222,12 @@ describe("chaos fleet regressions (fail before Engine v2, issue 12)", () => {
       await expect(replayFleet("memory", sequence)).resolves.toBeDefined()
     }, 60_000)
   }
+
+  it("9. on SQLite too: input asked once across instances (seed 801, sqlite)", async () => {
+    const sequence: FleetSequence = {
+      setup: setup({}),
+      steps: [on("call", 3, "ask"), advance(3_500), on("settle", 0, "direct")],
+    }
+    await expect(replayFleet("sqlite", sequence)).resolves.toBeDefined()
+  }, 60_000)
 })
