@@ -284,7 +284,10 @@ const earliestEnd = (task: TaskEntry): number => {
 
 /**
  * A requested cancel (or abandon) leads to `tasks/cancel` for every task of the key whose id the
- * client knew, unless the server ended the task first. Judged at the end, after the quiet period.
+ * client knew, unless the server ended the task first: it could have (its working time or TTL
+ * was up), or a poll sent before the cancel was requested came back terminal. A poll sent after
+ * the request does not excuse it: whoever drove the row chose to poll instead of cancelling.
+ * Judged at the end, after the quiet period.
  */
 export const cancelsSent = (
   ledger: LedgerSnapshot,
@@ -300,6 +303,10 @@ export const cancelsSent = (
       if (task.idempotencyKey !== request.key || task.cancels.length > 0 || task.lostAt !== null) continue
       const known = row?.taskId === task.taskId || observed.delivered.has(task.taskId)
       if (!known || request.at >= earliestEnd(task)) continue
+      const sawEnd = ledger.requests.find(
+        (r) => r.method === "tasks/get" && r.taskId === task.taskId && r.at === task.terminalSeenAt,
+      )
+      if (sawEnd !== undefined && sawEnd.startedAt <= request.at) continue
       found.push(
         `cancel: ${request.how} of ${request.key} at ${request.at}, but task ${short(task.taskId)} (running until ${earliestEnd(task)} at least) never got tasks/cancel (row ${row?.status ?? "missing"})`,
       )

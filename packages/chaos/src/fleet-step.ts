@@ -139,7 +139,7 @@ export const fleetStepArbitrary: fc.Arbitrary<FleetStep> = fc.oneof(
     weight: 2,
     arbitrary: fc.tuple(slot, crashPoint).map(([s, point]): FleetStep => ({ kind: "arm", slot: s, point })),
   },
-  { weight: 4, arbitrary: fault.map((f): FleetStep => ({ kind: "fault", fault: f })) },
+  { weight: 8, arbitrary: fault.map((f): FleetStep => ({ kind: "fault", fault: f })) },
   { weight: 1, arbitrary: fc.constant<FleetStep>({ kind: "serverRestart" }) },
   {
     weight: 6,

@@ -279,6 +279,18 @@ describe("fleet checks", () => {
       expect(cancelsSent(state, rows, { cancels, delivered: new Map(), final: false })).toEqual([])
     })
 
+    it("accepts a poll already on its way when the cancel came, not one sent after it", () => {
+      const polled = (startedAt: number) =>
+        ledger({
+          tasks: [task("t1", "k", { createdAt: 0, terminalSeenAt: 2_500, terminalStatus: "completed" })],
+          requests: [request("tasks/get", startedAt, 2_500, { taskId: "t1", at: 2_500 })],
+        })
+      expect(cancelsSent(polled(900), rows, { cancels, delivered: new Map(), final: true })).toEqual([])
+      expect(cancelsSent(polled(1_100), rows, { cancels, delivered: new Map(), final: true })).toEqual([
+        expect.stringContaining("never got tasks/cancel"),
+      ])
+    })
+
     it("accepts a task that ended on its own before the cancel", () => {
       const late = [{ ...cancels[0], at: 3_000 } as (typeof cancels)[number]]
       expect(cancelsSent(state, rows, { cancels: late, delivered: new Map(), final: true })).toEqual([])
