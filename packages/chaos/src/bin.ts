@@ -14,7 +14,7 @@ import { checkModel } from "./model.js"
 import { runProcessChaos } from "./process-chaos.js"
 import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./settings.js"
 import { type StoreKind, storeKinds } from "./stores.js"
-import { addStats, emptyStats } from "./world.js"
+import { emptyStats } from "./world.js"
 
 const { values } = parseArgs({
   options: {
@@ -69,15 +69,24 @@ try {
   if (!values["process-only"]) {
     for (const store of stores) {
       const path = values.path === undefined ? {} : { path: values.path }
+      // Counted straight into the totals, so that a failed run's summary still has them.
+      const s = totals
+      const before = { ...totals }
       const result =
         instances === undefined
-          ? await checkModel({ store, runs: runs ?? ciRuns[store], seed, ...path })
-          : await checkFleet({ store, runs: runs ?? ciFleetRuns[store], seed, instances, ...path })
-      const s = result.stats
+          ? await checkModel({ store, runs: runs ?? ciRuns[store], seed, stats: totals, ...path })
+          : await checkFleet({
+              store,
+              runs: runs ?? ciFleetRuns[store],
+              seed,
+              instances,
+              stats: totals,
+              ...path,
+            })
+      const d = (key: keyof typeof totals) => s[key] - before[key]
       console.log(
-        `  model ${store.padEnd(8)}: ${s.sequences} sequences, ${s.steps} steps, ${s.crashes} crashes, ${s.restarts} restarts, ${s.serverFaults} server faults, ${s.serverRestarts} server restarts, ${s.checks} checks (${(result.millis / 1000).toFixed(1)} s)`,
+        `  model ${store.padEnd(8)}: ${d("sequences")} sequences, ${d("steps")} steps, ${d("crashes")} crashes, ${d("restarts")} restarts, ${d("serverFaults")} server faults, ${d("serverRestarts")} server restarts, ${d("checks")} checks (${(result.millis / 1000).toFixed(1)} s)`,
       )
-      addStats(totals, s)
     }
   }
   if (!values["model-only"] && kills > 0) {

@@ -435,6 +435,8 @@ export interface FleetRunOptions {
   readonly maxSteps?: number
   /** A counterexample path printed by a failed run: replays exactly that (shrunk) case. */
   readonly path?: string
+  /** Where to count (so that a caller still has the totals when the run throws). */
+  readonly stats?: Stats
 }
 
 export interface FleetRunResult {
@@ -452,7 +454,7 @@ export const describeFleetSequence = (sequence: FleetSequence): string =>
 
 /** Checks `runs` random fleet sequences; throws with the seed and the shrunk sequence on failure. */
 export const checkFleet = async (options: FleetRunOptions): Promise<FleetRunResult> => {
-  const stats = emptyStats()
+  const stats = options.stats ?? emptyStats()
   const started = Date.now()
   const property = fc.asyncProperty(
     fleetSequenceArbitrary(options.instances, options.maxSteps ?? 25),

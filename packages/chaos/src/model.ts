@@ -774,6 +774,8 @@ export interface ModelRunOptions {
   readonly path?: string
   /** Known bugs to tolerate (see knownEarlyPollBugs). */
   readonly tolerate?: ReadonlyArray<EarlyCause>
+  /** Where to count (so that a caller still has the totals when the run throws). */
+  readonly stats?: Stats
 }
 
 export interface ModelRunResult {
@@ -784,7 +786,7 @@ export interface ModelRunResult {
 
 /** Checks `runs` random sequences; throws with the seed and the shrunk sequence on failure. */
 export const checkModel = async (options: ModelRunOptions): Promise<ModelRunResult> => {
-  const stats = emptyStats()
+  const stats = options.stats ?? emptyStats()
   const started = Date.now()
   const property = fc.asyncProperty(sequenceArbitrary(options.maxSteps ?? 30), (sequence) =>
     Effect.runPromise(runSequence(options.store, sequence, stats, options.tolerate)),

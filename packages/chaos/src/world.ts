@@ -117,10 +117,6 @@ export const emptyStats = (): Stats => ({
   kills: 0,
 })
 
-export const addStats = (into: Stats, from: Stats): void => {
-  for (const key of Object.keys(into) as Array<keyof Stats>) into[key] += from[key]
-}
-
 export interface Proc {
   readonly id: number
   readonly instanceId: string
