@@ -136,6 +136,7 @@ const answerInput = (
   taskId: string,
   handler: TaskClient.InputHandler | undefined,
   mode: LeaseMode,
+  seen: Seen,
 ): Step =>
   Effect.gen(function* () {
     const outstanding = record.inputRequests ?? {}
@@ -169,6 +170,9 @@ const answerInput = (
     const toSend = unacknowledged.filter(([inputKey]) => outstanding[inputKey] !== undefined)
     if (toSend.length === 0) return current
     const responses = Object.fromEntries(toSend.map(([inputKey, answer]) => [inputKey, answer.response]))
+    // Until it is acknowledged, the server may or may not have these answers: only a poll after
+    // this send can say whether to send them again.
+    seen.polled = false
     const sent = yield* Effect.either(ctx.wire.updateTask(endpoint, taskId, responses))
     // -32602 on an update is the server refusing these answers, not the task gone: they are not
     // sent again (a stuck task is reported as such), and polling goes on.
@@ -304,7 +308,7 @@ export const advance = (
     if (record.cancel !== null && !record.cancel.sent)
       return yield* sendCancel(ctx, record, endpoint, taskId, mode)
     if (seen.polled && needsInput(record, handler)) {
-      const answered = yield* answerInput(ctx, record, endpoint, taskId, handler, mode)
+      const answered = yield* answerInput(ctx, record, endpoint, taskId, handler, mode, seen)
       if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt) return answered
       record = answered
     }
