@@ -34,14 +34,17 @@ const onRealTime = (store: HandleStore.HandleStore, inFlight: InFlight): HandleS
   Object.fromEntries(
     Object.entries(store).map(([op, fn]) => [
       op,
-      (...args: Array<unknown>) =>
-        Effect.suspend(() => {
-          inFlight.count++
-          return Effect.withClock(
-            (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args),
-            liveClock,
-          ).pipe(Effect.ensuring(Effect.sync(() => inFlight.count--)))
-        }),
+      // `now` is the store's clock, not an operation: passed through as it is.
+      typeof fn !== "function"
+        ? fn
+        : (...args: Array<unknown>) =>
+            Effect.suspend(() => {
+              inFlight.count++
+              return Effect.withClock(
+                (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args),
+                liveClock,
+              ).pipe(Effect.ensuring(Effect.sync(() => inFlight.count--)))
+            }),
     ]),
   ) as unknown as HandleStore.HandleStore
 
@@ -88,7 +91,9 @@ const open = (kind: StoreKind): Effect.Effect<HandleStore.HandleStore, never, Sc
         yield* Effect.acquireRelease(client`CREATE SCHEMA ${client(schema)}`, () =>
           Effect.ignore(client`DROP SCHEMA IF EXISTS ${client(schema)} CASCADE`),
         )
-        return yield* PgStore.make({ schema }).pipe(Effect.provideService(PgClient.PgClient, client))
+        return yield* PgStore.make({ schema, clock: "host" }).pipe(
+          Effect.provideService(PgClient.PgClient, client),
+        )
       }).pipe(Effect.orDie)
   }
 }

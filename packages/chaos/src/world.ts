@@ -374,27 +374,30 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
     const store = Object.fromEntries(
       Object.entries(world.store).map(([op, fn]) => [
         op,
-        (...args: Array<unknown>) =>
-          Effect.suspend(() => {
-            if (dead) return hang
-            const direct = (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)
-            const run =
-              op === "deleteSettledBefore"
-                ? observeGc(world, args[0] as HandleStore.GcOptions, direct)
-                : direct
-            const point = armed
-            if (point?.at === "store" && fires(point.op === op)) {
-              if (point.phase === "before-write") {
-                die(`before store.${op}`)
-                return hang
-              }
-              return run.pipe(
-                Effect.zipRight(Effect.sync(() => die(`after store.${op}`))),
-                Effect.zipRight(hang),
-              )
-            }
-            return run.pipe(Effect.flatMap((value) => (dead ? hang : Effect.succeed(value))))
-          }),
+        // `now` is the store's clock, not an operation: passed through as it is.
+        typeof fn !== "function"
+          ? fn
+          : (...args: Array<unknown>) =>
+              Effect.suspend(() => {
+                if (dead) return hang
+                const direct = (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)
+                const run =
+                  op === "deleteSettledBefore"
+                    ? observeGc(world, args[0] as HandleStore.GcOptions, direct)
+                    : direct
+                const point = armed
+                if (point?.at === "store" && fires(point.op === op)) {
+                  if (point.phase === "before-write") {
+                    die(`before store.${op}`)
+                    return hang
+                  }
+                  return run.pipe(
+                    Effect.zipRight(Effect.sync(() => die(`after store.${op}`))),
+                    Effect.zipRight(hang),
+                  )
+                }
+                return run.pipe(Effect.flatMap((value) => (dead ? hang : Effect.succeed(value))))
+              }),
       ]),
     ) as unknown as HandleStore.HandleStore
 

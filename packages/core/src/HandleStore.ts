@@ -148,6 +148,13 @@ export interface GcOptions {
  */
 export interface HandleStore {
   /**
+   * The store's clock (epoch milliseconds). Leases and due times of the rows in a store are
+   * judged by one clock: a fleet whose hosts disagree still agrees on when a lease ran out. An
+   * embedded store uses the host's (Effect's `Clock`, so `TestClock` drives it); a shared one
+   * uses the database's.
+   */
+  readonly now: Effect.Effect<number>
+  /**
    * Atomic insert-or-get by scope and key. Exactly one of any number of concurrent callers with
    * the same key gets `created: true`; the row is durable when this returns.
    */

@@ -15,8 +15,14 @@ const slowed = (store: HandleStore.HandleStore, ms: number): HandleStore.HandleS
   Object.fromEntries(
     Object.entries(store).map(([op, fn]) => [
       op,
-      (...args: Array<unknown>) =>
-        Effect.delay((fn as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args), Duration.millis(ms)),
+      // `now` is the store's clock, not an operation: passed through as it is.
+      typeof fn !== "function"
+        ? fn
+        : (...args: Array<unknown>) =>
+            Effect.delay(
+              (fn as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args),
+              Duration.millis(ms),
+            ),
     ]),
   ) as unknown as HandleStore.HandleStore
 

@@ -6,6 +6,7 @@
  */
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -26,6 +27,7 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   }
 
   return HandleStore.HandleStore.of({
+    now: Clock.currentTimeMillis,
     begin: (handle) =>
       Effect.suspend((): Effect.Effect<HandleStore.BeginResult, HandleStore.StoreError> => {
         const existing = rows.get(rowId(handle.scope, handle.key))

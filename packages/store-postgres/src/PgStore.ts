@@ -14,6 +14,7 @@ import * as PgClientModule from "@effect/sql-pg/PgClient"
 import { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -67,6 +68,13 @@ export interface Options {
    * attempt committed before the connection died.
    */
   readonly retry?: RetryOptions
+  /**
+   * Whose clock judges leases and due times. `database` (default): the database server's, so
+   * instances on hosts whose clocks disagree share one time (the offset to the host clock is
+   * measured when the store is built and again every minute). `host`: this host's `Clock`, for
+   * tests that run in virtual time.
+   */
+  readonly clock?: "database" | "host"
 }
 
 /**
@@ -179,6 +187,44 @@ const retrySchedule = (options: RetryOptions = {}) => {
 }
 
 const openStatuses = "('pending', 'working', 'input_required')"
+
+/** How long a measured offset to the database clock is trusted before it is measured again. */
+const clockRefreshMs = 60_000
+
+/**
+ * The database's clock, read as the host's plus a measured offset: no round trip per reading.
+ * The offset is taken at the midpoint of a query's round trip, so it is off by at most half of
+ * one; a failed re-measurement keeps the last offset.
+ */
+const databaseClock = (
+  run: <A, E>(
+    operation: string,
+    effect: Effect.Effect<A, E | SqlError, Sql.SqlClient>,
+  ) => Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError>,
+  sql: PgClient,
+): Effect.Effect<Effect.Effect<number>, HandleStore.StoreError> =>
+  Effect.gen(function* () {
+    const measure = Effect.gen(function* () {
+      const before = Date.now()
+      const rows = yield* run(
+        "clock",
+        sql<{ readonly now: number }>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now`
+          .withoutTransform,
+      )
+      const after = Date.now()
+      return { offset: Number(rows[0]?.now ?? after) - (before + after) / 2, at: after }
+    })
+    let last = yield* measure
+    return Effect.suspend(() => {
+      const host = Date.now()
+      if (host - last.at < clockRefreshMs) return Effect.succeed(Math.round(host + last.offset))
+      return measure.pipe(
+        Effect.tap((fresh) => Effect.sync(() => (last = fresh))),
+        Effect.orElseSucceed(() => ({ ...last, at: host })),
+        Effect.map(({ offset }) => Math.round(host + offset)),
+      )
+    })
+  })
 
 /**
  * The task id as its indexed column holds it: as a JSON string literal, since a server's id may
@@ -561,6 +607,7 @@ export const make = (
       )
 
     return HandleStore.HandleStore.of({
+      now: options.clock === "host" ? Clock.currentTimeMillis : yield* databaseClock(run, sql),
       begin,
       get: (scope, key) =>
         run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),

@@ -149,6 +149,23 @@ describe("PgStore", () => {
       }).pipe(Effect.scoped),
     )
 
+    it.effect("judges time by the database's clock, or by the host's Clock when asked", () =>
+      Effect.gen(function* () {
+        const sql = yield* PgClient.PgClient
+        const { schema } = yield* TestDatabase.TestSchema
+        const database = yield* storeOn(sql, { schema })
+        const host = yield* storeOn(sql, { schema, clock: "host" })
+        const [row] = yield* sql<{
+          readonly now: number
+        }>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now`.withoutTransform
+        const read = yield* database.now
+        // Within a round trip of the server's own reading (this runs on one machine).
+        expect(Math.abs(read - Number(row?.now))).toBeLessThan(1_000)
+        // The TestClock of this test starts at the epoch: the host store follows it.
+        expect(yield* host.now).toBe(0)
+      }).pipe(Effect.scoped),
+    )
+
     it.effect("instances starting together migrate once", () =>
       Effect.gen(function* () {
         const { url, schema } = yield* TestDatabase.TestSchema

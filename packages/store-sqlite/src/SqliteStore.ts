@@ -15,6 +15,7 @@ import * as Sqlite from "@effect/sql-sqlite-node/SqliteClient"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import Database from "better-sqlite3"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -257,6 +258,8 @@ const makeStore = (
     )
 
   return HandleStore.HandleStore.of({
+    // One host, one clock: the embedded store keeps the host's.
+    now: Clock.currentTimeMillis,
     begin: (handle) =>
       Effect.suspend(() => {
         const record = HandleStore.initialRecord(handle)

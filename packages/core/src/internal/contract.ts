@@ -483,6 +483,16 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         }))
     })
 
+    describe("now", () => {
+      test("reads a clock: finite epoch milliseconds that do not run backwards", (store) =>
+        Effect.gen(function* () {
+          const first = yield* store.now
+          const second = yield* store.now
+          expect(Number.isFinite(first)).toBe(true)
+          expect(second).toBeGreaterThanOrEqual(first)
+        }))
+    })
+
     describe("renewLease", () => {
       test("extends the holder's lease without bumping the version; anyone else gets false", (store) =>
         Effect.gen(function* () {

@@ -2,7 +2,6 @@
  * Builds a `TaskClient` from its parts (see `engine/`): the context every part works with,
  * the operations, the background reconciler, and the hand-off on close.
  */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -65,7 +64,7 @@ export const make = (
       },
       get: (key, scope = ctx.defaultScope) => Operations.load(ctx, scope, key),
       gc: (retention, scope) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(ctx.store.now, (now) =>
           ctx.store.deleteSettledBefore({
             settledBefore: now - Duration.toMillis(Duration.decode(retention)),
             ...(scope === undefined ? {} : { scope }),

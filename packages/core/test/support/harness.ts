@@ -83,25 +83,28 @@ export const startProcess = (
     const store = Object.fromEntries(
       Object.entries(harness.store).map(([op, fn]) => [
         op,
-        (...args: Array<unknown>) =>
-          guard(
-            Effect.suspend(() => {
-              const matches = crashAt?.at === "store" && crashAt.op === op
-              if (matches && hits(`store:${op}`, crashAt.nth)) {
-                if (crashAt.phase === "before-write") {
-                  dead = true
-                  return never
-                }
-                return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
-                  Effect.zipRight(Effect.sync(() => (dead = true))),
-                  Effect.zipRight(never),
-                )
-              }
-              return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
-                Effect.flatMap((value) => (dead ? never : Effect.succeed(value))),
-              )
-            }),
-          ),
+        // `now` is the store's clock, not an operation: passed through as it is.
+        typeof fn !== "function"
+          ? fn
+          : (...args: Array<unknown>) =>
+              guard(
+                Effect.suspend(() => {
+                  const matches = crashAt?.at === "store" && crashAt.op === op
+                  if (matches && hits(`store:${op}`, crashAt.nth)) {
+                    if (crashAt.phase === "before-write") {
+                      dead = true
+                      return never
+                    }
+                    return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
+                      Effect.zipRight(Effect.sync(() => (dead = true))),
+                      Effect.zipRight(never),
+                    )
+                  }
+                  return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
+                    Effect.flatMap((value) => (dead ? never : Effect.succeed(value))),
+                  )
+                }),
+              ),
       ]),
     ) as unknown as HandleStore.HandleStore
 

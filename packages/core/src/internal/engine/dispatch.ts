@@ -3,7 +3,6 @@
  * The dispatcher holds the row's lease for as long as the request (or an input round before a
  * task exists) is in flight; what the server hands out is written whoever holds the row then.
  */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -35,7 +34,7 @@ export const applyAnswer = (
   answer: Exclude<Wire.CallAnswer, { _tag: "InputRequired" }>,
 ): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     if (answer._tag === "Complete") {
       const checked = yield* Effect.either(Json.validate("tool result", answer.result, ctx.resultLimits))
       if (Either.isLeft(checked)) {
@@ -78,7 +77,7 @@ export const applyAnswer = (
  */
 const onFailure = (ctx: Engine, record: HandleRecord.HandleRecord, error: Wire.WireError) =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     switch (error._tag) {
       case "RpcErrorAnswer":
         return yield* commit(
@@ -149,7 +148,7 @@ const defer = (
   retryAfterMs: number | undefined,
 ) =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     if (record.attempts + 1 >= ctx.polling.maxDispatchAttempts) {
       return yield* commit(
         ctx,
@@ -199,7 +198,7 @@ export const dispatch = (
           ? Option.some(yield* Fiber.join(call))
           : yield* Fiber.join(call).pipe(Effect.timeoutOption(ctx.options.callTimeout))
       if (Option.isNone(answered)) {
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* ctx.store.now
         record = yield* commit(
           ctx,
           record,
@@ -212,7 +211,7 @@ export const dispatch = (
       if (Either.isLeft(result)) {
         record = yield* onFailure(ctx, record, result.left)
         if (record.status === "pending" && record.nextPollAt !== null) {
-          const now = yield* Clock.currentTimeMillis
+          const now = yield* ctx.store.now
           yield* Effect.sleep(Duration.millis(Math.max(0, record.nextPollAt - now)))
         }
         continue
@@ -220,7 +219,7 @@ export const dispatch = (
       const answer = result.right
       if (answer._tag !== "InputRequired")
         return { record: yield* applyAnswer(ctx, record, answer), late: Option.none() }
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       if (++inputRounds > defaults.inputRounds) {
         record = yield* commit(
           ctx,
@@ -241,7 +240,7 @@ export const dispatch = (
           record,
           Transition.Event.CallAbandonedUnsent({
             error: localError("the server asked for input that was not given", "input_unanswered"),
-            now: yield* Clock.currentTimeMillis,
+            now: yield* ctx.store.now,
           }),
           "action",
         )

@@ -2,7 +2,6 @@
  * Driving a task one step at a time: finish a cancel, cancel stray tasks, answer input, poll.
  * Only the holder of the row's lease acts; every request it sends is made while holding it.
  */
-import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,7 +38,7 @@ const retryLater = (
   mode: LeaseMode,
 ): Step =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     const deadline = ttlDeadline(record)
     if (deadline !== undefined && now >= deadline) {
       return yield* commit(ctx, record, Transition.Event.TtlElapsed({ now }), "action", mode)
@@ -88,7 +87,7 @@ export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): St
         })
         continue
       }
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       current = yield* commit(
         ctx,
         current,
@@ -112,7 +111,7 @@ const sendCancel = (
     // intent is done with, and the next poll says how the task ended.
     if (Either.isLeft(sent) && !isUnknownTask(sent.left))
       return yield* retryLater(ctx, record, sent.left, mode)
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     const delay = yield* recordInterval(ctx, record)
     return yield* commit(
       ctx,
@@ -136,6 +135,7 @@ const answerInput = (
   taskId: string,
   handler: TaskClient.InputHandler | undefined,
   mode: LeaseMode,
+  seen: Seen,
 ): Step =>
   Effect.gen(function* () {
     const outstanding = record.inputRequests ?? {}
@@ -145,7 +145,7 @@ const answerInput = (
     let current = record
     const fresh = yield* askInput(ctx, handler, record, unasked)
     if (Object.keys(fresh).length > 0) {
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       current = yield* commit(
         ctx,
         current,
@@ -157,7 +157,7 @@ const answerInput = (
     const unacknowledged = Object.entries(current.answers).filter(([, answer]) => !answer.acknowledged)
     const stale = unacknowledged.filter(([inputKey]) => outstanding[inputKey] === undefined).map(([k]) => k)
     if (stale.length > 0) {
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       current = yield* commit(
         ctx,
         current,
@@ -169,6 +169,9 @@ const answerInput = (
     const toSend = unacknowledged.filter(([inputKey]) => outstanding[inputKey] !== undefined)
     if (toSend.length === 0) return current
     const responses = Object.fromEntries(toSend.map(([inputKey, answer]) => [inputKey, answer.response]))
+    // Until it is acknowledged, the server may or may not have these answers: only a poll after
+    // this send can say whether to send them again.
+    seen.polled = false
     const sent = yield* Effect.either(ctx.wire.updateTask(endpoint, taskId, responses))
     // -32602 on an update is the server refusing these answers, not the task gone: they are not
     // sent again (a stuck task is reported as such), and polling goes on.
@@ -180,7 +183,7 @@ const answerInput = (
         problem: describe(sent.left),
       })
     }
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     return yield* commit(
       ctx,
       current,
@@ -203,7 +206,7 @@ const poll = (
     if (Either.isRight(polled)) seen.polled = true
     if (Either.isLeft(polled)) {
       const error = polled.left
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       if (isUnknownTask(error))
         return yield* commit(ctx, record, Transition.Event.TaskGone({ now }), "action", mode)
       if (error._tag === "MalformedAnswer" && error.completed === true && error.taskId === taskId) {
@@ -230,7 +233,7 @@ const poll = (
       }
       return yield* retryLater(ctx, record, error, mode)
     }
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     if (polled.right.taskId !== taskId) {
       return yield* retryLater(
         ctx,
@@ -288,7 +291,7 @@ export const advance = (
     if (taskId === null || (record.status !== "working" && record.status !== "input_required")) return record
     if (endpoint === undefined) {
       // The server is not configured in this process: leave the row for one that has it.
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       return yield* commit(
         ctx,
         record,
@@ -304,7 +307,7 @@ export const advance = (
     if (record.cancel !== null && !record.cancel.sent)
       return yield* sendCancel(ctx, record, endpoint, taskId, mode)
     if (seen.polled && needsInput(record, handler)) {
-      const answered = yield* answerInput(ctx, record, endpoint, taskId, handler, mode)
+      const answered = yield* answerInput(ctx, record, endpoint, taskId, handler, mode, seen)
       if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt) return answered
       record = answered
     }
@@ -330,7 +333,7 @@ export const drive = (
     for (;;) {
       record = yield* cancelStrays(ctx, record)
       if (rests(record)) return record
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       // An unsent cancel is due at once, unless sending it failed: then it backs off like a poll.
       const cancelNow = record.cancel !== null && !record.cancel.sent && record.attempts === 0
       const due = cancelNow ? now : (record.nextPollAt ?? now)

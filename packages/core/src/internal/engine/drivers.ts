@@ -4,7 +4,6 @@
  * it rests. However it ends (rested, lease lost, store failure, interrupted) it leaves the
  * registry and says so: nothing waits on a driver that is gone.
  */
-import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -55,7 +54,7 @@ export const reissueByPolicy = (ctx: Engine, record: HandleRecord.HandleRecord) 
     if (endpoint === undefined || record.arguments === null) return Option.none<HandleRecord.HandleRecord>()
     if (!(yield* isIdempotent(ctx, endpoint, record.tool))) return Option.none<HandleRecord.HandleRecord>()
     yield* Effect.logInfo("re-sending an in-doubt call of an idempotent tool", { key: record.key })
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     return Option.some(yield* commit(ctx, record, Transition.Event.Reissued({ now }), "action"))
   })
 

@@ -9,7 +9,6 @@
  *   re-applied to the fresh row whoever holds it, keeping their lease;
  * - an **intent** (cancel, abandon) changes only its own fields and never touches the lease.
  */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -90,7 +89,7 @@ export const commit = (
   Effect.gen(function* () {
     let current = record
     for (let attempt = 0; attempt < defaults.commitAttempts; attempt++) {
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       const theirs = leasedByOther(ctx, current, now)
       if (kind === "action" && theirs) return yield* Effect.fail(new LeaseLost())
       const next = Transition.step(current, event)
@@ -103,7 +102,7 @@ export const commit = (
       }
       if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
       if (written.left._tag === "TaskIdTaken" && event._tag === "TaskCreated") {
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* ctx.store.now
         const taken = Transition.Event.TaskIdTaken({ taskId: event.task.taskId, now })
         return yield* commit(ctx, current, taken, "fact", mode)
       }
@@ -119,7 +118,7 @@ export const commit = (
 /** Takes the lease of a row nobody else is driving; None when another live instance is. */
 export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     if (leasedByOther(ctx, record, now)) return Option.none<HandleRecord.HandleRecord>()
     // Whoever held the row last may have polled at its due time without recording it: an
     // overdue row is polled one interval after that at the earliest.
@@ -148,7 +147,7 @@ export const holding =
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     const owner = mode === "driver" ? ctx.driverOwner : ctx.owner
     const renew = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       return yield* ctx.store.renewLease({
         scope: record.scope,
         key: record.key,

@@ -3,7 +3,6 @@
  * drove the row; intents (`cancel`, `abandon`) are compare-and-set writes of their own fields
  * that leave the lease alone; only a driver acts on the server.
  */
-import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -57,7 +56,7 @@ export const settle = (
         yield* Deferred.await(local.ended)
         continue
       }
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       if (!leasedByOther(ctx, record, now) && !ctx.stepping.has(id)) {
         if (record.status === "pending") {
           // Its dispatcher is gone (this process never had it, or it died): in doubt.
@@ -126,7 +125,7 @@ export const callTool =
       const argumentsHash = yield* Json.hash({ tool, arguments: args })
       const scope = yield* checkName("scope", callOptions.scope ?? ctx.defaultScope)
       const key = yield* checkName("key", callOptions.key ?? crypto.randomUUID())
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       const { record, created } = yield* ctx.store.begin({
         scope,
         key,
@@ -167,7 +166,7 @@ export const callTool =
 
 const abandonRecord = (ctx: Engine, record: HandleRecord.HandleRecord) =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     return yield* commit(ctx, record, Transition.Event.Abandoned({ now }), "intent").pipe(
       Effect.catchTag("LeaseLost", () => Effect.succeed(record)),
     )
@@ -186,7 +185,7 @@ export const cancel =
       const record = yield* load(ctx, scope, key)
       if (record.status === "in_doubt") return yield* abandonRecord(ctx, record)
       if (HandleRecord.isTerminal(record.status)) return record
-      const now = yield* Clock.currentTimeMillis
+      const now = yield* ctx.store.now
       const intended = yield* commit(ctx, record, Transition.Event.CancelRequested({ now }), "intent").pipe(
         Effect.catchTag("LeaseLost", () => Effect.succeed(record)),
       )
@@ -204,7 +203,7 @@ export const cancel =
         if (done) return current
         if (!woken && wake(ctx, scope, key)) woken = true
         else if (!ctx.drivers.has(id)) {
-          const at = yield* Clock.currentTimeMillis
+          const at = yield* ctx.store.now
           if (leasedByOther(ctx, current, at) || ctx.stepping.has(id)) return current
           const leased = yield* takeLease(ctx, current)
           if (Option.isNone(leased)) return current
@@ -248,7 +247,7 @@ export const reissue =
             new ClientError.NotInDoubt({ key, status: "in_doubt (arguments were stored as a hash only)" }),
           )
         }
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* ctx.store.now
         if (leasedByOther(ctx, record, now)) {
           yield* ctx.signals.wait(id, recheckMs(ctx, record, now))
           continue

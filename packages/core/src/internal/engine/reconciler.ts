@@ -4,7 +4,6 @@
  * take long (dispatching a reissue, asking for input) goes to a driver fiber, so one slow
  * handler never holds the sweep up.
  */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -38,7 +37,7 @@ interface Tally {
 /** The sweep's one action on a claimed row. */
 const actOn = (ctx: Engine, record: HandleRecord.HandleRecord, spread: boolean, tally: Tally) =>
   Effect.gen(function* () {
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     if (record.status === "pending") {
       // Its dispatcher is gone (the lease ran out, or this id restarted): it may have launched.
       const recovered = yield* commit(ctx, record, Transition.Event.Recovered({ now }), "action", "sweep")
@@ -92,7 +91,7 @@ export const sweep = (
     const tally: Tally = { resumed: 0, inDoubt: 0, reissued: 0 }
     // Only rows due when the sweep began: a row it reschedules or polls is not due again within
     // this sweep, so a large backlog cannot keep it claiming forever.
-    const start = yield* Clock.currentTimeMillis
+    const start = yield* ctx.store.now
     if (spread) {
       // The bulk of a restart: overdue live tasks are spread over their interval in a few
       // statements, never read back one by one.
@@ -130,7 +129,7 @@ export const sweep = (
             return Effect.gen(function* () {
               // A batch is worked through a few rows at a time; a row whose lease ran out while
               // it waited may belong to another instance by now.
-              const now = yield* Clock.currentTimeMillis
+              const now = yield* ctx.store.now
               if (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now) return
               ctx.stepping.add(id)
               acted++
@@ -162,7 +161,7 @@ export const runBackground = (ctx: Engine, lock: Effect.Semaphore) =>
     // The rows the previous process under this id left leased and not yet due: free them now,
     // so they are polled at their due time rather than after the dead lease runs out.
     yield* ctx.store
-      .releaseOwner({ owner: ctx.driverOwner, now: yield* Clock.currentTimeMillis })
+      .releaseOwner({ owner: ctx.driverOwner, now: yield* ctx.store.now })
       .pipe(
         Effect.catchAll((error) =>
           Effect.logWarning("could not free the previous process's leases", { error: error.message }),
@@ -197,7 +196,7 @@ export const handOff = (ctx: Engine, id: string) =>
     if (record.status !== "working" && record.status !== "input_required") {
       return yield* ctx.store.release(scope, key, ctx.driverOwner)
     }
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* ctx.store.now
     const nextPollAt = Math.max(record.nextPollAt ?? now, now + (yield* recordInterval(ctx, record)))
     yield* commit(ctx, record, Transition.Event.Rescheduled({ now, nextPollAt }), "action", "handoff")
   }).pipe(

@@ -142,10 +142,21 @@ const readMessage = (
   acceptNullId: boolean,
 ): Effect.Effect<Found> =>
   Effect.map(readJson(id, Json.parse(`${method} answer`, text, limits), acceptNullId), (found) => {
-    if (found._tag !== "Invalid" || method !== "tasks/get") return found
+    // Only an answer refused for what it holds (too deep, hostile keys), not one garbled on the
+    // way: that is a passing problem, and the next poll may read fine.
+    if (found._tag !== "Invalid" || method !== "tasks/get" || !isJson(text)) return found
     const completedTaskId = completedTaskOf(id, text)
     return completedTaskId === undefined ? found : { ...found, completedTaskId }
   })
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
 
 const readJson = (
   id: number,
