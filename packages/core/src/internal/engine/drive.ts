@@ -349,6 +349,14 @@ export const drive = (
           continue
         }
       }
+      // Intents are written by whoever asks (another instance, too) and never wake us there:
+      // the row is read before each action, so a cancel is sent before the next poll.
+      const fresh = yield* ctx.store.get(record.scope, record.key)
+      if (Option.isNone(fresh)) return record
+      if (fresh.value.version !== record.version) {
+        record = fresh.value
+        continue
+      }
       record = yield* advance(ctx, record, handler, "driver", seen)
     }
   })
