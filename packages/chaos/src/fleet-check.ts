@@ -338,6 +338,7 @@ export const terminalFinal = (
   memory: TerminalMemory,
   ledger: LedgerSnapshot,
   rows: ReadonlyArray<HandleRecord.HandleRecord>,
+  observed: Pick<Observations, "gone"> = { gone: new Map() },
 ): Array<string> => {
   const found: Array<string> = []
   for (const row of rows) {
@@ -362,11 +363,21 @@ export const terminalFinal = (
       const task = ledger.tasks.find((t) => t.taskId === row.taskId)
       if (task !== undefined && task.lostAt === null && task.terminalStatus !== row.status)
         found.push(
-          `only the server decides: ${row.key} is ${row.status} but the server reported ${task.terminalStatus ?? "no terminal status"}`,
+          `only the server decides: ${row.key} is ${row.status} (${row.lastProblem ?? row.error?.message ?? "no reason"}) but the server reported ${task.terminalStatus ?? "no terminal status"}`,
         )
-      const late = (task?.polls ?? []).filter((at) => at > (row.settledAt ?? Number.POSITIVE_INFINITY))
+      // A poll a dead process left in the network may arrive after the row rested.
+      const strayPoll = (at: number) =>
+        ledger.requests.some(
+          (r) =>
+            r.method === "tasks/get" && r.taskId === row.taskId && r.at === at && stray(observed.gone, r, at),
+        )
+      const late = (task?.polls ?? []).filter(
+        (at) => at > (row.settledAt ?? Number.POSITIVE_INFINITY) && !strayPoll(at),
+      )
       if (late.length > 0)
-        found.push(`polling stops at terminal: ${row.key} polled ${late.length}× after it rested`)
+        found.push(
+          `polling stops at terminal: ${row.key} polled ${late.length}× after it rested at ${row.settledAt} (at ${late.join(", ")})`,
+        )
     }
   }
   return found
@@ -385,5 +396,5 @@ export const fleetViolations = (
   ...pollDiscipline(ledger, observed),
   ...inputOnce(ledger, observed),
   ...cancelsSent(ledger, rows, observed),
-  ...terminalFinal(memory, ledger, rows),
+  ...terminalFinal(memory, ledger, rows, observed),
 ]

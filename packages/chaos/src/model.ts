@@ -741,22 +741,20 @@ const runSequenceOn = (
     }),
   ).pipe(simulated(clock, sequence.setup.seed))
 
-const deterministicScheduler = new Scheduler.MixedScheduler(Number.MAX_SAFE_INTEGER)
-
 /** Runs a sequence in its simulation: virtual time, seeded randomness, a replayable schedule. */
 export const simulated =
   (clock: VirtualClock, seed: number) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.suspend(() => {
       seedMathRandom(seed)
-      return effect
+      // Effect's default scheduler yields to a real setTimeout every 2048 ticks, which makes the
+      // interleaving with the in-process server depend on real time. Microtasks only, and a
+      // scheduler of its own: one shared across sequences carried queued work (and its place
+      // in the event loop) from one sequence into the next, so a shrunk case did not replay alone.
+      return Effect.withScheduler(effect, new Scheduler.MixedScheduler(Number.MAX_SAFE_INTEGER))
     }).pipe(
       Effect.withClock(clock),
       Effect.withRandom(Random.make(seed)),
-      // Effect's default scheduler yields to a real setTimeout every 2048 ticks, which makes the
-      // interleaving with the in-process server depend on real time. Microtasks only: a sequence
-      // replays the same way every time.
-      Effect.withScheduler(deterministicScheduler),
       // The engine logs what it copes with (failed polls, stopped processes); CHAOS_LOG=1 shows it.
       Logger.withMinimumLogLevel(process.env.CHAOS_LOG === "1" ? LogLevel.Debug : LogLevel.None),
     )
