@@ -1,11 +1,12 @@
 /**
  * Counterexamples the fleet model found on the engine before "Engine v2" (issue 12), one per
- * defect class, shrunk (or, where noted, written by hand to the same shape). Each replays
- * exactly; all fail on that engine and must pass once it is fixed.
+ * defect class, shrunk (or, where noted, written by hand to the same shape), and two it found on
+ * Engine v2 itself. Each replays exactly; each failed on the engine it was found on.
  */
 import { describe, expect, it } from "vitest"
 import { replayFleet } from "../src/fleet-model.js"
 import type { FleetSequence, FleetSetup, FleetStep } from "../src/fleet-step.js"
+import type { FaultMethod } from "../src/world.js"
 
 const setup = (fields: Partial<FleetSetup>): FleetSetup => ({
   instances: 2,
@@ -29,7 +30,7 @@ const on = (
   n: 0,
 })
 const advance = (ms: number): FleetStep => ({ kind: "advance", ms })
-const fault = (method: "tools/call" | "tasks/get" | "tasks/cancel", kind: string, ms?: number): FleetStep =>
+const fault = (method: FaultMethod, kind: string, ms?: number): FleetStep =>
   ({ kind: "fault", fault: { method, kind, ...(ms === undefined ? {} : { ms }) } }) as FleetStep
 
 const cases: ReadonlyArray<readonly [string, FleetSequence]> = [
@@ -216,8 +217,37 @@ const cases: ReadonlyArray<readonly [string, FleetSequence]> = [
   ],
 ]
 
+/** Found on Engine v2 itself (9a74224) by the fleet properties; fixed in 8a9b382 and 5a6007f. */
+const foundOnV2: ReadonlyArray<readonly [string, FleetSequence]> = [
+  [
+    "an input answer whose tasks/update came back 503 after processing is not sent again (seed 2026)",
+    {
+      setup: setup({ instances: 1 }),
+      steps: [
+        on("call", 0, "ask"),
+        { kind: "input", mode: "slow" },
+        fault("tasks/update", "503-after"),
+        advance(5_500),
+        on("settle", 0, "direct"),
+      ],
+    },
+  ],
+  [
+    "a cancel from another instance is sent before the driver's next poll (seed 7)",
+    {
+      setup: setup({}),
+      steps: [
+        on("call", 1, "silent"),
+        fault("tasks/get", "slow", 3_000),
+        on("cancel", 0, "silent"),
+        advance(1_000),
+      ],
+    },
+  ],
+]
+
 describe("chaos fleet regressions (fail before Engine v2, issue 12)", () => {
-  for (const [name, sequence] of cases) {
+  for (const [name, sequence] of [...cases, ...foundOnV2]) {
     it(name, async () => {
       await expect(replayFleet("memory", sequence)).resolves.toBeDefined()
     }, 60_000)
