@@ -9,7 +9,7 @@
  * exactly that case.
  */
 import { parseArgs } from "node:util"
-import { checkFleet } from "./fleet-model.js"
+import { checkFleet } from "./fleet-property.js"
 import { checkModel } from "./model.js"
 import { runProcessChaos } from "./process-chaos.js"
 import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./settings.js"

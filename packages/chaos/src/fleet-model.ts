@@ -13,7 +13,6 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as fc from "fast-check"
 import {
   type Ask,
   type CancelRequest,
@@ -25,7 +24,6 @@ import {
   describeFleetStep,
   type FleetSequence,
   type FleetStep,
-  fleetSequenceArbitrary,
   type InputMode,
   requestTimeoutMs,
 } from "./fleet-step.js"
@@ -35,7 +33,6 @@ import { openStore, type StoreKind } from "./stores.js"
 import { VirtualClock } from "./VirtualClock.js"
 import {
   elapse,
-  emptyStats,
   flush,
   inputAnswer,
   makeWorld,
@@ -425,64 +422,3 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
       }
     }),
   )
-
-export interface FleetRunOptions {
-  readonly store: StoreKind
-  readonly runs: number
-  readonly seed: number
-  /** Live instances at most (1 to 4). */
-  readonly instances: number
-  readonly maxSteps?: number
-  /** A counterexample path printed by a failed run: replays exactly that (shrunk) case. */
-  readonly path?: string
-  /** Where to count (so that a caller still has the totals when the run throws). */
-  readonly stats?: Stats
-}
-
-export interface FleetRunResult {
-  readonly stats: Stats
-  readonly seed: number
-  readonly millis: number
-}
-
-/** Describes a sequence, one step a line (for failures and the counterexample notes). */
-export const describeFleetSequence = (sequence: FleetSequence): string =>
-  [
-    `  setup ${JSON.stringify(sequence.setup)}`,
-    ...sequence.steps.map((step, i) => `  #${i} ${describeFleetStep(step)}`),
-  ].join("\n")
-
-/** Checks `runs` random fleet sequences; throws with the seed and the shrunk sequence on failure. */
-export const checkFleet = async (options: FleetRunOptions): Promise<FleetRunResult> => {
-  const stats = options.stats ?? emptyStats()
-  const started = Date.now()
-  const property = fc.asyncProperty(
-    fleetSequenceArbitrary(options.instances, options.maxSteps ?? 25),
-    (sequence) => Effect.runPromise(runFleetSequence(options.store, sequence, stats)),
-  )
-  const details = await fc.check(property, {
-    numRuns: options.runs,
-    seed: options.seed,
-    ...(options.path === undefined ? {} : { path: options.path }),
-  })
-  if (details.failed) {
-    const shrunk = details.counterexample?.[0]
-    const error = details.errorInstance
-    throw new InvariantViolation(
-      [
-        `chaos fleet (${options.store}, up to ${options.instances} instances) failed after ${details.numRuns} run(s), shrunk ${details.numShrinks}×.`,
-        `Reproduce: pnpm chaos --store ${options.store} --instances ${options.instances} --seed ${details.seed} --path ${details.counterexamplePath ?? ""}`,
-        "Shrunk sequence:",
-        shrunk === undefined ? "  (none)" : describeFleetSequence(shrunk),
-        `Error: ${error instanceof Error ? error.message : String(error)}`,
-      ].join("\n"),
-    )
-  }
-  return { stats, seed: options.seed, millis: Date.now() - started }
-}
-
-/** Replays one fleet sequence exactly (regression tests). */
-export const replayFleet = (store: StoreKind, sequence: FleetSequence): Promise<Stats> => {
-  const stats = emptyStats()
-  return Effect.runPromise(runFleetSequence(store, sequence, stats)).then(() => stats)
-}

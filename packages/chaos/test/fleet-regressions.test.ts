@@ -4,7 +4,7 @@
  * Engine v2 itself. Each replays exactly; each failed on the engine it was found on.
  */
 import { describe, expect, it } from "vitest"
-import { replayFleet } from "../src/fleet-model.js"
+import { replayFleet } from "../src/fleet-property.js"
 import type { FleetSequence, FleetSetup, FleetStep } from "../src/fleet-step.js"
 import type { FaultMethod } from "../src/world.js"
 

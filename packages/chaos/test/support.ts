@@ -1,5 +1,5 @@
 import { expect, it } from "vitest"
-import { checkFleet } from "../src/fleet-model.js"
+import { checkFleet } from "../src/fleet-property.js"
 import { checkModel, knownEarlyPollBugs } from "../src/model.js"
 import { fleetRunsFor, pathFrom, runsFor, seedFrom } from "../src/settings.js"
 import type { StoreKind } from "../src/stores.js"
