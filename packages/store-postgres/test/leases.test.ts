@@ -132,15 +132,21 @@ describe("leases across pools", () => {
           const takenBy = new Map(takeover.map((r) => [r.key, r]))
 
           // The paused instance wakes up and writes what it believes: every write is fenced off.
-          for (const { record } of deadRows) {
-            const late = yield* Effect.either(
-              first.store.update(new HandleRecord({ ...record, status: "completed", settledAt: expiry })),
-            )
-            expect(Either.isLeft(late) && late.left).toBeInstanceOf(VersionConflict)
-            const current = Option.getOrThrow(yield* first.store.get(record.scope, record.key))
-            expect(current.status).toBe("pending")
-            expect(current).toEqual(takenBy.get(record.key))
-          }
+          // (Its pool's four connections at once: a hundred rows one by one took seconds at load.)
+          yield* Effect.forEach(
+            deadRows,
+            ({ record }) =>
+              Effect.gen(function* () {
+                const late = yield* Effect.either(
+                  first.store.update(new HandleRecord({ ...record, status: "completed", settledAt: expiry })),
+                )
+                expect(Either.isLeft(late) && late.left).toBeInstanceOf(VersionConflict)
+                const current = Option.getOrThrow(yield* first.store.get(record.scope, record.key))
+                expect(current.status).toBe("pending")
+                expect(current).toEqual(takenBy.get(record.key))
+              }),
+            { concurrency: 4, discard: true },
+          )
           // The new owner's write goes through.
           const [one] = deadRows
           if (one !== undefined) {
@@ -154,6 +160,9 @@ describe("leases across pools", () => {
           }
         }).pipe(Effect.provide(TestDatabase.layerClient())),
       ),
+    // About 1,500 statements over five pools, four of them migrating at once: a few seconds on a
+    // quiet machine, over 30 s at load 16 on two cores. Bounded, and generous.
+    120_000,
   )
 
   it.scoped("a claimer skips rows another connection holds locked instead of waiting", () =>
