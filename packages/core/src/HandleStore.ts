@@ -10,6 +10,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { HandleRecord, openStatuses, type Status } from "./HandleRecord.js"
 import { JsonObject } from "./Json.js"
 
@@ -49,6 +50,22 @@ export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken"
   key: Schema.String,
   serverId: Schema.String,
 }) {}
+
+/**
+ * Another live process holds this instance id on the store. Instances sharing a store need
+ * distinct ids; two live processes under one id would each take the other's rows for its own.
+ *
+ * @since 0.2.0
+ */
+export class InstanceIdInUse extends Schema.TaggedError<InstanceIdInUse>()("InstanceIdInUse", {
+  instanceId: Schema.String,
+  /** Who holds it, as far as the store can tell (a process id, a database backend). */
+  holder: Schema.String,
+}) {
+  override get message(): string {
+    return `instance id ${JSON.stringify(this.instanceId)} is in use by another live process (${this.holder}); give each process sharing a store its own instanceId`
+  }
+}
 
 /**
  * The write-ahead intent of a call, written before the request leaves.
@@ -154,6 +171,15 @@ export interface HandleStore {
    * uses the database's.
    */
   readonly now: Effect.Effect<number>
+  /**
+   * Holds `instanceId` for this process until the scope closes; fails with `InstanceIdInUse`
+   * while another live process holds it. A process that dies, even by SIGKILL, lets go at once,
+   * so a restart under the same id is never kept waiting. Clients in one process share the hold
+   * (one process is one instance). A store only one process can open (memory) holds nothing.
+   */
+  readonly lockInstance: (
+    instanceId: string,
+  ) => Effect.Effect<void, InstanceIdInUse | StoreError, Scope.Scope>
   /**
    * Atomic insert-or-get by scope and key. Exactly one of any number of concurrent callers with
    * the same key gets `created: true`; the row is durable when this returns.

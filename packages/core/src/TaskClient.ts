@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { InvalidKey, KeyReused, NotInDoubt, UnknownKey, UnknownServer } from "./ClientError.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
-import type { HandleStore, ListPage, StoreError } from "./HandleStore.js"
+import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
@@ -204,6 +204,15 @@ export const TaskClient: Context.Tag<TaskClient, TaskClient> = Context.GenericTa
 )
 
 /**
+ * Why a client could not be built: a server URL that cannot name a server, an instance id
+ * another live process holds (only a client with the background reconciler takes its id), or a
+ * store that could not be reached to check.
+ *
+ * @since 0.2.0
+ */
+export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
+
+/**
  * Builds a client in the current scope. Closing the scope hands open calls off (their leases
  * are released for the next process); it never cancels them.
  *
@@ -212,8 +221,7 @@ export const TaskClient: Context.Tag<TaskClient, TaskClient> = Context.GenericTa
  */
 export const make = (
   options: TaskClientOptions,
-): Effect.Effect<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling | Scope.Scope> =>
-  makeEngine(options)
+): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> => makeEngine(options)
 
 /**
  * @since 0.1.0
@@ -221,8 +229,7 @@ export const make = (
  */
 export const layer = (
   options: TaskClientOptions,
-): Layer.Layer<TaskClient, InvalidServerUrl, HandleStore | Wire | Polling> =>
-  Layer.scoped(TaskClient, make(options))
+): Layer.Layer<TaskClient, MakeError, HandleStore | Wire | Polling> => Layer.scoped(TaskClient, make(options))
 
 /** Data types re-exported for convenience. @since 0.1.0 */
 export type { JsonObject }

@@ -28,6 +28,8 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
 
   return HandleStore.HandleStore.of({
     now: Clock.currentTimeMillis,
+    // Only this process can reach a memory store: there is no other process to keep out.
+    lockInstance: () => Effect.void,
     begin: (handle) =>
       Effect.suspend((): Effect.Effect<HandleStore.BeginResult, HandleStore.StoreError> => {
         const existing = rows.get(rowId(handle.scope, handle.key))

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 
+import * as crypto from "node:crypto"
 import * as Migrator from "@effect/sql/Migrator"
 import * as Sql from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
@@ -25,6 +26,8 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as DatabaseClock from "./internal/database-clock.js"
+import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
 import * as Rows from "./internal/rows.js"
 import { isTransient } from "./internal/transient.js"
@@ -187,44 +190,6 @@ const retrySchedule = (options: RetryOptions = {}) => {
 }
 
 const openStatuses = "('pending', 'working', 'input_required')"
-
-/** How long a measured offset to the database clock is trusted before it is measured again. */
-const clockRefreshMs = 60_000
-
-/**
- * The database's clock, read as the host's plus a measured offset: no round trip per reading.
- * The offset is taken at the midpoint of a query's round trip, so it is off by at most half of
- * one; a failed re-measurement keeps the last offset.
- */
-const databaseClock = (
-  run: <A, E>(
-    operation: string,
-    effect: Effect.Effect<A, E | SqlError, Sql.SqlClient>,
-  ) => Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError>,
-  sql: PgClient,
-): Effect.Effect<Effect.Effect<number>, HandleStore.StoreError> =>
-  Effect.gen(function* () {
-    const measure = Effect.gen(function* () {
-      const before = Date.now()
-      const rows = yield* run(
-        "clock",
-        sql<{ readonly now: number }>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now`
-          .withoutTransform,
-      )
-      const after = Date.now()
-      return { offset: Number(rows[0]?.now ?? after) - (before + after) / 2, at: after }
-    })
-    let last = yield* measure
-    return Effect.suspend(() => {
-      const host = Date.now()
-      if (host - last.at < clockRefreshMs) return Effect.succeed(Math.round(host + last.offset))
-      return measure.pipe(
-        Effect.tap((fresh) => Effect.sync(() => (last = fresh))),
-        Effect.orElseSucceed(() => ({ ...last, at: host })),
-        Effect.map(({ offset }) => Math.round(host + offset)),
-      )
-    })
-  })
 
 /**
  * The task id as its indexed column holds it: as a JSON string literal, since a server's id may
@@ -607,7 +572,14 @@ export const make = (
       )
 
     return HandleStore.HandleStore.of({
-      now: options.clock === "host" ? Clock.currentTimeMillis : yield* databaseClock(run, sql),
+      lockInstance: (instanceId) =>
+        InstanceLock.lockInstance(sql, schema, instanceId, (effect) =>
+          Effect.retry(effect, {
+            schedule,
+            while: (error) => error instanceof SqlError && isTransient(error),
+          }),
+        ),
+      now: options.clock === "host" ? Clock.currentTimeMillis : yield* DatabaseClock.make(run, sql),
       begin,
       get: (scope, key) =>
         run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),

@@ -24,6 +24,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as File from "./internal/file.js"
+import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
 import * as Rows from "./internal/rows.js"
 import * as Writer from "./internal/writer.js"
@@ -239,10 +240,11 @@ export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, O
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize })
-    return makeStore(sql, writes, writer)
+    return makeStore(filename, sql, writes, writer)
   })
 
 const makeStore = (
+  filename: string,
   sql: Sqlite.SqliteClient,
   writes: ReturnType<typeof Writes.make>,
   writer: Writer.Writer,
@@ -260,6 +262,7 @@ const makeStore = (
   return HandleStore.HandleStore.of({
     // One host, one clock: the embedded store keeps the host's.
     now: Clock.currentTimeMillis,
+    lockInstance: (instanceId) => InstanceLock.lockInstance(filename, instanceId),
     begin: (handle) =>
       Effect.suspend(() => {
         const record = HandleStore.initialRecord(handle)

@@ -4,7 +4,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
 import type * as ServerIdentity from "../ServerIdentity.js"
@@ -18,7 +18,7 @@ export const make = (
   options: TaskClient.TaskClientOptions,
 ): Effect.Effect<
   TaskClient.TaskClient,
-  ServerIdentity.InvalidServerUrl,
+  ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
 > =>
   Effect.gen(function* () {
@@ -28,6 +28,10 @@ export const make = (
       polling: yield* Polling.Polling,
       clientScope: yield* Effect.scope,
     })
+    // A client that reconciles in the background drives rows as this instance: no other live
+    // process may do so under the same id. (A client without it only drives what it is asked to.)
+    if (options.background !== false)
+      yield* Effect.provideService(ctx.store.lockInstance(ctx.owner), Scope.Scope, ctx.clientScope)
     // One sweep at a time: two sweeps under one owner id would claim each other's rows.
     const sweepLock = yield* Effect.makeSemaphore(1)
 
