@@ -84,7 +84,9 @@ const open = (kind: StoreKind): Effect.Effect<HandleStore.HandleStore, never, Sc
         const url = yield* TestDatabase.databaseUrl
         const client = yield* PgClient.make({
           url: Redacted.make(url),
-          maxConnections: 4,
+          // Each instance id a sequence starts holds a pooled connection for its instance lock
+          // (a crash in the simulation never ends that session): room for all of them.
+          maxConnections: 32,
           applicationName: "mcp-handles-chaos",
         }).pipe(Effect.provide(Reactivity.layer))
         const schema = `chaos_${process.pid}_${Date.now().toString(36)}_${(schemaCounter++).toString(36)}`
