@@ -95,6 +95,16 @@ const event: fc.Arbitrary<Transition.Event> = fc.oneof(
   fc.record({ taskId: taskIds, now: time }).map((e) => Event.TaskIdTaken(e)),
 )
 
+/** Each step of a run: the record before, the record after, and the event between them. */
+const stepsOf = (events: ReadonlyArray<Transition.Event>) => {
+  const trace = run(events)
+  return events.map((cause, i) => ({
+    before: trace[i] as HandleRecord.HandleRecord,
+    after: trace[i + 1] as HandleRecord.HandleRecord,
+    cause,
+  }))
+}
+
 const run = (events: ReadonlyArray<Transition.Event>) => {
   const trace = [pending]
   for (const e of events) trace.push(Transition.step(trace[trace.length - 1] as HandleRecord.HandleRecord, e))
@@ -123,11 +133,7 @@ describe("Transition.step", () => {
   it("a task id handed out for a row that holds another one, or rests, is kept as a stray", () =>
     fc.assert(
       fc.property(fc.array(event, { maxLength: 40 }), (events) => {
-        const trace = run(events)
-        for (let i = 1; i < trace.length; i++) {
-          const before = trace[i - 1] as HandleRecord.HandleRecord
-          const after = trace[i] as HandleRecord.HandleRecord
-          const cause = events[i - 1] as Transition.Event
+        for (const { before, after, cause } of stepsOf(events)) {
           if (cause._tag !== "TaskCreated") continue
           const id = cause.task.taskId
           // Every task id an answer carried is on the row afterwards: as its task, or a stray.
@@ -143,11 +149,7 @@ describe("Transition.step", () => {
   it("a task id, once recorded, never changes, and none appears without a task answer", () =>
     fc.assert(
       fc.property(fc.array(event, { maxLength: 40 }), (events) => {
-        const trace = run(events)
-        for (let i = 1; i < trace.length; i++) {
-          const before = trace[i - 1] as HandleRecord.HandleRecord
-          const after = trace[i] as HandleRecord.HandleRecord
-          const cause = events[i - 1] as Transition.Event
+        for (const { before, after, cause } of stepsOf(events)) {
           if (before.taskId !== null) expect(after.taskId).toBe(before.taskId)
           if (before.taskId === null && after.taskId !== null) {
             expect(cause._tag).toBe("TaskCreated")

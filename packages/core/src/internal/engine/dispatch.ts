@@ -78,64 +78,36 @@ export const applyAnswer = (
 const onFailure = (ctx: Engine, record: HandleRecord.HandleRecord, error: Wire.WireError) =>
   Effect.gen(function* () {
     const now = yield* ctx.store.now
+    const act = (event: Transition.Event) => commit(ctx, record, event, "action")
+    const inDoubt = (reason: string) => act(Transition.Event.CallInDoubt({ reason, now }))
     switch (error._tag) {
       case "RpcErrorAnswer":
-        return yield* commit(
-          ctx,
-          record,
-          Transition.Event.CallRejected({ error: error.error, now }),
-          "action",
-        )
+        return yield* act(Transition.Event.CallRejected({ error: error.error, now }))
       case "MalformedAnswer": {
-        if (error.taskId !== undefined) {
-          // The server created a task and named it; the rest of its answer is broken. Keep the
-          // id and learn the rest by polling, rather than orphan the task.
-          const task = new Wire.TaskState({
-            taskId: error.taskId,
-            status: "working",
-            createdAt: now,
-            lastUpdatedAt: now,
-            ttlMs: null,
-          })
-          return yield* applyAnswer(ctx, record, { _tag: "Task", task })
-        }
-        return yield* commit(
-          ctx,
-          record,
-          Transition.Event.CallInDoubt({ reason: error.reason, now }),
-          "action",
-        )
+        if (error.taskId === undefined) return yield* inDoubt(error.reason)
+        // The server created a task and named it; the rest of its answer is broken. Keep the id
+        // and learn the rest by polling, rather than orphan the task.
+        const task = new Wire.TaskState({
+          taskId: error.taskId,
+          status: "working",
+          createdAt: now,
+          lastUpdatedAt: now,
+          ttlMs: null,
+        })
+        return yield* applyAnswer(ctx, record, { _tag: "Task", task })
       }
       case "NoAnswer":
-        return yield* commit(
-          ctx,
-          record,
-          Transition.Event.CallInDoubt({ reason: error.reason, now }),
-          "action",
+        return yield* inDoubt(error.reason)
+      case "Unauthorized": {
+        const refused = `the server refused the credentials (HTTP ${error.status})`
+        return yield* act(
+          Transition.Event.CallAbandonedUnsent({ error: localError(refused, "unauthorized"), now }),
         )
-      case "Unauthorized":
-        return yield* commit(
-          ctx,
-          record,
-          Transition.Event.CallAbandonedUnsent({
-            error: localError(`the server refused the credentials (HTTP ${error.status})`, "unauthorized"),
-            now,
-          }),
-          "action",
-        )
+      }
       case "ServerBusy":
-        if (error.status !== 429) {
-          return yield* commit(
-            ctx,
-            record,
-            Transition.Event.CallInDoubt({
-              reason: `HTTP ${error.status} after the request was sent: the server may have acted on it`,
-              now,
-            }),
-            "action",
-          )
-        }
-        return yield* defer(ctx, record, `server busy (HTTP ${error.status})`, error.retryAfterMs)
+        return error.status === 429
+          ? yield* defer(ctx, record, `server busy (HTTP ${error.status})`, error.retryAfterMs)
+          : yield* inDoubt(`HTTP ${error.status} after the request was sent: the server may have acted on it`)
       case "NotSent":
         return yield* defer(ctx, record, `not sent: ${error.reason}`, undefined)
     }

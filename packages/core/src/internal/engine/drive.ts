@@ -26,7 +26,7 @@ import {
   ttlDeadline,
 } from "./answers.js"
 import { type Driver, type Engine, endpointOf } from "./context.js"
-import { commit, holding, type LeaseLost, type LeaseMode } from "./leases.js"
+import { commit, commitNow, holding, type LeaseLost, type LeaseMode } from "./leases.js"
 
 type Step = Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost>
 
@@ -145,26 +145,14 @@ const answerInput = (
     let current = record
     const fresh = yield* askInput(ctx, handler, record, unasked)
     if (Object.keys(fresh).length > 0) {
-      const now = yield* ctx.store.now
-      current = yield* commit(
-        ctx,
-        current,
-        Transition.Event.InputAnswered({ answers: fresh, now }),
-        "action",
-        mode,
-      )
+      const answers = (now: number) => Transition.Event.InputAnswered({ answers: fresh, now })
+      current = yield* commitNow(ctx, current, answers, "action", mode)
     }
     const unacknowledged = Object.entries(current.answers).filter(([, answer]) => !answer.acknowledged)
     const stale = unacknowledged.filter(([inputKey]) => outstanding[inputKey] === undefined).map(([k]) => k)
     if (stale.length > 0) {
-      const now = yield* ctx.store.now
-      current = yield* commit(
-        ctx,
-        current,
-        Transition.Event.InputAcknowledged({ keys: stale, now }),
-        "action",
-        mode,
-      )
+      const settled = (now: number) => Transition.Event.InputAcknowledged({ keys: stale, now })
+      current = yield* commitNow(ctx, current, settled, "action", mode)
     }
     const toSend = unacknowledged.filter(([inputKey]) => outstanding[inputKey] !== undefined)
     if (toSend.length === 0) return current

@@ -115,6 +115,16 @@ export const commit = (
     )
   })
 
+/** `commit` of an event stamped with the store's current time. */
+export const commitNow = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  event: (now: number) => Transition.Event,
+  kind: Kind,
+  mode: LeaseMode = "driver",
+): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
+  Effect.flatMap(ctx.store.now, (now) => commit(ctx, record, event(now), kind, mode))
+
 /** Takes the lease of a row nobody else is driving; None when another live instance is. */
 export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
   Effect.gen(function* () {
