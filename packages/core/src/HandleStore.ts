@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { HandleRecord, openStatuses, type Status } from "./HandleRecord.js"
 import { JsonObject } from "./Json.js"
+import * as Polling from "./Polling.js"
 
 /**
  * The store could not do its job (I/O, driver, corrupt row). Never used for "not found" or for a
@@ -427,5 +428,5 @@ export const spreadWindow = (record: HandleRecord, options: SpreadOptions): numb
   const interval = record.snapshot?.pollIntervalMs
   return interval === undefined || !Number.isFinite(interval)
     ? options.defaultIntervalMs
-    : Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(interval)))
+    : Polling.clamp(options, interval)
 }

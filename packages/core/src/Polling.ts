@@ -66,6 +66,17 @@ const nthDelay = (schedule: Schedule.Schedule<unknown>, n: number): Effect.Effec
   ).pipe(Effect.map((delays) => Duration.toMillis(Chunk.unsafeLast(delays))))
 
 /**
+ * A server's interval clamped into [min, max], whole milliseconds: a zero, negative or absurd
+ * value never hot-loops or stalls. The one place the rule lives.
+ *
+ * @since 0.2.0
+ */
+export const clamp = (
+  options: Pick<PollingOptions, "minIntervalMs" | "maxIntervalMs">,
+  serverIntervalMs: number,
+): number => Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(serverIntervalMs)))
+
+/**
  * The wait before the next `tasks/get`: the server's interval, clamped; or, when the server gave
  * none for `pollsWithoutInterval` answers in a row, the default growing schedule.
  *
@@ -77,9 +88,7 @@ export const interval = (
   pollsWithoutInterval: number,
 ): Effect.Effect<number> => {
   if (serverIntervalMs !== undefined && Number.isFinite(serverIntervalMs)) {
-    return Effect.succeed(
-      Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(serverIntervalMs))),
-    )
+    return Effect.succeed(clamp(options, serverIntervalMs))
   }
   const schedule = Schedule.exponential(
     Duration.millis(options.defaultInitialMs),

@@ -4,7 +4,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as Effect from "effect/Effect"
 import { describe } from "../CliError.js"
 import * as Common from "../Common.js"
@@ -37,7 +37,7 @@ export const command = Command.make(
         `reconciled: ${report.resumed} task(s) resumed, ${report.inDoubt} interrupted call(s) now in doubt${report.reissued > 0 ? `, ${report.reissued} re-issued` : ""}`,
       )
       const open = yield* Common.listAll(session, {
-        statuses: ["pending", "working", "input_required"],
+        statuses: HandleRecord.openStatuses,
       }).pipe(Effect.mapError(describe))
       const known = (r: HandleRecord.HandleRecord) => session.servers.some((s) => s.id === r.serverId)
       const reachable = open.filter(known)

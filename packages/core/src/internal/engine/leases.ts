@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as HandleRecord from "../../HandleRecord.js"
 import * as HandleStore from "../../HandleStore.js"
+import * as Polling from "../../Polling.js"
 import * as Transition from "../../Transition.js"
 import { defaults, type Engine, rowId } from "./context.js"
 
@@ -45,7 +46,7 @@ export const knownInterval = (ctx: Engine, record: HandleRecord.HandleRecord): n
   const interval = record.snapshot?.pollIntervalMs
   return interval === undefined || !Number.isFinite(interval)
     ? ctx.polling.defaultMaxMs
-    : Math.min(ctx.polling.maxIntervalMs, Math.max(ctx.polling.minIntervalMs, Math.ceil(interval)))
+    : Polling.clamp(ctx.polling, interval)
 }
 
 /**
