@@ -37,16 +37,41 @@ const onRealTime = (store: HandleStore.HandleStore, inFlight: InFlight): HandleS
       // `now` is the store's clock, not an operation: passed through as it is.
       typeof fn !== "function"
         ? fn
-        : (...args: Array<unknown>) =>
-            Effect.suspend(() => {
+        : (...args: Array<unknown>) => {
+            const run = Effect.suspend(() => {
               inFlight.count++
               return Effect.withClock(
                 (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args),
                 liveClock,
               ).pipe(Effect.ensuring(Effect.sync(() => inFlight.count--)))
-            }),
+            })
+            return op === "lockInstance" ? countingRelease(run, inFlight) : run
+          },
     ]),
   ) as unknown as HandleStore.HandleStore
+
+/**
+ * The instance lock lets go in a finalizer of the client's scope (real I/O on Postgres): counted
+ * as in flight too, so that closing a client waits for it. Finalizers run last-added first: the
+ * count goes up before the lock's own release and down after it.
+ */
+const countingRelease = <A, E, R>(acquire: Effect.Effect<A, E, R>, inFlight: InFlight) =>
+  Effect.gen(function* () {
+    let releasing = false
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (releasing) inFlight.count--
+      }),
+    )
+    const held = yield* acquire
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        releasing = true
+        inFlight.count++
+      }),
+    )
+    return held
+  })
 
 /** Store operations under way: the simulation lets them finish before time moves on. */
 export interface InFlight {
