@@ -39,6 +39,9 @@ export const describe = (error: unknown): CliError => {
       return usage(`key ${JSON.stringify(e.key)} is already used: ${String(e.reason)}`)
     case "NotInDoubt":
       return usage(`${String(e.key)} is not in doubt (it is ${String(e.status)}); nothing to decide`)
+    case "CannotReissue":
+    case "InstanceIdInUse":
+      return usage(messageOf(e))
     case "InvalidJson":
       return usage(`invalid ${String(e.what)}: ${String(e.reason)}`)
     case "InvalidServerUrl":

@@ -44,3 +44,19 @@ export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
   key: Schema.String,
   status: Schema.String,
 }) {}
+
+/**
+ * `reissue` of an in-doubt call that cannot be sent again: its arguments were kept only as a
+ * hash (`storeArguments: "hash"`), so there is nothing to send. Decide it with `abandon`, or
+ * make the call again under a new key.
+ *
+ * @since 0.2.0
+ */
+export class CannotReissue extends Schema.TaggedError<CannotReissue>()("CannotReissue", {
+  key: Schema.String,
+  reason: Schema.Literal("arguments_not_stored"),
+}) {
+  override get message(): string {
+    return `${this.key} cannot be sent again: its arguments were stored as a hash only`
+  }
+}

@@ -10,7 +10,14 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { InvalidKey, KeyReused, NotInDoubt, UnknownKey, UnknownServer } from "./ClientError.js"
+import type {
+  CannotReissue,
+  InvalidKey,
+  KeyReused,
+  NotInDoubt,
+  UnknownKey,
+  UnknownServer,
+} from "./ClientError.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
 import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
@@ -135,6 +142,8 @@ export interface ReconcileReport {
 }
 
 export {
+  /** @since 0.2.0 */
+  CannotReissue,
   /** @since 0.1.0 */
   InvalidKey,
   /** @since 0.1.0 */
@@ -172,7 +181,7 @@ export interface TaskClient {
   readonly reissue: (
     key: string,
     scope?: string,
-  ) => Effect.Effect<Handle, UnknownKey | NotInDoubt | UnknownServer | StoreError>
+  ) => Effect.Effect<Handle, UnknownKey | NotInDoubt | CannotReissue | UnknownServer | StoreError>
   readonly abandon: (
     key: string,
     scope?: string,

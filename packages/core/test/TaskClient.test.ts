@@ -444,6 +444,23 @@ describe("TaskClient", () => {
       }),
     )
 
+    it.effect("an in-doubt call whose arguments were kept as a hash only cannot be reissued", () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({
+          tools: [slow()],
+          faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "drop", phase: "after" } }],
+        })
+        const p = yield* startProcess(h, { background: false, storeArguments: "hash" })
+        yield* runFor(p.client.callTool("fake", "slow", { secret: "s3cret" }, { key: "hashed" }), 1_000)
+        expect((yield* p.client.get("hashed")).status).toBe("in_doubt")
+        const refused = yield* Effect.either(runFor(p.client.reissue("hashed"), 1_000))
+        expect(Either.isLeft(refused) && refused.left._tag).toBe("CannotReissue")
+        if (Either.isLeft(refused)) expect(refused.left.message).toContain("hash only")
+        // Nothing was sent again.
+        expect(h.server.ledger.snapshot().tasks).toHaveLength(1)
+      }),
+    )
+
     it.effect(
       "a response lost after the server created the task leaves an in-doubt row, never a silent orphan",
       () =>

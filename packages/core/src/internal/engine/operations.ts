@@ -243,9 +243,7 @@ export const reissue =
           return yield* Effect.fail(new ClientError.UnknownServer({ server: record.serverId }))
         }
         if (record.arguments === null) {
-          return yield* Effect.fail(
-            new ClientError.NotInDoubt({ key, status: "in_doubt (arguments were stored as a hash only)" }),
-          )
+          return yield* Effect.fail(new ClientError.CannotReissue({ key, reason: "arguments_not_stored" }))
         }
         const now = yield* ctx.store.now
         if (leasedByOther(ctx, record, now)) {
