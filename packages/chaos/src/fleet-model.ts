@@ -368,6 +368,9 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
       for (let second = 0; second < quietSeconds; second += 20) {
         yield* elapse(world, 20_000)
         yield* check(`while quiet at +${second + 20} s`)
+        // A crash armed before the quiet period can still fire in it (its request had left):
+        // a supervisor starts the process again, as it would in production.
+        for (const slot of slots) if (alive(slot) === undefined) yield* start(slot, true, true)
       }
       const rows = yield* allRows(store).pipe(Effect.orDie)
       const stuck = rows.filter(
