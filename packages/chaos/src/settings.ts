@@ -8,7 +8,7 @@ import type { StoreKind } from "./stores.js"
 export const ciRuns: Readonly<Record<StoreKind, number>> = { memory: 150, sqlite: 80, postgres: 50 }
 
 /** Fleet sequences per store in CI (several live instances each: slower than the single model). */
-export const ciFleetRuns: Readonly<Record<StoreKind, number>> = { memory: 300, sqlite: 120, postgres: 60 }
+export const ciFleetRuns: Readonly<Record<StoreKind, number>> = { memory: 200, sqlite: 100, postgres: 40 }
 
 export const fleetRunsFor = (store: StoreKind): number => {
   const fromEnv = Number(process.env.CHAOS_FLEET_RUNS)
