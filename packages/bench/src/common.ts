@@ -179,6 +179,27 @@ export const tempDir = (prefix: string, base = os.tmpdir()) => {
   return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
 }
 
+/** Collects a child's stdout and stderr as they come (`onStderr` sees each stderr chunk too). */
+export const captureOutput = (child: ChildProcess, onStderr?: (chunk: Buffer) => void) => {
+  const output = { stdout: "", stderr: "" }
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output.stdout += chunk.toString()
+  })
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output.stderr += chunk.toString()
+    onStderr?.(chunk)
+  })
+  return output
+}
+
+/** The last line of `stdout` that is a JSON object (a script's `--json` report). */
+export const lastJsonLine = (stdout: string): string | undefined =>
+  stdout
+    .trim()
+    .split("\n")
+    .reverse()
+    .find((l) => l.startsWith("{"))
+
 /** CPU time (user + system) of this process in ms since `since`. */
 export const cpuMsSince = (since: NodeJS.CpuUsage): number => {
   const used = process.cpuUsage(since)

@@ -1,9 +1,10 @@
 /**
- * `pnpm bench`: runs B1–B6, prints each measured value next to its target, and writes
+ * `pnpm bench`: runs B1–B6 and B8, prints each measured value next to its target, and writes
  * BENCHMARKS.md (machine facts, the command, raw numbers, ratios).
  *
  * - B1, B2: `pnpm --filter @mcp-handles/store-sqlite bench` (its own script; Markdown output).
- * - B3, B4, B5: this package's scripts, each in its own process, JSON output.
+ * - B3, B4, B5, B8: this package's scripts, each in its own process, JSON output (B8 starts one
+ *   more process per side and size).
  * - B6: `pnpm --filter @mcp-handles/store-postgres bench --json FILE`, on `DATABASE_URL`, or else
  *   on a throwaway embedded PostgreSQL (a failure is reported, not fatal).
  *
@@ -16,7 +17,16 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { EmbeddedServer } from "@mcp-handles/store-postgres/testing"
-import { type BenchReport, formatValue, loadAverage, machine, type TargetResult, table } from "./common.js"
+import {
+  type BenchReport,
+  captureOutput,
+  formatValue,
+  lastJsonLine,
+  loadAverage,
+  machine,
+  type TargetResult,
+  table,
+} from "./common.js"
 import * as Markdown from "./markdown.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -26,7 +36,7 @@ export interface BenchOutcome {
   readonly id: string
   readonly title: string
   readonly results: ReadonlyArray<TargetResult>
-  /** Generated Markdown for this package's own sections (B3–B5). */
+  /** Generated Markdown for this package's own sections (B3–B5, B8). */
   readonly markdown?: string
   /** Raw stdout of another package's script (B1, B2, B6). */
   readonly raw?: string
@@ -56,20 +66,17 @@ const exec = (
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env },
     })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString()
-      if (echo) process.stderr.write(chunk)
-    })
+    const output = captureOutput(child, echo ? (chunk) => process.stderr.write(chunk) : undefined)
     child.on("error", (error) => {
-      stderr += String(error)
+      output.stderr += String(error)
     })
     child.on("close", (code) =>
-      resolve({ code, stdout, stderr, seconds: (performance.now() - start) / 1000 }),
+      resolve({
+        code,
+        stdout: output.stdout,
+        stderr: output.stderr,
+        seconds: (performance.now() - start) / 1000,
+      }),
     )
   })
 
@@ -245,8 +252,8 @@ const runPostgres = async (smoke: boolean): Promise<BenchOutcome> => {
   }
 }
 
-/** B3, B4, B5: this package's scripts, each in a fresh process (B3 measures the heap). */
-const runOwn = async (id: "B3" | "B4" | "B5", smoke: boolean): Promise<BenchOutcome> => {
+/** B3, B4, B5, B8: this package's scripts, each in a fresh process (B3 measures the heap). */
+const runOwn = async (id: "B3" | "B4" | "B5" | "B8", smoke: boolean): Promise<BenchOutcome> => {
   const script = path.join(here, `${id.toLowerCase()}.js`)
   const result = await exec(
     process.execPath,
@@ -254,11 +261,7 @@ const runOwn = async (id: "B3" | "B4" | "B5", smoke: boolean): Promise<BenchOutc
     repoRoot,
     false,
   )
-  const line = result.stdout
-    .trim()
-    .split("\n")
-    .reverse()
-    .find((l) => l.startsWith("{"))
+  const line = lastJsonLine(result.stdout)
   if (result.code !== 0 || line === undefined) {
     return {
       id,
@@ -327,12 +330,16 @@ export const runAll = async (options: RunOptions): Promise<Array<BenchOutcome>> 
     log("running B6 (store-postgres) …")
     report(await runPostgres(options.smoke))
   }
+  if (wanted("B8")) {
+    log("running B8 …")
+    report(await runOwn("B8", options.smoke))
+  }
   return outcomes
 }
 
-const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "Raw"]
+const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "B8", "Raw"]
 
-/** BENCHMARKS.md after a run: the summary, B3–B5 and the raw output regenerated; the rest kept. */
+/** BENCHMARKS.md after a run: the summary, B3–B5, B8 and the raw output regenerated; the rest kept. */
 export const updateBenchmarks = (
   current: string,
   outcomes: ReadonlyArray<BenchOutcome>,

@@ -134,7 +134,11 @@ export const mcpHandlesSide = async (options: {
  * HTTP POST per request, with the routing headers the protocol requires (`MCP-Protocol-Version`,
  * `Mcp-Method`, `Mcp-Name`) and the JSON-RPC `jsonrpc`/`id` added.
  */
-export const extTasksSide = async (options: { readonly url: string }): Promise<Side> => {
+export const extTasksSession = async (options: {
+  readonly url: string
+  /** Called with the method of every request the requester sends (B8 counts its polls). */
+  readonly onRequest?: (method: string) => void
+}) => {
   // ext-tasks links every call's abort signal to the session's: with hundreds of calls in flight
   // Node warns about a possible listener leak on new EventTargets. Raise the default bound.
   setMaxListeners(100_000)
@@ -146,6 +150,7 @@ export const extTasksSide = async (options: { readonly url: string }): Promise<S
   let id = 0
   const rawDispatch = async (request: unknown, dispatchOptions?: { readonly signal?: AbortSignal }) => {
     const { method, params } = request as { method: string; params?: Record<string, unknown> }
+    options.onRequest?.(method)
     const name =
       method === "tools/call"
         ? params?.name
@@ -179,6 +184,21 @@ export const extTasksSide = async (options: { readonly url: string }): Promise<S
     },
   })
   return {
+    session,
+    close: async () => {
+      await session.close()
+      await client.close()
+    },
+  }
+}
+
+/**
+ * The official requester, driven as DESIGN.md describes: it speaks 2026-07-28 through a
+ * host-supplied `rawDispatch` (see `extTasksSession`).
+ */
+export const extTasksSide = async (options: { readonly url: string }): Promise<Side> => {
+  const { session, close } = await extTasksSession(options)
+  return {
     name: "@modelcontextprotocol/ext-tasks 0.2.2 (in memory)",
     run: async (calls) => {
       await Promise.all(
@@ -196,9 +216,6 @@ export const extTasksSide = async (options: { readonly url: string }): Promise<S
         }),
       )
     },
-    close: async () => {
-      await session.close()
-      await client.close()
-    },
+    close,
   }
 }

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest"
 import { runB3 } from "../src/b3.js"
 import { minimumPolls, runB4 } from "../src/b4.js"
 import { runB5 } from "../src/b5.js"
+import { runB8 } from "../src/b8.js"
 import * as Markdown from "../src/markdown.js"
 import { parseRatioLines, runAll, updateBenchmarks } from "../src/run.js"
 
@@ -30,6 +31,13 @@ describe("benchmarks at smoke size", () => {
 
   it("B5 runs both requesters on the same workload", async () => {
     finite(await runB5({ smoke: true, calls: 3 }))
+  }, 120_000)
+
+  it("B8 holds tasks open on both sides and reports memory and CPU per poll", async () => {
+    const report = await runB8({ smoke: true, sizes: [10], rate: 20 })
+    finite(report)
+    expect(report.results.map((r) => r.unit)).toEqual(["B", "×"])
+    expect(report.markdown).toContain("B8 CPU per poll vs ext-tasks: 10: **")
   }, 120_000)
 
   it("B1 and B2 (the SQLite package's script) run and their ratios parse", async () => {

@@ -1,0 +1,594 @@
+/**
+ * B8: how the cost grows with the number of open tasks. One instance holds N tasks open at once
+ * (1,000, 10,000, 50,000), launched through `callTool`, on the SQLite store (synchronous=FULL)
+ * against the fake server in its own process; the official requester
+ * `@modelcontextprotocol/ext-tasks` holds the same N tasks in the same run. Reported per side and
+ * size: CPU per poll, memory per open task, polls per second, and (mcp-handles) store writes and
+ * reads per poll. Goals at every size: memory per open task ≤ 2 KiB; CPU per poll ≤ 1.5× ext-tasks'.
+ *
+ * Method. Every (side, size) runs in a fresh Node process (`--expose-gc`) with a fresh fake
+ * server, so that heap and CPU are that side's alone. The tasks run for an hour and advertise an
+ * interval that grows with N (`N / rate`), so that the offered poll rate is the same at every
+ * size and what grows is only the number of open tasks. Each side first launches 200 warm-up tasks
+ * (left open), then the N at the offered rate (so the launch takes about one interval and the
+ * polls are spread evenly from then on). After all N are launched: a full GC, the live heap
+ * against the one before their launch, divided by N (what N more open tasks cost); then CPU
+ * time over one interval (at most 15 s) of steady state, divided by the polls sent in it.
+ *
+ * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000] [--rate 200] [--warm 200]`.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as inspector from "node:inspector/promises"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import * as v8 from "node:v8"
+import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HttpWire from "@mcp-handles/core/HttpWire"
+import * as Polling from "@mcp-handles/core/Polling"
+import * as TaskClient from "@mcp-handles/core/TaskClient"
+import * as Wire from "@mcp-handles/core/Wire"
+import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
+import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import {
+  type BenchReport,
+  captureOutput,
+  cliFlags,
+  cpuMsSince,
+  emit,
+  lastJsonLine,
+  loadAverage,
+  startFakeServer,
+  type TargetResult,
+  table,
+  tempDir,
+} from "./common.js"
+import { extTasksSession } from "./sides.js"
+
+/** The compiled script each (side, size) runs in (also when this module is loaded from src/ by the tests). */
+const childScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "b8.js")
+const TOOL = "job"
+/** Long enough that no task ends during a run. */
+const TASK_DURATION_MS = 3_600_000
+/** The measured stretch of steady state: one interval, at most this long. */
+const MAX_WINDOW_MS = 15_000
+/** How many calls each side has in flight while launching. */
+const LAUNCH_CONCURRENCY = 64
+/** The store operations that write (everything else reads). */
+const WRITES = new Set([
+  "begin",
+  "update",
+  "claimDue",
+  "spreadDue",
+  "release",
+  "renewLease",
+  "releaseOwner",
+  "deleteSettledBefore",
+])
+
+type SideId = "mh" | "ext"
+
+const SIDE_NAMES: Record<SideId, string> = {
+  mh: "mcp-handles (SQLite, synchronous=FULL)",
+  ext: "ext-tasks 0.2.2 (in memory)",
+}
+
+/** What one (side, size) process measured. */
+export interface Measurement {
+  readonly side: SideId
+  readonly size: number
+  /** Tasks launched (and left open) before the measured N, to warm up. */
+  readonly warm: number
+  readonly intervalMs: number
+  readonly launchMs: number
+  readonly launchCpuMs: number
+  /** Tasks open after the launch (mcp-handles: rows `working`; a call left in doubt is not). */
+  readonly open: number
+  readonly launchRetries: number
+  /** Live heap (after a full GC) with N tasks open, minus the one before the launch. */
+  readonly heapDelta: number
+  /** The same at the end of the measured interval. */
+  readonly heapDeltaEnd: number
+  readonly rssDelta: number
+  readonly windowMs: number
+  readonly cpuMs: number
+  readonly polls: number
+  /** Store operations during the measured interval, by name (mcp-handles only). */
+  readonly storeOps: Readonly<Record<string, number>>
+}
+
+const gc = (): void => {
+  const collect = (globalThis as { gc?: () => void }).gc
+  if (collect === undefined) throw new Error("run with node --expose-gc")
+  collect()
+  collect()
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Runs `f(i)` for i in [0, n) with at most `concurrency` in flight, and (with `perSecond`) none
+ * started before its turn at that pace. Returns how many returned true.
+ */
+const pool = async (
+  n: number,
+  concurrency: number,
+  f: (i: number) => Promise<boolean>,
+  perSecond = Number.POSITIVE_INFINITY,
+) => {
+  const start = performance.now()
+  let next = 0
+  let yes = 0
+  const worker = async () => {
+    while (next < n) {
+      const i = next++
+      const wait = start + (i * 1000) / perSecond - performance.now()
+      if (wait > 0) await sleep(wait)
+      if (await f(i)) yes++
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker))
+  return yes
+}
+
+/** A store that counts every operation the client asks of it, by name. */
+const countingStore = <E>(
+  layer: Layer.Layer<HandleStore.HandleStore, E>,
+  counts: Record<string, number>,
+): Layer.Layer<HandleStore.HandleStore, E> =>
+  Layer.effect(
+    HandleStore.HandleStore,
+    Effect.map(HandleStore.HandleStore, (store) => {
+      const wrapped: Record<string, unknown> = { ...store }
+      for (const [name, value] of Object.entries(store)) {
+        if (typeof value !== "function") continue
+        const op = value as (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, unknown>
+        wrapped[name] = (...args: ReadonlyArray<unknown>) =>
+          Effect.suspend(() => {
+            counts[name] = (counts[name] ?? 0) + 1
+            return op(...args)
+          })
+      }
+      return HandleStore.HandleStore.of(wrapped as unknown as HandleStore.HandleStore)
+    }),
+  ).pipe(Layer.provide(layer))
+
+/** HttpWire, counting `tasks/get`. */
+const countingWire = (onPoll: () => void): Layer.Layer<Wire.Wire> =>
+  Layer.effect(
+    Wire.Wire,
+    Effect.map(Wire.Wire, (wire) =>
+      Wire.Wire.of({
+        ...wire,
+        getTask: (server, taskId) =>
+          Effect.suspend(() => {
+            onPoll()
+            return wire.getTask(server, taskId)
+          }),
+      }),
+    ),
+  ).pipe(Layer.provide(HttpWire.layer()))
+
+interface Launched {
+  /**
+   * Launches task `i`; resolves once its task id is known (polling goes on in the background),
+   * with whether the task is open (mcp-handles: its row is `working`, not in doubt).
+   */
+  readonly launch: (i: number) => Promise<boolean>
+  readonly polls: () => number
+  readonly storeOps: () => Readonly<Record<string, number>>
+  /** `tools/call` the harness sent again after a connection failure (ext-tasks). */
+  readonly retries: () => number
+}
+
+const mcpHandles = async (url: string, dir: string, intervalMs: number): Promise<Launched> => {
+  const counts: Record<string, number> = {}
+  let polls = 0
+  const runtime = ManagedRuntime.make(
+    TaskClient.layer({ servers: [{ name: "fake", url }], instanceId: "b8" }).pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          countingStore(
+            SqliteStore.layer({ filename: path.join(dir, "handles.db"), synchronous: "FULL" }),
+            counts,
+          ),
+          countingWire(() => polls++),
+          // The fake server's interval is honoured as advertised, up to the largest size's.
+          Polling.layer({
+            minIntervalMs: 10,
+            maxIntervalMs: Math.max(Polling.defaults.maxIntervalMs, intervalMs),
+          }),
+        ),
+      ),
+    ),
+  )
+  const client = await runtime.runPromise(TaskClient.TaskClient)
+  return {
+    launch: (i) =>
+      runtime.runPromise(
+        Effect.map(
+          client.callTool("fake", TOOL, { i, label: "benchmark call" }, { key: `b8-${i}` }),
+          (handle) => handle.record.status === "working",
+        ),
+      ),
+    polls: () => polls,
+    storeOps: () => ({ ...counts }),
+    retries: () => 0,
+  }
+}
+
+const extTasks = async (url: string): Promise<Launched> => {
+  let polls = 0
+  let retries = 0
+  const { session } = await extTasksSession({
+    url,
+    onRequest: (method) => {
+      if (method === "tasks/get") polls++
+    },
+  })
+  return {
+    launch: async (i) => {
+      // ext-tasks does not retry a `tools/call` whose connection failed (under load, a reused
+      // loopback connection is sometimes reset): the harness does, and counts it.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const execution = await session.callTool(
+            TOOL,
+            { i, label: "benchmark call" },
+            { resultCodec: JsonValueCodec },
+          )
+          // Polling runs inside `settle`; it is not awaited (the task outlives the run).
+          execution.settle().catch(() => {})
+          return true
+        } catch (error) {
+          if (attempt >= 3) throw error
+          retries++
+        }
+      }
+    },
+    polls: () => polls,
+    storeOps: () => ({}),
+    retries: () => retries,
+  }
+}
+
+/**
+ * With `B8_CPU_PROFILE=DIR`, a CPU profile of the measured interval alone (not the launch) is
+ * written to `DIR/b8-SIDE-SIZE.cpuprofile` (open it in Chrome DevTools or speedscope). With
+ * `B8_HEAP_SNAPSHOT=DIR`, a heap snapshot with the N tasks open goes to
+ * `DIR/b8-SIDE-SIZE.heapsnapshot` (taken after the memory is weighed, before the interval).
+ */
+const startProfile = async (): Promise<(name: string) => Promise<void>> => {
+  const dir = process.env.B8_CPU_PROFILE
+  if (dir === undefined || dir === "") return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: 200 })
+  await session.post("Profiler.start")
+  return async (name) => {
+    const { profile } = await session.post("Profiler.stop")
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
+/** One (side, size) in this process: launch N tasks, weigh them, then time one interval. */
+const measureHere = async (
+  side: SideId,
+  size: number,
+  warm: number,
+  intervalMs: number,
+  url: string,
+  dir: string,
+): Promise<Measurement> => {
+  const launched = side === "mh" ? await mcpHandles(url, dir, intervalMs) : await extTasks(url)
+  // Warm-up tasks, left open: the launch and poll paths compiled, connections and statements
+  // made. Memory is weighed from here, so what is counted is what N more open tasks add.
+  await pool(warm, LAUNCH_CONCURRENCY, (j) => launched.launch(size + j))
+  await sleep(Math.min(intervalMs, 2_000))
+  gc()
+  const heap0 = process.memoryUsage().heapUsed
+  const rss0 = process.memoryUsage().rss
+  const launchCpu = process.cpuUsage()
+  const launchStart = performance.now()
+  // Launched at the offered poll rate: the launch takes about one interval, so the tasks' polls
+  // are spread evenly over the interval from then on (a burst would poll in bursts).
+  const open = await pool(size, LAUNCH_CONCURRENCY, (i) => launched.launch(i), (size * 1000) / intervalMs)
+  const launchMs = performance.now() - launchStart
+  const launchCpuMs = cpuMsSince(launchCpu)
+  await sleep(500)
+  gc()
+  const heapOpen = process.memoryUsage().heapUsed
+  const rssOpen = process.memoryUsage().rss
+  const snapshots = process.env.B8_HEAP_SNAPSHOT
+  if (snapshots !== undefined && snapshots !== "") {
+    fs.mkdirSync(snapshots, { recursive: true })
+    v8.writeHeapSnapshot(path.join(snapshots, `b8-${side}-${size}.heapsnapshot`))
+  }
+  // Steady state: polls evenly spread, every open task polled once per interval.
+  const windowMs = Math.min(intervalMs, MAX_WINDOW_MS)
+  const polls0 = launched.polls()
+  const ops0 = launched.storeOps()
+  const profile = await startProfile()
+  const cpu0 = process.cpuUsage()
+  const start = performance.now()
+  await sleep(windowMs)
+  const cpuMs = cpuMsSince(cpu0)
+  const elapsedMs = performance.now() - start
+  await profile(`b8-${side}-${size}`)
+  const polls = launched.polls() - polls0
+  const ops1 = launched.storeOps()
+  gc()
+  const heapEnd = process.memoryUsage().heapUsed
+  const storeOps: Record<string, number> = {}
+  for (const [name, n] of Object.entries(ops1)) {
+    const d = n - (ops0[name] ?? 0)
+    if (d > 0) storeOps[name] = d
+  }
+  return {
+    side,
+    size,
+    warm,
+    intervalMs,
+    launchMs,
+    launchCpuMs,
+    open,
+    launchRetries: launched.retries(),
+    heapDelta: heapOpen - heap0,
+    heapDeltaEnd: heapEnd - heap0,
+    rssDelta: rssOpen - rss0,
+    windowMs: elapsedMs,
+    cpuMs,
+    polls,
+    storeOps,
+  }
+}
+
+/** Runs one (side, size) in a fresh process against a fresh fake server. */
+const measureInChild = async (
+  side: SideId,
+  size: number,
+  warm: number,
+  intervalMs: number,
+): Promise<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> => {
+  const temp = tempDir("mcp-handles-b8-")
+  const config: FakeServerConfig = {
+    tools: [{ name: TOOL, durationMs: TASK_DURATION_MS, pollIntervalMs: intervalMs }],
+    recordRequests: false,
+  }
+  const server = await startFakeServer(config, { dir: temp.dir })
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        "--expose-gc",
+        "--max-old-space-size=4096",
+        childScript,
+        "--child",
+        side,
+        "--size",
+        String(size),
+        "--warm",
+        String(warm),
+        "--interval",
+        String(intervalMs),
+        "--url",
+        server.url,
+        "--dir",
+        temp.dir,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    )
+    const output = captureOutput(child)
+    // A side that cannot keep up is stopped: twice the planned time, plus two minutes.
+    const limitMs = 2 * 2 * intervalMs + 120_000
+    const timer = setTimeout(() => child.kill("SIGKILL"), limitMs)
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    clearTimeout(timer)
+    if (code === null) throw new Error(`B8 ${side} ${size}: stopped after ${Math.round(limitMs / 1000)} s`)
+    const { stdout, stderr } = output
+    const line = lastJsonLine(stdout)
+    if (code !== 0 || line === undefined) {
+      throw new Error(
+        `B8 ${side} ${size}: exit ${code}: ${(stderr || stdout).trim().split("\n").slice(-10).join("\n")}`,
+      )
+    }
+    const measurement = JSON.parse(line) as Measurement
+    const ledger = await server.ledger()
+    return {
+      ...measurement,
+      earlyPolls: ledger.tasks.reduce((k, t) => k + t.earlyPolls, 0),
+      serverPolls: ledger.tasks.reduce((k, t) => k + t.polls.length, 0),
+    }
+  } finally {
+    await server.stop()
+    temp.remove()
+  }
+}
+
+const perPoll = (m: Measurement) => (m.polls === 0 ? Number.NaN : (m.cpuMs * 1000) / m.polls)
+const perTask = (m: Measurement) => m.heapDelta / m.size
+const writes = (m: Measurement) =>
+  Object.entries(m.storeOps).reduce((k, [name, n]) => k + (WRITES.has(name) ? n : 0), 0)
+const reads = (m: Measurement) =>
+  Object.entries(m.storeOps).reduce((k, [name, n]) => k + (WRITES.has(name) ? 0 : n), 0)
+const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "—")
+const thousands = (n: number) => n.toLocaleString("en-US")
+
+export const runB8 = async (options: {
+  readonly smoke: boolean
+  readonly sizes?: ReadonlyArray<number>
+  /** Offered polls per second (the interval is N / rate), the same at every size. */
+  readonly rate?: number
+  /** Tasks each side launches and leaves open before the measured N (default 200). */
+  readonly warm?: number
+}): Promise<BenchReport> => {
+  const { smoke } = options
+  const sizes = options.sizes ?? (smoke ? [20] : [1_000, 10_000, 50_000])
+  const rate = options.rate ?? (smoke ? 40 : 200)
+  const warm = options.warm ?? (smoke ? 5 : 200)
+  const loadBefore = loadAverage()
+  const runs: Array<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> = []
+  const problems: Array<string> = []
+  for (const [k, size] of sizes.entries()) {
+    const intervalMs = Math.max(250, Math.round((size / rate) * 1000))
+    const order: ReadonlyArray<SideId> = k % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
+    for (const side of order) {
+      try {
+        runs.push(await measureInChild(side, size, warm, intervalMs))
+      } catch (error) {
+        problems.push(String(error instanceof Error ? error.message : error).split("\n")[0] as string)
+      }
+    }
+  }
+  const loadAfter = loadAverage()
+  const find = (side: SideId, size: number) => runs.find((r) => r.side === side && r.size === size)
+  const results: Array<TargetResult> = []
+  const rows: Array<Array<string>> = []
+  for (const size of sizes) {
+    const mh = find("mh", size)
+    const ext = find("ext", size)
+    for (const m of [mh, ext]) {
+      if (m === undefined) continue
+      rows.push([
+        SIDE_NAMES[m.side],
+        thousands(m.size),
+        thousands(m.open),
+        fmt(m.intervalMs / 1000, 1),
+        fmt(m.launchMs / 1000, 1),
+        fmt((m.launchCpuMs * 1000) / m.size),
+        fmt(perTask(m)),
+        fmt(m.heapDeltaEnd / m.size),
+        fmt(m.rssDelta / m.size),
+        thousands(m.polls),
+        fmt(m.polls / (m.windowMs / 1000)),
+        fmt(perPoll(m)),
+        m.side === "mh" ? fmt(writes(m) / Math.max(1, m.polls), 2) : "—",
+        m.side === "mh" ? fmt(reads(m) / Math.max(1, m.polls), 2) : "—",
+        String(m.earlyPolls),
+      ])
+    }
+    const ratio = mh === undefined || ext === undefined ? Number.NaN : perPoll(mh) / perPoll(ext)
+    const memory = mh === undefined ? Number.NaN : perTask(mh)
+    results.push(
+      {
+        what: `memory per open task, ${thousands(size)} open`,
+        value: memory,
+        unit: "B",
+        target: "≤ 2048 B",
+        met: memory <= 2048,
+      },
+      {
+        what: `CPU per poll vs ext-tasks, ${thousands(size)} open`,
+        value: ratio,
+        unit: "×",
+        target: "≤ 1.5×",
+        met: ratio <= 1.5,
+      },
+    )
+  }
+  const opsLines = sizes.flatMap((size) => {
+    const mh = find("mh", size)
+    if (mh === undefined) return []
+    const ops = Object.entries(mh.storeOps)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, n]) => `${name} ${fmt(n / Math.max(1, mh.polls), 2)}`)
+      .join(", ")
+    return [`- ${thousands(size)} open: ${ops || "none"}`]
+  })
+  const markdown = [
+    `Sizes ${sizes.map(thousands).join(", ")}; one run per side and size, sides alternated (A B, B A, …), each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (left open; JIT, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks open), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over one interval (at most ${MAX_WINDOW_MS / 1000} s) of steady state after the launch, / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
+    "",
+    table(
+      [
+        "side",
+        "tasks",
+        "open after launch",
+        "interval s",
+        "launch s",
+        "launch CPU µs/task",
+        "live heap B/task",
+        "at end of interval B/task",
+        "RSS B/task",
+        "polls in window",
+        "polls/s",
+        "CPU µs/poll",
+        "store writes/poll",
+        "store reads/poll",
+        "early polls (server)",
+      ],
+      rows,
+    ),
+    "",
+    ...(problems.length === 0 ? [] : [`Problems: ${problems.join("; ")}`, ""]),
+    `\`tools/call\` sent again by the harness after a connection failure (ext-tasks does not retry): ${runs
+      .filter((r) => r.side === "ext")
+      .map((r) => `${thousands(r.size)}: ${r.launchRetries}`)
+      .join(", ")}.`,
+    "",
+    "Store operations per poll of the mcp-handles side during the measured interval:",
+    "",
+    ...opsLines,
+    "",
+    `B8 CPU per poll vs ext-tasks: ${sizes
+      .map((size) => {
+        const mh = find("mh", size)
+        const ext = find("ext", size)
+        return mh === undefined || ext === undefined
+          ? `${thousands(size)}: —`
+          : `${thousands(size)}: **${(perPoll(mh) / perPoll(ext)).toFixed(2)}×**`
+      })
+      .join(", ")} (target ≤ 1.5×); memory per open task: ${sizes
+      .map((size) => {
+        const mh = find("mh", size)
+        return `${thousands(size)}: **${mh === undefined ? "—" : fmt(perTask(mh))} B**`
+      })
+      .join(", ")} (target ≤ 2048 B)`,
+  ].join("\n")
+  return { id: "B8", title: "how the cost grows with open tasks", smoke, results, markdown }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const flags = cliFlags()
+  const child = flags.option("--child")
+  if (child === "mh" || child === "ext") {
+    measureHere(
+      child,
+      Number(flags.option("--size")),
+      Number(flags.option("--warm") ?? 0),
+      Number(flags.option("--interval")),
+      flags.option("--url") ?? "",
+      flags.option("--dir") ?? "",
+    )
+      .then((m) => {
+        process.stdout.write(`${JSON.stringify(m)}\n`)
+        // The tasks outlive the run: leave without closing them.
+        process.exit(0)
+      })
+      .catch((error) => {
+        console.error(error)
+        process.exit(1)
+      })
+  } else {
+    const sizes = flags.option("--sizes")
+    const rate = flags.option("--rate")
+    const warm = flags.option("--warm")
+    runB8({
+      ...(warm === undefined ? {} : { warm: Number(warm) }),
+      smoke: flags.smoke,
+      ...(sizes === undefined ? {} : { sizes: sizes.split(",").map(Number) }),
+      ...(rate === undefined ? {} : { rate: Number(rate) }),
+    })
+      .then((report) => emit(report, flags.json))
+      .catch((error) => {
+        console.error(error)
+        process.exitCode = 1
+      })
+  }
+}
