@@ -6,7 +6,7 @@
  * no orphan, no double launch, terminal is final, no early poll. Every few kills a client is
  * let run to the end: then every row must rest (terminal or in doubt): liveness.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -77,6 +77,35 @@ const firstLine = (child: ChildProcess) =>
     child.once("exit", (code) => reject(new Error(`exited with ${code} before printing`)))
   })
 
+/**
+ * Children lead process groups of their own, killed as groups: whatever a child started dies
+ * with it, and nothing outlives this process (a test that times out, a run that throws).
+ */
+const live = new Set<number>()
+process.once("exit", () => {
+  for (const pid of live) killGroup(pid)
+})
+
+const spawnGroup = (command: string, args: ReadonlyArray<string>, options: SpawnOptions): ChildProcess => {
+  const child = spawn(command, args, { ...options, detached: true })
+  const pid = child.pid
+  if (pid !== undefined) {
+    live.add(pid)
+    child.once("exit", () => live.delete(pid))
+  }
+  return child
+}
+
+const killGroup = (child: ChildProcess | number, signal: NodeJS.Signals = "SIGKILL") => {
+  const pid = typeof child === "number" ? child : child.pid
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, signal)
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ESRCH") throw error
+  }
+}
+
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode)
@@ -134,7 +163,7 @@ export const runProcessChaos = async (options: ProcessChaosOptions): Promise<Pro
     ],
   }
   writeFileSync(join(dir, "server.json"), JSON.stringify(config))
-  const server = spawn(
+  const server = spawnGroup(
     process.execPath,
     [
       fakeServerBin,
@@ -189,7 +218,7 @@ export const runProcessChaos = async (options: ProcessChaosOptions): Promise<Pro
       )
       calls += round.calls.length
       runs++
-      const child = spawn(process.execPath, [clientChild, url, db, JSON.stringify(round.calls)], {
+      const child = spawnGroup(process.execPath, [clientChild, url, db, JSON.stringify(round.calls)], {
         stdio: ["ignore", "pipe", "pipe"],
       })
       let stderr = ""
@@ -198,7 +227,8 @@ export const runProcessChaos = async (options: ProcessChaosOptions): Promise<Pro
       })
       child.stdout?.resume()
       if (round.killAfterMs === null) {
-        const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+        // A bound for a real process on a loaded machine, not a measure of its speed.
+        const timer = setTimeout(() => killGroup(child), 120_000)
         const code = await exited(child)
         clearTimeout(timer)
         if (code !== 0)
@@ -207,7 +237,7 @@ export const runProcessChaos = async (options: ProcessChaosOptions): Promise<Pro
       } else {
         await new Promise((resolve) => setTimeout(resolve, round.killAfterMs ?? 0))
         if (child.exitCode === null && child.signalCode === null) {
-          child.kill("SIGKILL")
+          killGroup(child)
           kills++
         }
         await exited(child)
@@ -217,8 +247,11 @@ export const runProcessChaos = async (options: ProcessChaosOptions): Promise<Pro
     }
     return { kills, runs, checks, calls, millis: Date.now() - started }
   } finally {
-    server.kill("SIGTERM")
+    // Its state file is written on SIGTERM; a server that does not stop in time is killed.
+    killGroup(server, "SIGTERM")
+    const stopped = setTimeout(() => killGroup(server), 5_000)
     await exited(server)
+    clearTimeout(stopped)
     rmSync(dir, { recursive: true, force: true })
   }
 }
