@@ -1,4 +1,10 @@
 /**
+ * Poll discipline across the fleet (DESIGN invariant 4) is part of it: it found that a driver
+ * polled a task under another instance's live lease (a caller's settle right after its callTool,
+ * while another instance's sweep held the row), early; a driver now checks its lease first. The
+ * failure message shows each task's story: server requests by client, the workers' leases and
+ * polls from their own logs.
+ *
  * The active fleet, with real processes: one PostgreSQL schema, one fake-server process, and four
  * worker processes (each a TaskClient with its own instance id, 3 s leases, the background
  * reconciler on, `inDoubtPolicy: "surface"`, an input handler that answers by itself). Each
@@ -20,13 +26,11 @@
  * - every cancel a worker asked for reached the server as `tasks/cancel` (for every task id the
  *   key's row learned) unless the task ended first: once the intent was durable, the task was
  *   not polled again after an answer that said it was still running, without a cancel sent;
+ * - no poll sooner than the task's interval, no two workers polling one task at once;
  * - each input key of a task accepted at most once by the server; asked at most once across the
  *   survivors;
  * - every row ends terminal or in doubt; every survivor's settles and cancels returned;
  * - the in-flight call of the killed worker rests in doubt (or abandoned) covering its one launch.
- *
- * Poll discipline (no early poll, no two workers polling one task at once) is checked in
- * `fleet-active-found-bug.test.ts`, which fails on the engine as it is (see there).
  *
  * Randomness (durations, tools, what each call does, the victim) comes from one seed, printed with
  * every run; set FLEET_SEED to replay one.
@@ -286,6 +290,13 @@ const runFleet = async (url: string, schema: string) => {
       runMs: settledAt - t0,
       bodies,
       ledger: final,
+      logged: Fleet.readLogs(
+        ids.map((id) => ({
+          instanceId: id,
+          file: logs.get(id) as string,
+          ...(id === victimId ? { diedAt: killedAt } : {}),
+        })),
+      ).byTask,
       events,
       stderr: Object.fromEntries(actors.map((a) => [a.instanceId, a.stderr().slice(-2000)])),
     }
@@ -299,7 +310,7 @@ const runFleet = async (url: string, schema: string) => {
 describe("active fleet of worker processes on one PostgreSQL store", () => {
   it.layer(TestDatabase.layerClient({ maxConnections: 2 }), { timeout: 60_000 })((it) => {
     it.effect(
-      `${WORKERS} workers launch, settle, cancel and answer input; one SIGKILLed mid-dispatch (seed ${seed})`,
+      `${WORKERS} workers launch, settle, cancel and answer input; one SIGKILLed mid-dispatch; poll discipline (seed ${seed})`,
       () =>
         Effect.gen(function* () {
           const { url, schema } = yield* TestDatabase.TestSchema
@@ -418,6 +429,51 @@ describe("active fleet of worker processes on one PostgreSQL store", () => {
               })
             })
           expect(unsent, context).toEqual([])
+
+          // Poll discipline across the fleet: no poll sooner than the interval the task asked
+          // for; no two workers with a tasks/get of one task in flight at once (a poll the victim
+          // had in flight when it died does not count against the survivor that took over).
+          // A task's story as the server saw it, times from its creation: for failure messages.
+          const story = (t: TaskEntry) => ({
+            key: t.idempotencyKey,
+            tool: byKey.get(t.idempotencyKey ?? "")?.tool,
+            early: t.earlyPolls,
+            polls: t.polls.map((at) => at - t.createdAt),
+            requests: ledger.requests
+              .filter(
+                (r) =>
+                  r.taskId === t.taskId ||
+                  (r.method === "tools/call" && r.idempotencyKey === t.idempotencyKey),
+              )
+              .map((r) => `${r.method} ${r.client} ${r.startedAt - t.createdAt}..${r.endedAt - t.createdAt}`),
+            updates: t.updates.map((u) => `${u.at - t.createdAt} ${u.accepted.join("+")}`),
+            cancels: t.cancels.map((at) => at - t.createdAt),
+            // What the workers' own logs say: leases granted, polls sent and answered.
+            leases: (run.logged.get(t.taskId)?.leases ?? []).map(
+              (l) => `${l.w} ${l.a - t.createdAt}..${l.u - t.createdAt}`,
+            ),
+            logged: (run.logged.get(t.taskId)?.polls ?? []).map(
+              (p) => `${p.w} ${p.s - t.createdAt}..${p.e - t.createdAt} ${p.st}`,
+            ),
+            killedAt: run.atKill.killStart - t.createdAt,
+          })
+          expect(ledger.tasks.filter((t) => t.earlyPolls > 0).map(story), context).toEqual([])
+          const overlapping = [...polls].flatMap(([taskId, ps]) =>
+            ps.flatMap((p, i) =>
+              ps
+                .slice(i + 1)
+                .filter(
+                  (q) =>
+                    q.client !== p.client &&
+                    q.startedAt < p.endedAt &&
+                    p.startedAt < q.endedAt &&
+                    !(p.client === run.victimId && p.endedAt > run.atKill.killStart) &&
+                    !(q.client === run.victimId && q.endedAt > run.atKill.killStart),
+                )
+                .map((q) => ({ key: tasksById.get(taskId)?.idempotencyKey, a: p, b: q })),
+            ),
+          )
+          expect(overlapping.slice(0, 5), context).toEqual([])
 
           // Input once: accepted at most once per input key by the server; asked at most once
           // across the survivors (the victim may have been asked and died before storing it).

@@ -26,7 +26,7 @@ import {
   ttlDeadline,
 } from "./answers.js"
 import { type Driver, type Engine, endpointOf } from "./context.js"
-import { commit, commitNow, holding, type LeaseLost, type LeaseMode } from "./leases.js"
+import { commit, commitNow, holding, LeaseLost, type LeaseMode, leasedByOther, takeLease } from "./leases.js"
 
 type Step = Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost>
 
@@ -337,12 +337,23 @@ export const drive = (
           continue
         }
       }
-      // Intents are written by whoever asks (another instance, too) and never wake us there:
-      // the row is read before each action, so a cancel is sent before the next poll.
+      // The row is read before each action: intents are written by whoever asks (another
+      // instance too) and never wake us there, so a cancel is sent before the next poll; and
+      // only the lease holder acts, so a row that changed hands (a fact we wrote under another
+      // instance's lease, a pause longer than ours) is not polled by two instances at once.
       const fresh = yield* ctx.store.get(record.scope, record.key)
       if (Option.isNone(fresh)) return record
       if (fresh.value.version !== record.version) {
         record = fresh.value
+        continue
+      }
+      const at = yield* ctx.store.now
+      if (leasedByOther(ctx, record, at)) return yield* Effect.fail(new LeaseLost())
+      if (!(record.leaseOwner === ctx.driverOwner && (record.leaseExpiresAt ?? 0) > at)) {
+        // Ours no longer (it ran out, or was handed to this instance's sweep): take it first.
+        const taken = yield* takeLease(ctx, record)
+        if (Option.isNone(taken)) return yield* Effect.fail(new LeaseLost())
+        record = taken.value
         continue
       }
       record = yield* advance(ctx, record, handler, "driver", seen)
