@@ -236,7 +236,22 @@ export const pollDiscipline = (
  * previous ask failed, or its process died, and never once an answer is stored), and answered at
  * most once (no `tasks/update` carries a key the server already accepted).
  */
-export const inputOnce = (ledger: LedgerSnapshot, observed: Pick<Observations, "asks">): Array<string> => {
+export const inputOnce = (
+  ledger: LedgerSnapshot,
+  observed: Pick<Observations, "asks"> & Partial<Pick<Observations, "gone">>,
+): Array<string> => {
+  // A tasks/update a client left in the network when it died, reaching the server afterwards:
+  // nobody can stop it, and the process that took over cannot know it is still coming.
+  const gone = observed.gone ?? new Map<string, number>()
+  const leftBehind = (taskId: string, at: number) =>
+    ledger.requests.some(
+      (r) =>
+        r.method === "tasks/update" &&
+        r.taskId === taskId &&
+        r.startedAt <= at &&
+        at <= r.endedAt &&
+        stray(gone, r, at),
+    )
   const found: Array<string> = []
   for (const ask of observed.asks) {
     if (ask.alreadyAnswered)
@@ -263,7 +278,7 @@ export const inputOnce = (ledger: LedgerSnapshot, observed: Pick<Observations, "
     for (const update of task.updates) {
       for (const key of update.keys) {
         const at = accepted.get(key)
-        if (at !== undefined)
+        if (at !== undefined && !leftBehind(task.taskId, update.at) && !leftBehind(task.taskId, at))
           found.push(
             `input once: ${task.idempotencyKey}/${key} answered again at ${update.at}, the server accepted it at ${at}`,
           )

@@ -265,6 +265,22 @@ describe("fleet checks", () => {
         expect.stringContaining("answered again"),
       ])
     })
+
+    it("excuses an update a dead client left in the network, but not one from a live client", () => {
+      const updates = [
+        { at: 3_000, keys: ["name"], accepted: ["name"] },
+        { at: 4_500, keys: ["name"], accepted: [] },
+      ]
+      const requests = [
+        request("tasks/update", 3_000, 3_000, { taskId: "t1", client: "b" }),
+        request("tasks/update", 1_500, 4_500, { taskId: "t1", client: "a" }),
+      ]
+      const state = ledger({ tasks: [task("t1", "k", { updates })], requests })
+      expect(inputOnce(state, { asks: [], gone: new Map([["a", 2_000]]) })).toEqual([])
+      expect(inputOnce(state, { asks: [], gone: new Map() })).toEqual([
+        expect.stringContaining("answered again"),
+      ])
+    })
   })
 
   describe("a requested cancel reaches the server", () => {
