@@ -52,9 +52,11 @@ const retryLater = (
       record.attempts + 1,
       error._tag === "ServerBusy" ? error.retryAfterMs : undefined,
     )
-    // The failed request may have reached the server (only its answer was lost), so the retry
-    // keeps the task's interval too: never sooner than the server asked.
-    const delay = Math.max(backoff, yield* recordInterval(ctx, record))
+    // A failed request may have reached the server (only its answer was lost), so the retry
+    // keeps the task's interval too: never sooner than the server asked. One that provably never
+    // left (a refused connection) asked the server nothing: the backoff alone applies, so a
+    // refused cancel is tried again well before the task can end on its own.
+    const delay = error._tag === "NotSent" ? backoff : Math.max(backoff, yield* recordInterval(ctx, record))
     return yield* commit(
       ctx,
       record,
