@@ -350,7 +350,9 @@ export const drive = (
         continue
       }
       const at = yield* ctx.store.now
-      if (leasedByOther(ctx, record, at)) return yield* Effect.fail(new LeaseLost())
+      // A row freed under us was handed off on purpose (`release`): it is not ours to take back.
+      if (leasedByOther(ctx, record, at) || record.leaseOwner === null)
+        return yield* Effect.fail(new LeaseLost())
       if (!(record.leaseOwner === ctx.driverOwner && (record.leaseExpiresAt ?? 0) > at)) {
         // Ours no longer (it ran out, or was handed to this instance's sweep): take it first.
         const taken = yield* takeLease(ctx, record)
