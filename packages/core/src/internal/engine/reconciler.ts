@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
-import type * as HandleRecord from "../../HandleRecord.js"
+import * as HandleRecord from "../../HandleRecord.js"
 import type * as HandleStore from "../../HandleStore.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
@@ -127,13 +127,26 @@ export const sweep = (
             const id = rowId(record.scope, record.key)
             if (ctx.drivers.has(id) || ctx.stepping.has(id)) return Effect.void
             return Effect.gen(function* () {
-              // A batch is worked through a few rows at a time; a row whose lease ran out while
-              // it waited may belong to another instance by now.
+              // A batch is worked through a few rows at a time, and a long sweep claims with the
+              // time it began: a row whose lease ran low while it waited is renewed before it is
+              // acted on (or skipped if another instance took it), so the lease outlasts the
+              // request and no other instance can poll the task meanwhile.
               const now = yield* ctx.store.now
-              if (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now) return
+              let current = record
+              if (current.leaseExpiresAt === null || current.leaseExpiresAt - now < ctx.leaseMs / 2) {
+                const until = now + ctx.leaseMs
+                const renewed = yield* ctx.store.renewLease({
+                  scope: current.scope,
+                  key: current.key,
+                  owner: ctx.owner,
+                  until,
+                })
+                if (!renewed) return
+                current = new HandleRecord.HandleRecord({ ...current, leaseExpiresAt: until }, true)
+              }
               ctx.stepping.add(id)
               acted++
-              yield* actOn(ctx, record, spread, tally)
+              yield* actOn(ctx, current, spread, tally)
             }).pipe(
               Effect.ensuring(Effect.sync(() => ctx.stepping.delete(id))),
               Effect.catchTag("LeaseLost", () => Effect.void),
