@@ -28,6 +28,7 @@ import {
   type BenchReport,
   cliFlags,
   emit,
+  fail,
   loadAverage,
   median,
   type RunningServer,
@@ -461,8 +462,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     ...(reps === undefined ? {} : { reps: Number(reps) }),
   })
     .then((report) => emit(report, flags.json))
-    .catch((error) => {
-      console.error(error)
-      process.exitCode = 1
-    })
+    .catch(fail)
 }

@@ -17,6 +17,7 @@ import {
   type BenchReport,
   cliFlags,
   emit,
+  fail,
   loadAverage,
   median,
   type RunningServer,
@@ -250,8 +251,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const reps = flags.option("--reps")
   runB4({ smoke: flags.smoke, ...(reps === undefined ? {} : { reps: Number(reps) }) })
     .then((report) => emit(report, flags.json))
-    .catch((error) => {
-      console.error(error)
-      process.exitCode = 1
-    })
+    .catch(fail)
 }

@@ -14,6 +14,7 @@ import {
   cliFlags,
   cpuMsSince,
   emit,
+  fail,
   loadAverage,
   median,
   spread,
@@ -139,8 +140,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     ...(calls === undefined ? {} : { calls: Number(calls) }),
   })
     .then((report) => emit(report, flags.json))
-    .catch((error) => {
-      console.error(error)
-      process.exitCode = 1
-    })
+    .catch(fail)
 }

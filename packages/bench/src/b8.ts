@@ -40,6 +40,7 @@ import {
   cliFlags,
   cpuMsSince,
   emit,
+  fail,
   lastJsonLine,
   loadAverage,
   startFakeServer,
@@ -572,7 +573,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
         process.exit(0)
       })
       .catch((error) => {
-        console.error(error)
+        fail(error)
         process.exit(1)
       })
   } else {
@@ -586,9 +587,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       ...(rate === undefined ? {} : { rate: Number(rate) }),
     })
       .then((report) => emit(report, flags.json))
-      .catch((error) => {
-        console.error(error)
-        process.exitCode = 1
-      })
+      .catch(fail)
   }
 }

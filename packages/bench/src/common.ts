@@ -205,3 +205,9 @@ export const cpuMsSince = (since: NodeJS.CpuUsage): number => {
   const used = process.cpuUsage(since)
   return (used.user + used.system) / 1000
 }
+
+/** A benchmark script that failed: the error on stderr, and a failing exit code. */
+export const fail = (error: unknown): void => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  process.exitCode = 1
+}

@@ -20,6 +20,7 @@ import { EmbeddedServer } from "@mcp-handles/store-postgres/testing"
 import {
   type BenchReport,
   captureOutput,
+  fail,
   formatValue,
   lastJsonLine,
   loadAverage,
@@ -420,8 +421,5 @@ const main = async () => {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  main().catch((error) => {
-    console.error(error)
-    process.exitCode = 1
-  })
+  main().catch(fail)
 }

@@ -111,7 +111,7 @@ const runOn = (clock: VirtualClock, kind: StoreKind, sequence: FleetSequence, st
         Effect.sync(() => {
           for (const proc of started) proc.stop()
           // CHAOS_TRACE=1 prints every sequence's trace, passing or not (to compare two runs).
-          if (process.env.CHAOS_TRACE === "1") console.error(world.trace.join("\n"))
+          if (process.env.CHAOS_TRACE === "1") process.stderr.write(`${world.trace.join("\n")}\n`)
         }),
       )
       stats.sequences++
