@@ -81,7 +81,7 @@ export const mcpHandlesSide = async (options: {
   readonly synchronous?: SqliteStore.Synchronous
   readonly minIntervalMs?: number
   readonly name?: string
-  readonly background?: TaskClient.TaskClientOptions["background"]
+  readonly background?: TaskClient.Options["background"]
 }): Promise<Side> => {
   const layer = TaskClient.layer({
     servers: [{ name: "fake", url: options.url }],

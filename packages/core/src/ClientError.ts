@@ -5,58 +5,118 @@
  * @since 0.2.0
  */
 import * as Schema from "effect/Schema"
+import { Status } from "./HandleRecord.js"
 
-/** The call names a server the client was not configured with. @since 0.1.0 */
+/**
+ * The call names a server the client was not configured with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnknownServer extends Schema.TaggedError<UnknownServer>()("UnknownServer", {
   server: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `the server ${JSON.stringify(this.server)} is not configured on this client`
+  }
+}
 
-/** No row for this key in this scope. @since 0.1.0 */
+/**
+ * No row for this key in this scope.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnknownKey extends Schema.TaggedError<UnknownKey>()("UnknownKey", {
   scope: Schema.String,
   key: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `no call with key ${JSON.stringify(this.key)} in scope ${JSON.stringify(this.scope)}`
+  }
+}
 
 /**
  * The key exists for a different call (another tool, server or arguments). Keys name one call;
  * reusing one for another call would silently return the wrong result.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class KeyReused extends Schema.TaggedError<KeyReused>()("KeyReused", {
   key: Schema.String,
   reason: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `key ${JSON.stringify(this.key)} is already used: ${this.reason}`
+  }
+}
 
 /**
  * An idempotency key or scope that cannot name a row: empty, longer than 512 characters, or
  * holding control characters.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidKey extends Schema.TaggedError<InvalidKey>()("InvalidKey", {
   what: Schema.Literal("key", "scope"),
   reason: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `invalid ${this.what}: ${this.reason}`
+  }
+}
 
-/** `reissue` or `abandon` of a call that is not in doubt. @since 0.1.0 */
+/**
+ * `abandon` of a call that is not in doubt: there is nothing to decide.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
   key: Schema.String,
   status: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `${this.key} is not in doubt (it is ${this.status}); nothing to decide`
+  }
+}
 
 /**
- * `reissue` of an in-doubt call that cannot be sent again: its arguments were kept only as a
- * hash (`storeArguments: "hash"`), so there is nothing to send. Decide it with `abandon`, or
- * make the call again under a new key.
+ * Why `reissue` refused to send a call again:
+ * - `not_in_doubt`: the call is not in doubt (`status` says what it is), so there is nothing to
+ *   decide; only an in-doubt call is ever sent twice;
+ * - `arguments_not_stored`: the call is in doubt, but its arguments were kept only as a hash
+ *   (`storeArguments: "hash"`), so there is nothing to send. Decide it with `abandon`, or make
+ *   the call again under a new key.
  *
  * @since 0.2.0
+ * @category models
+ */
+export const CannotReissueReason = Schema.Literal("not_in_doubt", "arguments_not_stored")
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type CannotReissueReason = typeof CannotReissueReason.Type
+
+/**
+ * `reissue` of a call that cannot be sent again; `reason` says why (see `CannotReissueReason`).
+ *
+ * @since 0.2.0
+ * @category errors
  */
 export class CannotReissue extends Schema.TaggedError<CannotReissue>()("CannotReissue", {
   key: Schema.String,
-  reason: Schema.Literal("arguments_not_stored"),
+  /** The call's status when it was refused. */
+  status: Status,
+  reason: CannotReissueReason,
 }) {
   override get message(): string {
-    return `${this.key} cannot be sent again: its arguments were stored as a hash only`
+    return this.reason === "not_in_doubt"
+      ? `${this.key} is not in doubt (it is ${this.status}); nothing to decide`
+      : `${this.key} cannot be sent again: its arguments were stored as a hash only`
   }
 }

@@ -12,6 +12,7 @@ import { JsonObject, JsonValue } from "./Json.js"
  * the request may have reached the server but no usable answer came back.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Status = Schema.Literal(
   "pending",
@@ -24,23 +25,68 @@ export const Status = Schema.Literal(
   "in_doubt",
 )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Status = typeof Status.Type
 
-/** @since 0.1.0 */
+/**
+ * The statuses no transition leaves: the outcome is final.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const terminalStatuses: ReadonlyArray<Status> = ["completed", "failed", "cancelled", "expired"]
 
-/** @since 0.1.0 */
+/**
+ * The statuses a driver still acts on: the intent awaiting dispatch, and a task running on the
+ * server. The one list of them: stores derive their due-row queries and indexes from it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const openStatuses: ReadonlyArray<Status> = ["pending", "working", "input_required"]
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category predicates
+ */
 export const isTerminal = (status: Status): boolean => terminalStatuses.includes(status)
+
+/**
+ * Whether a driver still acts on a row in this status (see `openStatuses`).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isOpen = (status: Status): boolean => openStatuses.includes(status)
+
+/**
+ * Whether the server runs a task for this status: the open statuses past the intent, which are
+ * polled.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isTaskLive = (status: Status): status is "working" | "input_required" =>
+  status === "working" || status === "input_required"
+
+/**
+ * The identity of a row inside one process (a map key): its scope and key together. Rows are
+ * unique per (scope, key) in every store.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const rowId = (scope: string, key: string): string => JSON.stringify([scope, key])
 
 /**
  * What the server last told us about the task, kept so that a restart resumes with the server's
  * own interval and TTL instead of a default.
  *
  * @since 0.1.0
+ * @category models
  */
 export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
   statusMessage: Schema.optional(Schema.String),
@@ -62,6 +108,7 @@ export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
  * A JSON-RPC error as the server sent it (for `failed`), or as we describe a local outcome.
  *
  * @since 0.1.0
+ * @category models
  */
 export class RpcError extends Schema.Class<RpcError>("RpcError")({
   code: Schema.Finite,
@@ -70,11 +117,34 @@ export class RpcError extends Schema.Class<RpcError>("RpcError")({
 }) {}
 
 /**
+ * The error a `failed` call reports when the server gave it none (a `failed` task without an
+ * `error`): JSON-RPC "internal error". The one fallback, for the transition and the outcome alike.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const failedWithoutError: RpcError = RpcError.make({
+  code: -32603,
+  message: "failed without an error",
+})
+
+/**
+ * An error the client decided, not the server (a result it refused to keep, a call it gave up
+ * dispatching): `data["mcp-handles/local"]` holds `reason`, machine-readable.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const localError = (message: string, reason: string): RpcError =>
+  RpcError.make({ code: -32000, message, data: { "mcp-handles/local": reason } })
+
+/**
  * One answer to an input request of the task. The answer is stored before `tasks/update` is
  * sent and acknowledged after, so a restart re-sends an unacknowledged answer instead of asking
  * the user again, and never answers a key twice.
  *
  * @since 0.1.0
+ * @category models
  */
 export class InputAnswer extends Schema.Class<InputAnswer>("InputAnswer")({
   response: JsonValue,
@@ -86,6 +156,7 @@ export class InputAnswer extends Schema.Class<InputAnswer>("InputAnswer")({
  * acknowledged it, so a crash in between is finished by the reconciler.
  *
  * @since 0.1.0
+ * @category models
  */
 export class CancelIntent extends Schema.Class<CancelIntent>("CancelIntent")({
   requestedAt: Schema.Finite,
@@ -99,6 +170,7 @@ export class CancelIntent extends Schema.Class<CancelIntent>("CancelIntent")({
  * knew the task).
  *
  * @since 0.2.0
+ * @category models
  */
 export class StrayTask extends Schema.Class<StrayTask>("StrayTask")({
   /** A bearer credential: never log it in full. */
@@ -107,7 +179,12 @@ export class StrayTask extends Schema.Class<StrayTask>("StrayTask")({
   cancelSent: Schema.Boolean,
 }) {}
 
-/** @since 0.1.0 */
+/**
+ * One call's row.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   /** Tenant or principal; every query is confined to one scope. */
   scope: Schema.String,
@@ -156,5 +233,8 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   settledAt: Schema.NullOr(Schema.Finite),
 }) {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type HandleRecordEncoded = typeof HandleRecord.Encoded

@@ -9,22 +9,26 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { settle } from "./internal/wire/classify.js"
-import * as Envelope from "./internal/wire/envelope.js"
+import * as Adapter from "./internal/wire/adapter.js"
+import { classify } from "./internal/wire/classify.js"
 import { exchange, makeRecorder } from "./internal/wire/exchange.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
-import * as Json from "./Json.js"
-import { type HttpWireOptions, NoAnswer, NotSent, type ServerEndpoint, Wire } from "./Wire.js"
+import { type AdapterOptions, type ServerEndpoint, Wire } from "./Wire.js"
 
-/** @since 0.1.0 */
-export const defaultRequestTimeout: Duration.Duration = Duration.seconds(30)
-
-/** @since 0.1.0 */
-export const defaultMaxAnswerBytes = 16 * 1024 * 1024
+/**
+ * Options of the HTTP wire: those of every adapter (timeout, answer size, client info and
+ * capabilities; defaults in `Wire.defaults`), and the fetch to use.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options extends AdapterOptions {
+  /** The fetch to use (tests inject an in-process server here); defaults to `globalThis.fetch`. */
+  readonly fetch?: typeof globalThis.fetch | undefined
+}
 
 const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<string, string>>> => {
   if (server.headers === undefined) return Effect.succeed({})
@@ -41,52 +45,32 @@ const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: HttpWireOptions = {}): Effect.Effect<Wire> =>
+export const make = (options: Options = {}): Effect.Effect<Wire> =>
   Effect.sync(() => {
-    const timeout = Duration.decode(options.requestTimeout ?? defaultRequestTimeout)
-    const limits: Json.JsonLimits = {
-      maxBytes: options.maxAnswerBytes ?? defaultMaxAnswerBytes,
-      maxDepth: Json.defaultResultLimits.maxDepth,
-    }
-    const clientInfo = options.clientInfo ?? Envelope.defaultClientInfo
+    const adapter = Adapter.make(options)
     // Looked up per request, so a fetch installed later (a test's interceptor) is honoured.
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
-    let lastId = 0
 
     const rpc: Rpc = (server, method, params, extraMeta) =>
       Effect.gen(function* () {
-        lastId += 1
-        const id = lastId
+        const message = adapter.request(method, params, extraMeta)
         const recorder = makeRecorder()
-        const message = Envelope.request(
-          id,
-          method,
-          params,
-          clientInfo,
-          extraMeta,
-          options.clientCapabilities,
-        )
         // The credential lookup is inside the timeout: a lookup that hangs is a request not sent.
         const observed = yield* endpointHeaders(server).pipe(
           Effect.flatMap((headers) =>
             Effect.promise((signal) =>
               exchange(
-                { url: server.url, message, headers, fetch, maxAnswerBytes: limits.maxBytes },
+                { url: server.url, message, headers, fetch, maxAnswerBytes: adapter.limits.maxBytes },
                 recorder,
                 signal,
               ),
             ),
           ),
-          Effect.timeoutOption(timeout),
+          Effect.timeoutOption(adapter.timeout),
         )
-        if (Option.isNone(observed)) {
-          const after = Duration.format(timeout)
-          return yield* recorder.fetchCalled
-            ? new NoAnswer({ method, reason: `no answer within ${after}` })
-            : new NotSent({ method, reason: `timed out after ${after} before sending` })
-        }
+        if (Option.isNone(observed)) return yield* adapter.timedOut(method, recorder.fetchCalled)
         const now = yield* Clock.currentTimeMillis
-        return yield* settle(observed.value, { method, id, now, limits })
+        return yield* classify(observed.value, { method, id: message.id, now, limits: adapter.limits })
       })
 
     return fromRpc(rpc)
@@ -96,4 +80,4 @@ export const make = (options: HttpWireOptions = {}): Effect.Effect<Wire> =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: HttpWireOptions = {}): Layer.Layer<Wire> => Layer.effect(Wire, make(options))
+export const layer = (options: Options = {}): Layer.Layer<Wire> => Layer.effect(Wire, make(options))

@@ -5,19 +5,27 @@
  *
  * @since 0.1.0
  */
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type JsonValue = null | boolean | number | string | ReadonlyArray<JsonValue> | JsonObject
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface JsonObject {
   readonly [key: string]: JsonValue
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
 export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
   Schema.Null,
   Schema.Boolean,
@@ -27,7 +35,10 @@ export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
   Schema.Record({ key: Schema.String, value: Schema.suspend(() => JsonValue) }),
 ).annotations({ identifier: "JsonValue" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
 export const JsonObject: Schema.Schema<JsonObject> = Schema.Record({
   key: Schema.String,
   value: JsonValue,
@@ -38,6 +49,7 @@ export const JsonObject: Schema.Schema<JsonObject> = Schema.Record({
  * typed error before anything is written.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface JsonLimits {
   /** Largest accepted serialised size, in UTF-8 bytes. */
@@ -46,23 +58,34 @@ export interface JsonLimits {
   readonly maxDepth: number
 }
 
-/** @since 0.1.0 */
-export const defaultArgumentLimits: JsonLimits = { maxBytes: 1024 * 1024, maxDepth: 64 }
-
-/** @since 0.1.0 */
-export const defaultResultLimits: JsonLimits = { maxBytes: 16 * 1024 * 1024, maxDepth: 128 }
+/**
+ * The limits used when none are given: for what a caller passes in (arguments, input answers)
+ * and for what a server sends back (results, answers on the wire).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaults: {
+  readonly argumentLimits: JsonLimits
+  readonly resultLimits: JsonLimits
+} = {
+  argumentLimits: { maxBytes: 1024 * 1024, maxDepth: 64 },
+  resultLimits: { maxBytes: 16 * 1024 * 1024, maxDepth: 128 },
+}
 
 /**
  * Input that is not a JSON object, holds a non-JSON value (a function, `undefined`, `NaN`, a
  * cycle, a `__proto__` key), or exceeds a limit.
  *
  * @since 0.1.0
+ * @category errors
  */
-export class InvalidJson extends Data.TaggedError("InvalidJson")<{
-  readonly what: string
-  readonly reason: string
-}> {
-  override get message() {
+export class InvalidJson extends Schema.TaggedError<InvalidJson>()("InvalidJson", {
+  /** What was refused ("arguments", "tools/call answer", ...). */
+  what: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message(): string {
     return `${this.what} rejected: ${this.reason}`
   }
 }
@@ -75,6 +98,7 @@ const encoder = new TextEncoder()
  * later mutation by the caller cannot change what was stored.
  *
  * @since 0.1.0
+ * @category validation
  */
 export const validate = (
   what: string,
@@ -132,6 +156,7 @@ class RejectedJson extends Error {}
  * hashes), whatever order their keys were written in.
  *
  * @since 0.1.0
+ * @category encoding
  */
 export const canonical = (value: JsonValue): string => {
   if (value === null || typeof value !== "object") return JSON.stringify(value)
@@ -146,6 +171,7 @@ export const canonical = (value: JsonValue): string => {
  * the core supports.
  *
  * @since 0.1.0
+ * @category encoding
  */
 export const hash = (value: JsonValue): Effect.Effect<string> =>
   Effect.promise(() => crypto.subtle.digest("SHA-256", encoder.encode(canonical(value)))).pipe(
@@ -159,6 +185,7 @@ export const hash = (value: JsonValue): Effect.Effect<string> =>
  * any object is built from it.
  *
  * @since 0.1.0
+ * @category validation
  */
 export const parse = (
   what: string,

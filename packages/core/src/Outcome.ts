@@ -5,10 +5,13 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
-import type { HandleRecord, RpcError } from "./HandleRecord.js"
+import { failedWithoutError, type HandleRecord, type RpcError } from "./HandleRecord.js"
 import type { JsonObject } from "./Json.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Outcome = Data.TaggedEnum<{
   /** The tool's result (which may itself carry `isError: true`: the tool ran and said no). */
   Completed: { readonly key: string; readonly result: JsonObject }
@@ -24,23 +27,24 @@ export type Outcome = Data.TaggedEnum<{
   InDoubt: { readonly key: string; readonly reason: string | null }
 }>
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const Outcome = Data.taggedEnum<Outcome>()
 
 /**
  * The outcome a record rests in, if it rests: terminal or in doubt.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromRecord = (record: HandleRecord): Outcome | undefined => {
   switch (record.status) {
     case "completed":
       return Outcome.Completed({ key: record.key, result: record.result ?? {} })
     case "failed":
-      return Outcome.Failed({
-        key: record.key,
-        error: record.error ?? { code: -32603, message: "failed without an error" },
-      })
+      return Outcome.Failed({ key: record.key, error: record.error ?? failedWithoutError })
     case "cancelled":
       return Outcome.Cancelled({ key: record.key, reason: record.lastProblem })
     case "expired":

@@ -12,8 +12,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 
-/** @since 0.1.0 */
-export interface PollingOptions {
+/**
+ * The polling policy of a client.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
   /** Server intervals are clamped into [min, max]: 0, negative or absurd values never hot-loop or stall. */
   readonly minIntervalMs: number
   readonly maxIntervalMs: number
@@ -31,8 +36,11 @@ export interface PollingOptions {
   readonly stuckAfterMs: number
 }
 
-/** @since 0.1.0 */
-export const defaults: PollingOptions = {
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaults: Options = {
   minIntervalMs: 250,
   maxIntervalMs: 60_000,
   defaultInitialMs: 1_000,
@@ -49,11 +57,20 @@ export const defaults: PollingOptions = {
  * @since 0.1.0
  * @category tags
  */
-export class Polling extends Context.Tag("@mcp-handles/core/Polling")<Polling, PollingOptions>() {}
+export class Polling extends Context.Tag("@mcp-handles/core/Polling")<Polling, Options>() {}
 
-/** @since 0.1.0 */
-export const layer = (options: Partial<PollingOptions> = {}): Layer.Layer<Polling> =>
-  Layer.succeed(Polling, { ...defaults, ...options })
+/**
+ * The policy: `defaults`, with every field of `options` that is not `undefined` instead.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: { readonly [K in keyof Options]?: Options[K] | undefined } = {},
+): Layer.Layer<Polling> => {
+  const given = Object.entries(options).filter(([, value]) => value !== undefined)
+  return Layer.succeed(Polling, { ...defaults, ...Object.fromEntries(given) })
+}
 
 // Past this many steps every schedule here sits at its cap.
 const maxSteps = 64
@@ -70,20 +87,38 @@ const nthDelay = (schedule: Schedule.Schedule<unknown>, n: number): Effect.Effec
  * value never hot-loops or stalls. The one place the rule lives.
  *
  * @since 0.2.0
+ * @category utils
  */
 export const clamp = (
-  options: Pick<PollingOptions, "minIntervalMs" | "maxIntervalMs">,
+  options: Pick<Options, "minIntervalMs" | "maxIntervalMs">,
   serverIntervalMs: number,
 ): number => Math.min(options.maxIntervalMs, Math.max(options.minIntervalMs, Math.ceil(serverIntervalMs)))
+
+/**
+ * A row's last server interval (`snapshot.pollIntervalMs`), clamped; `fallbackMs` when the server
+ * gave none (or one that is not a finite number).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const clampOr = (
+  options: Pick<Options, "minIntervalMs" | "maxIntervalMs">,
+  serverIntervalMs: number | undefined,
+  fallbackMs: number,
+): number =>
+  serverIntervalMs === undefined || !Number.isFinite(serverIntervalMs)
+    ? fallbackMs
+    : clamp(options, serverIntervalMs)
 
 /**
  * The wait before the next `tasks/get`: the server's interval, clamped; or, when the server gave
  * none for `pollsWithoutInterval` answers in a row, the default growing schedule.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const interval = (
-  options: PollingOptions,
+  options: Options,
   serverIntervalMs: number | undefined,
   pollsWithoutInterval: number,
 ): Effect.Effect<number> => {
@@ -102,9 +137,10 @@ export const interval = (
  * and never shorter than the server's `Retry-After`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const retryDelay = (
-  options: PollingOptions,
+  options: Options,
   attempt: number,
   retryAfterMs: number | undefined,
 ): Effect.Effect<number> => {

@@ -23,19 +23,18 @@ import type { JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
 import * as TaskClient from "./TaskClient.js"
-import type { HttpWireOptions } from "./Wire.js"
 
 /** @since 0.1.0 */
 export interface PromiseInputRequest extends TaskClient.InputRequest {}
 
 /** @since 0.1.0 */
-export interface OpenOptions extends Omit<TaskClient.TaskClientOptions, "onInputRequired"> {
+export interface OpenOptions extends Omit<TaskClient.Options, "onInputRequired"> {
   /** Where handles live: a store layer (`SqliteStore.layer(...)`, `PgStore.layer(...)`, `MemoryStore.layer`). */
   readonly store: Layer.Layer<HandleStore, unknown>
   /** Answers input requests; its answer is stored before it is sent. */
   readonly onInputRequired?: (request: PromiseInputRequest) => Promise<JsonValue>
-  readonly polling?: Partial<Polling.PollingOptions>
-  readonly http?: HttpWireOptions
+  readonly polling?: Partial<Polling.Options>
+  readonly http?: HttpWire.Options
 }
 
 /** @since 0.1.0 */

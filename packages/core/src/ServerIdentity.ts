@@ -10,11 +10,20 @@ import * as Schema from "effect/Schema"
 import * as Json from "./Json.js"
 import type { ServerEndpoint } from "./Wire.js"
 
-/** @since 0.1.0 */
+/**
+ * A server URL that cannot name a server: not a URL, not HTTP(S), or holding credentials.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidServerUrl extends Schema.TaggedError<InvalidServerUrl>()("InvalidServerUrl", {
   url: Schema.String,
   reason: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `invalid server URL ${this.url}: ${this.reason}`
+  }
+}
 
 /**
  * Lower-cased scheme and host, default port dropped, no fragment, no trailing slash on the path,
@@ -22,6 +31,7 @@ export class InvalidServerUrl extends Schema.TaggedError<InvalidServerUrl>()("In
  * the identity and in logs.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const normaliseUrl = (raw: string): Effect.Effect<string, InvalidServerUrl> =>
   Effect.suspend(() => {
@@ -47,7 +57,12 @@ export const normaliseUrl = (raw: string): Effect.Effect<string, InvalidServerUr
     return Effect.succeed(`${url.protocol}//${url.host}${path}${url.search}`)
   })
 
-/** @since 0.1.0 */
+/**
+ * The identity rows record for a server: its name and a hash of its normalised URL.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const of = (server: ServerEndpoint): Effect.Effect<string, InvalidServerUrl> =>
   Effect.flatMap(normaliseUrl(server.url), (url) =>
     Json.hash({ name: server.name, url }).pipe(

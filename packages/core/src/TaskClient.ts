@@ -33,6 +33,7 @@ import type { ServerEndpoint, Wire } from "./Wire.js"
  * (`tasks/get` with `input_required`) or before one exists (multi round-trip on `tools/call`).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface InputRequest {
   readonly scope: string
@@ -49,11 +50,18 @@ export interface InputRequest {
  * interrupted) leaves the request unanswered; it is asked again later.
  *
  * @since 0.1.0
+ * @category models
  */
 export type InputHandler = (request: InputRequest) => Effect.Effect<JsonValue, unknown>
 
-/** @since 0.1.0 */
-export interface TaskClientOptions {
+/**
+ * How a client is built. Every field but `servers` is optional, and `undefined` means the
+ * default (see `defaults`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
   /** The servers calls may go to, by name. */
   readonly servers: ReadonlyArray<ServerEndpoint>
   /**
@@ -61,50 +69,65 @@ export interface TaskClientOptions {
    * rows at once; instances sharing a store (a fleet on Postgres) need distinct ids.
    * Default "local".
    */
-  readonly instanceId?: string
+  readonly instanceId?: string | undefined
   /** Scope used when a call names none. Default "default". */
-  readonly defaultScope?: string
+  readonly defaultScope?: string | undefined
   /** How long a lease lasts past a row's next poll. Default 30 s. */
-  readonly leaseMs?: number
+  readonly leaseMs?: number | undefined
   /**
    * What to do with a call that may or may not have launched. `surface` (default) leaves the
    * decision to the application; `reissue-if-idempotent` re-sends it when the tool declares
    * `annotations.idempotentHint: true`.
    */
-  readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent"
+  readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent" | undefined
   /** `hash` keeps only a hash of the arguments (they may hold secrets). Default `full`. */
-  readonly storeArguments?: "full" | "hash"
-  readonly argumentLimits?: JsonLimits
-  readonly resultLimits?: JsonLimits
-  readonly onInputRequired?: InputHandler
+  readonly storeArguments?: "full" | "hash" | undefined
+  /** Default `Json.defaults.argumentLimits`. */
+  readonly argumentLimits?: JsonLimits | undefined
+  /** Default `Json.defaults.resultLimits`. */
+  readonly resultLimits?: JsonLimits | undefined
+  readonly onInputRequired?: InputHandler | undefined
   /**
    * How long one input handler may take; past it the question is left unanswered and asked
    * again later. The row's lease is held (renewed) while the handler runs. Default 10 minutes.
    */
-  readonly inputTimeout?: Duration.DurationInput
+  readonly inputTimeout?: Duration.DurationInput | undefined
   /**
    * Give up waiting for a `tools/call` answer after this long and mark the call in doubt. A
    * later answer is still recorded. Default: the wire's own timeout.
    */
-  readonly callTimeout?: Duration.DurationInput
+  readonly callTimeout?: Duration.DurationInput | undefined
   /**
    * The background reconciler, which polls rows no caller is waiting on (after a restart, or
    * those of a dead instance). `false` turns it off (read-only tools). Default on, every 500 ms,
    * in batches of 100 rows, acting on 16 rows at a time (the cap on one instance's polls in
    * flight).
    */
-  readonly background?:
-    | false
-    | { readonly tickMs?: number; readonly batchSize?: number; readonly concurrency?: number }
+  readonly background?: false | BackgroundOptions | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * The background reconciler's pace (see `Options.background`); defaults in `defaults.background`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface BackgroundOptions {
+  readonly tickMs?: number | undefined
+  readonly batchSize?: number | undefined
+  readonly concurrency?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CallOptions {
   /** The idempotency key; generated when absent (and returned on the handle). */
-  readonly key?: string
-  readonly scope?: string
+  readonly key?: string | undefined
+  readonly scope?: string | undefined
   /** Overrides the client's input handler for this call. */
-  readonly onInputRequired?: InputHandler
+  readonly onInputRequired?: InputHandler | undefined
 }
 
 /**
@@ -112,6 +135,7 @@ export interface CallOptions {
  * it once the server handed one out); `outcome` waits for the call to settle.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Handle {
   readonly key: string
@@ -122,16 +146,24 @@ export interface Handle {
   readonly outcome: Effect.Effect<Outcome, StoreError>
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListOptions {
-  readonly scope?: string
-  readonly statuses?: ReadonlyArray<Status>
-  readonly server?: string
-  readonly limit?: number
-  readonly cursor?: string
+  readonly scope?: string | undefined
+  readonly statuses?: ReadonlyArray<Status> | undefined
+  /** A configured server's name, or a server identity. */
+  readonly server?: string | undefined
+  /** 1 to 1000; default 100. */
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ReconcileReport {
   /** Live tasks whose polling resumed (first polls spread over one interval). */
   readonly resumed: number
@@ -142,24 +174,48 @@ export interface ReconcileReport {
 }
 
 export {
-  /** @since 0.2.0 */
+  /**
+   * @since 0.2.0
+   * @category errors
+   */
   CannotReissue,
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   InvalidKey,
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   KeyReused,
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   NotInDoubt,
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   UnknownKey,
-  /** @since 0.1.0 */
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   UnknownServer,
 } from "./ClientError.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category errors
+ */
 export type CallError = UnknownServer | InvalidServerUrl | InvalidJson | InvalidKey | KeyReused | StoreError
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface TaskClient {
   readonly callTool: (
     server: string,
@@ -177,11 +233,16 @@ export interface TaskClient {
    * observing: a task that completes anyway is `completed`. On an in-doubt call, abandons it.
    */
   readonly cancel: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
-  /** Sends an in-doubt call again, with the same key (servers that deduplicate on it return the same task). */
+  /**
+   * Sends an in-doubt call again, with the same key (servers that deduplicate on it return the
+   * same task). `CannotReissue` says why a call cannot be: it is not in doubt, or its arguments
+   * were not stored.
+   */
   readonly reissue: (
     key: string,
     scope?: string,
-  ) => Effect.Effect<Handle, UnknownKey | NotInDoubt | CannotReissue | UnknownServer | StoreError>
+  ) => Effect.Effect<Handle, UnknownKey | CannotReissue | UnknownServer | StoreError>
+  /** Gives up an in-doubt call: it ends `cancelled`. `NotInDoubt` for any other call. */
   readonly abandon: (
     key: string,
     scope?: string,
@@ -218,6 +279,7 @@ export const TaskClient: Context.Tag<TaskClient, TaskClient> = Context.GenericTa
  * store that could not be reached to check.
  *
  * @since 0.2.0
+ * @category errors
  */
 export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 
@@ -229,16 +291,22 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
  * @category constructors
  */
 export const make = (
-  options: TaskClientOptions,
+  options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> => makeEngine(options)
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: TaskClientOptions,
-): Layer.Layer<TaskClient, MakeError, HandleStore | Wire | Polling> => Layer.scoped(TaskClient, make(options))
+export const layer = (options: Options): Layer.Layer<TaskClient, MakeError, HandleStore | Wire | Polling> =>
+  Layer.scoped(TaskClient, make(options))
 
-/** Data types re-exported for convenience. @since 0.1.0 */
-export type { JsonObject }
+export type {
+  /**
+   * Re-exported for convenience.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  JsonObject,
+}

@@ -15,10 +15,13 @@
 import * as Data from "effect/Data"
 import {
   CancelIntent,
+  failedWithoutError,
   HandleRecord,
   InputAnswer,
+  isTaskLive,
   isTerminal,
-  RpcError,
+  localError,
+  type RpcError,
   StrayTask,
   TaskSnapshot,
 } from "./HandleRecord.js"
@@ -26,7 +29,13 @@ import type { JsonObject, JsonValue } from "./Json.js"
 import * as Redaction from "./Redaction.js"
 import type { TaskState } from "./Wire.js"
 
-/** @since 0.1.0 */
+/**
+ * What happened to a call: an answer on the wire, a failure, a decision of the application, or
+ * the passing of time. Every time is in the event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Event = Data.TaggedEnum<{
   /** `tools/call` answered with a direct result. */
   CallCompleted: { readonly result: JsonObject; readonly now: number }
@@ -77,13 +86,17 @@ export type Event = Data.TaggedEnum<{
   Rescheduled: { readonly now: number; readonly nextPollAt: number }
 }>
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const Event = Data.taggedEnum<Event>()
 
 // Records are built without re-validation: every field comes from a record or from an event whose
 // payload was decoded at the boundary, and validating here would cost more than a durable commit
 // on every step. The property tests check that every reachable record still decodes.
-const settle = (record: HandleRecord, fields: Partial<HandleRecord>, now: number): HandleRecord =>
+/** The record made terminal: nothing is due, nobody holds it, and it records when it ended. */
+const finish = (record: HandleRecord, fields: Partial<HandleRecord>, now: number): HandleRecord =>
   new HandleRecord(
     {
       ...record,
@@ -130,19 +143,19 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
   }
   switch (task.status) {
     case "completed":
-      return settle(record, { ...base, status: "completed", result: task.result ?? {} }, now)
+      return finish(record, { ...base, status: "completed", result: task.result ?? {} }, now)
     case "failed":
-      return settle(
+      return finish(
         record,
         {
           ...base,
           status: "failed",
-          error: task.error ?? RpcError.make({ code: -32603, message: "failed without an error" }),
+          error: task.error ?? failedWithoutError,
         },
         now,
       )
     case "cancelled":
-      return settle(record, { ...base, status: "cancelled" }, now)
+      return finish(record, { ...base, status: "cancelled" }, now)
     case "input_required": {
       const inputRequests = task.inputRequests ?? {}
       const stuck = onlyAnsweredKeysOutstanding(record, inputRequests)
@@ -170,6 +183,9 @@ const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt:
       )
   }
 }
+
+/** The row follows a task the server runs: the events about a live task apply. */
+const hasLiveTask = (record: HandleRecord): boolean => record.taskId !== null && isTaskLive(record.status)
 
 /**
  * Whether a task id handed out for this key is not the row's own task: the row holds another
@@ -204,7 +220,12 @@ const strayCancelled = (record: HandleRecord, taskId: string, now: number): Hand
       )
     : record
 
-/** Stray tasks still to cancel. @since 0.2.0 */
+/**
+ * Stray tasks still to cancel.
+ *
+ * @since 0.2.0
+ * @category getters
+ */
 export const uncancelledStrays = (record: HandleRecord): ReadonlyArray<StrayTask> =>
   record.strayTasks.filter((stray) => !stray.cancelSent)
 
@@ -214,6 +235,7 @@ export const uncancelledStrays = (record: HandleRecord): ReadonlyArray<StrayTask
  * current state), so a driver can tell "nothing to write" by identity.
  *
  * @since 0.1.0
+ * @category transitions
  */
 export const step = (record: HandleRecord, event: Event): HandleRecord => {
   // The two events about stray tasks apply in every state; they never touch the outcome.
@@ -225,7 +247,7 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
   switch (event._tag) {
     case "CallCompleted":
       return record.status === "pending" || record.status === "in_doubt"
-        ? settle(
+        ? finish(
             record,
             { status: "completed", result: event.result, attempts: 0, lastProblem: null },
             event.now,
@@ -237,15 +259,14 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
       return observe(record, event.task, event.now, event.nextPollAt)
     case "TaskIdTaken":
       return record.status === "pending" || record.status === "in_doubt"
-        ? settle(
+        ? finish(
             record,
             {
               status: "failed",
-              error: RpcError.make({
-                code: -32000,
-                message: `the server handed this call task ${Redaction.taskId(event.taskId)}, which another call holds`,
-                data: { "mcp-handles/local": "duplicate_task_id" },
-              }),
+              error: localError(
+                `the server handed this call task ${Redaction.taskId(event.taskId)}, which another call holds`,
+                "duplicate_task_id",
+              ),
               lastProblem: "duplicate_task_id",
             },
             event.now,
@@ -253,7 +274,7 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
         : record
     case "CallRejected":
       return record.status === "pending"
-        ? settle(record, { status: "failed", error: event.error, lastProblem: null }, event.now)
+        ? finish(record, { status: "failed", error: event.error, lastProblem: null }, event.now)
         : record
     case "CallInDoubt":
       return record.status === "pending"
@@ -269,14 +290,14 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
         : record
     case "CallAbandonedUnsent":
       return record.status === "pending"
-        ? settle(record, { status: "failed", error: event.error }, event.now)
+        ? finish(record, { status: "failed", error: event.error }, event.now)
         : record
     case "Polled":
       if (record.taskId === null || record.taskId !== event.task.taskId) return record
-      if (record.status !== "working" && record.status !== "input_required") return record
+      if (!isTaskLive(record.status)) return record
       return observe(record, event.task, event.now, event.nextPollAt)
     case "PollFailed":
-      return record.taskId !== null && (record.status === "working" || record.status === "input_required")
+      return hasLiveTask(record)
         ? change(
             record,
             { attempts: record.attempts + 1, nextPollAt: event.retryAt, lastProblem: event.problem },
@@ -285,8 +306,8 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
         : record
     case "TaskGone":
     case "TtlElapsed":
-      return record.taskId !== null && (record.status === "working" || record.status === "input_required")
-        ? settle(
+      return hasLiveTask(record)
+        ? finish(
             record,
             {
               status: "expired",
@@ -355,12 +376,10 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
           )
         : record
     case "Rescheduled":
-      return record.taskId !== null && (record.status === "working" || record.status === "input_required")
-        ? change(record, { nextPollAt: event.nextPollAt }, event.now)
-        : record
+      return hasLiveTask(record) ? change(record, { nextPollAt: event.nextPollAt }, event.now) : record
     case "Abandoned":
       return record.status === "in_doubt"
-        ? settle(
+        ? finish(
             record,
             { status: "cancelled", lastProblem: "abandoned by the application while in doubt" },
             event.now,

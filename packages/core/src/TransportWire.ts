@@ -22,31 +22,30 @@
  * @since 0.1.0
  */
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { settleMessage } from "./internal/wire/classify.js"
-import * as Envelope from "./internal/wire/envelope.js"
+import * as Adapter from "./internal/wire/adapter.js"
+import { classifyMessage } from "./internal/wire/classify.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
-import * as Json from "./Json.js"
-import { NoAnswer, NotSent, Wire } from "./Wire.js"
+import { type AdapterOptions, NoAnswer, NotSent, Wire } from "./Wire.js"
 
-/** @since 0.1.0 */
-export interface TransportWireOptions {
+/**
+ * Options of the transport wire: those of every adapter (timeout, answer size, client info and
+ * capabilities; defaults in `Wire.defaults`; answers are measured serialised), and the
+ * transport factory.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options extends AdapterOptions {
   /** Creates an unstarted transport; called again after the previous one closed. */
   readonly transport: () => Transport
-  /** Per-request timeout (default 30 s); a `tools/call` that times out is `NoAnswer`. */
-  readonly requestTimeout?: Duration.DurationInput
-  /** Answers larger than this (serialised) are `MalformedAnswer` (default 16 MiB). */
-  readonly maxAnswerBytes?: number
-  readonly clientInfo?: { readonly name: string; readonly version: string }
-  /** Client capabilities declared besides the Tasks extension (see `HttpWireOptions`). */
-  readonly clientCapabilities?: Json.JsonObject
 }
 
-type Outcome =
+/** What became of one request on the connection. */
+type Delivery =
   | { readonly _tag: "NotStarted"; readonly error: unknown }
   | { readonly _tag: "SendFailed"; readonly error: unknown }
   | { readonly _tag: "Closed" }
@@ -54,7 +53,7 @@ type Outcome =
 
 interface Connection {
   readonly transport: Transport
-  readonly pending: Map<number, (outcome: Outcome) => void>
+  readonly pending: Map<number, (delivery: Delivery) => void>
   ready: Promise<void>
   closed: boolean
 }
@@ -63,16 +62,10 @@ interface Connection {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Wire, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const timeout = Duration.decode(options.requestTimeout ?? Duration.seconds(30))
-    const limits: Json.JsonLimits = {
-      maxBytes: options.maxAnswerBytes ?? 16 * 1024 * 1024,
-      maxDepth: Json.defaultResultLimits.maxDepth,
-    }
-    const clientInfo = options.clientInfo ?? Envelope.defaultClientInfo
+    const adapter = Adapter.make(options)
     let connection: Connection | undefined
-    let lastId = 0
 
     const drop = (current: Connection) => {
       current.closed = true
@@ -84,7 +77,7 @@ export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, 
     const connect = (): Connection => {
       if (connection !== undefined) return connection
       const transport = options.transport()
-      const pending = new Map<number, (outcome: Outcome) => void>()
+      const pending = new Map<number, (delivery: Delivery) => void>()
       const current: Connection = { transport, pending, ready: Promise.resolve(), closed: false }
       transport.onmessage = (message) => {
         if (!("id" in message) || typeof message.id !== "number") return
@@ -116,20 +109,12 @@ export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, 
 
     const rpc: Rpc = (_server, method, params, extraMeta) =>
       Effect.gen(function* () {
-        lastId += 1
-        const id = lastId
-        const message = Envelope.request(
-          id,
-          method,
-          params,
-          clientInfo,
-          extraMeta,
-          options.clientCapabilities,
-        )
+        const message = adapter.request(method, params, extraMeta)
+        const id = message.id
         let sent = false
-        const outcome = yield* Effect.promise(
+        const delivered = yield* Effect.promise(
           (signal) =>
-            new Promise<Outcome>((resolve) => {
+            new Promise<Delivery>((resolve) => {
               let current: Connection
               try {
                 current = connect()
@@ -152,14 +137,9 @@ export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, 
                 (error: unknown) => resolve({ _tag: "NotStarted", error }),
               )
             }),
-        ).pipe(Effect.timeoutOption(timeout))
-        if (Option.isNone(outcome)) {
-          const after = Duration.format(timeout)
-          return yield* sent
-            ? new NoAnswer({ method, reason: `no answer within ${after}` })
-            : new NotSent({ method, reason: `timed out after ${after} before sending` })
-        }
-        const result = outcome.value
+        ).pipe(Effect.timeoutOption(adapter.timeout))
+        if (Option.isNone(delivered)) return yield* adapter.timedOut(method, sent)
+        const result = delivered.value
         switch (result._tag) {
           case "NotStarted":
             return yield* new NotSent({ method, reason: `transport did not start: ${String(result.error)}` })
@@ -168,7 +148,7 @@ export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, 
           case "Closed":
             return yield* new NoAnswer({ method, reason: "the connection closed before the answer" })
           case "Message":
-            return yield* settleMessage(result.message, { method, id, now: 0, limits })
+            return yield* classifyMessage(result.message, { method, id, now: 0, limits: adapter.limits })
         }
       })
 
@@ -179,4 +159,4 @@ export const make = (options: TransportWireOptions): Effect.Effect<Wire, never, 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: TransportWireOptions): Layer.Layer<Wire> => Layer.scoped(Wire, make(options))
+export const layer = (options: Options): Layer.Layer<Wire> => Layer.scoped(Wire, make(options))

@@ -7,19 +7,34 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { RpcError } from "./HandleRecord.js"
 import { JsonObject, JsonValue } from "./Json.js"
 
-/** @since 0.1.0 */
+/**
+ * The protocol revision every request names.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const protocolVersion = "2026-07-28"
 
-/** @since 0.1.0 */
+/**
+ * The Tasks extension's identifier, declared in every request's client capabilities.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const tasksExtension = "io.modelcontextprotocol/tasks"
 
-/** The `_meta` key that carries our idempotency key to servers that care. @since 0.1.0 */
+/**
+ * The `_meta` key that carries our idempotency key to servers that care.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const idempotencyKeyMeta = "mcp-handles/key"
 
 /**
@@ -27,19 +42,27 @@ export const idempotencyKeyMeta = "mcp-handles/key"
  * (never stored): `headers` runs before every request.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ServerEndpoint {
   /** The name rows refer to; part of the server identity. */
   readonly name: string
   readonly url: string
-  readonly headers?: () => Effect.Effect<Readonly<Record<string, string>>> | Readonly<Record<string, string>>
+  readonly headers?:
+    | (() => Effect.Effect<Readonly<Record<string, string>>> | Readonly<Record<string, string>>)
+    | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
 // What the server says
 // ---------------------------------------------------------------------------------------------
 
-/** @since 0.1.0 */
+/**
+ * A task's status as the server reports it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TaskStatus = Schema.Literal("working", "input_required", "completed", "failed", "cancelled")
 
 /**
@@ -47,6 +70,7 @@ export const TaskStatus = Schema.Literal("working", "input_required", "completed
  * epoch milliseconds.
  *
  * @since 0.1.0
+ * @category models
  */
 export class TaskState extends Schema.Class<TaskState>("TaskState")({
   taskId: Schema.String,
@@ -66,6 +90,7 @@ export class TaskState extends Schema.Class<TaskState>("TaskState")({
  * task exists) a request for input to answer before retrying the call with `requestState`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type CallAnswer =
   | { readonly _tag: "Complete"; readonly result: JsonObject }
@@ -76,7 +101,10 @@ export type CallAnswer =
       readonly requestState: string | undefined
     }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ToolInfo {
   readonly name: string
   readonly idempotentHint: boolean
@@ -84,22 +112,28 @@ export interface ToolInfo {
   readonly taskSupport: string | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DiscoverInfo {
   readonly supportsTasks: boolean
   readonly protocolVersions: ReadonlyArray<string>
   readonly serverInfo: JsonObject | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CallToolRequest {
   readonly name: string
   readonly arguments: JsonObject
   /** Travels as `_meta["mcp-handles/key"]`. */
   readonly idempotencyKey: string
   /** Multi round-trip retry: the answers and the state the server echoed. */
-  readonly inputResponses?: Readonly<Record<string, JsonValue>>
-  readonly requestState?: string
+  readonly inputResponses?: Readonly<Record<string, JsonValue>> | undefined
+  readonly requestState?: string | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +144,7 @@ export interface CallToolRequest {
  * The request provably never reached the server (connection refused, DNS failure, aborted
  * before sending): nothing happened there, retrying is safe.
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category errors
  */
 export class NotSent extends Schema.TaggedError<NotSent>()("NotSent", {
   method: Schema.String,
@@ -121,7 +155,7 @@ export class NotSent extends Schema.TaggedError<NotSent>()("NotSent", {
  * The request may have reached the server but no usable answer came back (connection dropped
  * after sending, timeout, 5xx other than 503). For `tools/call` the server may have created a task.
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category errors
  */
 export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
   method: Schema.String,
@@ -131,7 +165,7 @@ export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
 /**
  * The server answered with a JSON-RPC error. For `tools/call` this means no task was created.
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category errors
  */
 export class RpcErrorAnswer extends Schema.TaggedError<RpcErrorAnswer>()("RpcErrorAnswer", {
   method: Schema.String,
@@ -141,7 +175,7 @@ export class RpcErrorAnswer extends Schema.TaggedError<RpcErrorAnswer>()("RpcErr
 /**
  * The server refused for load (HTTP 429 or 503) and did not process the request.
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category errors
  */
 export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", {
   method: Schema.String,
@@ -153,7 +187,7 @@ export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", {
 /**
  * HTTP 401 or 403: a credentials problem, not the task's fate.
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category errors
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
   method: Schema.String,
@@ -165,7 +199,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
  * `resultType`, oversize, hostile keys). The server's protocol error; for `tools/call` it is
  * unknown whether a task was created.
  *
- * @since 0.1.0
+ * @since 0.1.0 * @category errors
  */
 export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("MalformedAnswer", {
   method: Schema.String,
@@ -183,17 +217,28 @@ export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("Malf
   completed: Schema.optional(Schema.Literal(true)),
 }) {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category errors
+ */
 export type WireError = NotSent | NoAnswer | RpcErrorAnswer | ServerBusy | Unauthorized | MalformedAnswer
 
-/** JSON-RPC "invalid params": for `tasks/*` it means the task id is unknown or expired. @since 0.1.0 */
+/**
+ * JSON-RPC "invalid params": for `tasks/*` it means the task id is unknown or expired.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const invalidParams = -32602
 
 // ---------------------------------------------------------------------------------------------
 // The service
 // ---------------------------------------------------------------------------------------------
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Wire {
   readonly discover: (server: ServerEndpoint) => Effect.Effect<DiscoverInfo, WireError>
   readonly listTools: (server: ServerEndpoint) => Effect.Effect<ReadonlyArray<ToolInfo>, WireError>
@@ -217,21 +262,38 @@ export interface Wire {
 export const Wire: Context.Tag<Wire, Wire> = Context.GenericTag<Wire>("@mcp-handles/core/Wire")
 
 /**
- * Options of the HTTP adapter.
+ * What every wire adapter (`HttpWire`, `TransportWire`) takes besides its connection. A field
+ * left out, or `undefined`, takes its value from `defaults`.
  *
- * @since 0.1.0
+ * @since 0.2.0
+ * @category models
  */
-export interface HttpWireOptions {
-  /** The fetch to use (tests inject an in-process server here); defaults to `globalThis.fetch`. */
-  readonly fetch?: typeof globalThis.fetch
+export interface AdapterOptions {
   /** Per-request timeout; a `tools/call` that times out is `NoAnswer` (in doubt). */
-  readonly requestTimeout?: Duration.DurationInput
-  /** Answers larger than this are `MalformedAnswer`. */
-  readonly maxAnswerBytes?: number
-  readonly clientInfo?: { readonly name: string; readonly version: string }
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** Answers larger than this (in UTF-8 bytes) are `MalformedAnswer`. */
+  readonly maxAnswerBytes?: number | undefined
+  /** Who we are, in every request's envelope. */
+  readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
   /**
    * Client capabilities declared on every request besides the Tasks extension (e.g.
    * `{ elicitation: {} }` when input requests can be answered).
    */
-  readonly clientCapabilities?: JsonObject
+  readonly clientCapabilities?: JsonObject | undefined
+}
+
+/**
+ * The defaults of `AdapterOptions`, shared by every wire adapter.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaults: {
+  readonly requestTimeout: Duration.Duration
+  readonly maxAnswerBytes: number
+  readonly clientInfo: { readonly name: string; readonly version: string }
+} = {
+  requestTimeout: Duration.seconds(30),
+  maxAnswerBytes: 16 * 1024 * 1024,
+  clientInfo: { name: "mcp-handles", version: "0.1.0" },
 }

@@ -9,7 +9,7 @@ import * as HttpWire from "../src/HttpWire.js"
 import { retryAfterMs } from "../src/internal/wire/classify.js"
 import * as Protocol from "../src/internal/wire/protocol.js"
 import type { JsonObject } from "../src/Json.js"
-import type { CallToolRequest, HttpWireOptions, ServerEndpoint, WireError } from "../src/Wire.js"
+import type { CallToolRequest, ServerEndpoint, WireError } from "../src/Wire.js"
 import {
   answerWith,
   closedPortUrl,
@@ -36,7 +36,7 @@ const server: ServerEndpoint = {
 
 const call: CallToolRequest = { name: "slow_compute", arguments: { n: 3 }, idempotencyKey: "key-1" }
 
-const wire = (options: HttpWireOptions = {}) => HttpWire.make(options)
+const wire = (options: HttpWire.Options = {}) => HttpWire.make(options)
 
 /** Runs a wire operation and returns its error (or fails the test if it succeeded). */
 const failure = <A>(effect: Effect.Effect<A, WireError>) => Effect.flip(effect)

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 
-const clientOn = (store: HandleStore.HandleStore, options: Partial<TaskClient.TaskClientOptions>) =>
+const clientOn = (store: HandleStore.HandleStore, options: Partial<TaskClient.Options>) =>
   Layer.build(
     TaskClient.layer({ servers: [{ name: "fake", url: "http://fake.test/mcp" }], ...options }).pipe(
       Layer.provide(

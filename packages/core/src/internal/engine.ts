@@ -15,7 +15,7 @@ import * as Operations from "./engine/operations.js"
 import * as Reconciler from "./engine/reconciler.js"
 
 export const make = (
-  options: TaskClient.TaskClientOptions,
+  options: TaskClient.Options,
 ): Effect.Effect<
   TaskClient.TaskClient,
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,

@@ -66,7 +66,7 @@ const never = Effect.never
 
 export const startProcess = (
   harness: Harness,
-  options: Partial<TaskClient.TaskClientOptions> = {},
+  options: Partial<TaskClient.Options> = {},
   crashAt?: CrashPoint,
 ): Effect.Effect<Process> =>
   Effect.gen(function* () {

@@ -4,16 +4,15 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as HandleRecord from "../../HandleRecord.js"
+import type * as HandleRecord from "../../HandleRecord.js"
+import { localError } from "../../HandleRecord.js"
 import * as Json from "../../Json.js"
 import * as Polling from "../../Polling.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Wire from "../../Wire.js"
 import type { Engine } from "./context.js"
 
-/** Marks an outcome the client decided, not the server; `reason` is machine-readable. */
-export const localError = (message: string, reason: string) =>
-  HandleRecord.RpcError.make({ code: -32000, message, data: { "mcp-handles/local": reason } })
+export { localError }
 
 /**
  * A final result over the configured limits is not stored: the task is recorded as failed with
@@ -90,7 +89,8 @@ export const askInput = (
     return answers
   })
 
-export const describe = (error: Wire.WireError): string => {
+/** A wire failure in words, for `lastProblem` and logs. */
+export const problemOf = (error: Wire.WireError): string => {
   switch (error._tag) {
     case "NotSent":
       return `not sent: ${error.reason}`

@@ -84,10 +84,10 @@ export interface Driver {
 export interface Engine {
   readonly store: HandleStore.HandleStore
   readonly wire: Wire.Wire
-  readonly polling: Polling.PollingOptions
+  readonly polling: Polling.Options
   /** Fibers outlive the call that started them, not the client. */
   readonly clientScope: Scope.Scope
-  readonly options: TaskClient.TaskClientOptions
+  readonly options: TaskClient.Options
   /** The sweep's lease name; the instance's id. */
   readonly owner: string
   /**
@@ -115,13 +115,13 @@ export interface Engine {
   readonly idempotentTools: Map<string, ReadonlySet<string>>
 }
 
-export const rowId = (scope: string, key: string): string => JSON.stringify([scope, key])
+export { rowId } from "../../HandleRecord.js"
 
 export const endpointOf = (ctx: Engine, record: HandleRecord.HandleRecord): Wire.ServerEndpoint | undefined =>
   ctx.serversById.get(record.serverId)
 
 export const make = (
-  options: TaskClient.TaskClientOptions,
+  options: TaskClient.Options,
   services: Pick<Engine, "store" | "wire" | "polling" | "clientScope">,
 ): Effect.Effect<Engine, ServerIdentity.InvalidServerUrl> =>
   Effect.gen(function* () {
@@ -147,8 +147,8 @@ export const make = (
         options.inputTimeout === undefined
           ? defaults.inputTimeoutMs
           : Duration.toMillis(Duration.decode(options.inputTimeout)),
-      argumentLimits: options.argumentLimits ?? Json.defaultArgumentLimits,
-      resultLimits: options.resultLimits ?? Json.defaultResultLimits,
+      argumentLimits: options.argumentLimits ?? Json.defaults.argumentLimits,
+      resultLimits: options.resultLimits ?? Json.defaults.resultLimits,
       serversByName,
       serversById,
       drivers: new Map(),

@@ -218,10 +218,7 @@ export const dispatch = (
         )
         continue
       }
-      round = {
-        inputResponses: answers,
-        ...(answer.requestState === undefined ? {} : { requestState: answer.requestState }),
-      }
+      round = { inputResponses: answers, requestState: answer.requestState }
     }
   }).pipe(holding(ctx, initial))
 

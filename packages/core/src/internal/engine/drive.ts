@@ -19,9 +19,9 @@ import * as Wire from "../../Wire.js"
 import {
   askInput,
   checkResult,
-  describe,
   localError,
   pollDelay,
+  problemOf,
   recordInterval,
   ttlDeadline,
 } from "./answers.js"
@@ -43,7 +43,7 @@ const retryLater = (
     if (deadline !== undefined && now >= deadline) {
       return yield* commit(ctx, record, Transition.Event.TtlElapsed({ now }), "action", mode)
     }
-    const problem = describe(error)
+    const problem = problemOf(error)
     if (error._tag !== "NoAnswer" && error._tag !== "NotSent" && error._tag !== "ServerBusy") {
       yield* Effect.logWarning("task request failed; the task stays open", { key: record.key, problem })
     }
@@ -85,7 +85,7 @@ export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): St
         yield* Effect.logWarning("could not cancel a stray task; will try again", {
           key: record.key,
           taskId: Redaction.taskId(stray.taskId),
-          problem: describe(sent.left),
+          problem: problemOf(sent.left),
         })
         continue
       }
@@ -170,7 +170,7 @@ const answerInput = (
     if (Either.isLeft(sent)) {
       yield* Effect.logWarning("the server refused input answers", {
         key: record.key,
-        problem: describe(sent.left),
+        problem: problemOf(sent.left),
       })
     }
     const now = yield* ctx.store.now

@@ -238,12 +238,16 @@ export const reissue =
         if (local !== undefined) yield* Deferred.await(local.ended)
         const record = yield* load(ctx, scope, key)
         if (record.status !== "in_doubt")
-          return yield* Effect.fail(new ClientError.NotInDoubt({ key, status: record.status }))
+          return yield* Effect.fail(
+            new ClientError.CannotReissue({ key, status: record.status, reason: "not_in_doubt" }),
+          )
         if (endpointOf(ctx, record) === undefined) {
           return yield* Effect.fail(new ClientError.UnknownServer({ server: record.serverId }))
         }
         if (record.arguments === null) {
-          return yield* Effect.fail(new ClientError.CannotReissue({ key, reason: "arguments_not_stored" }))
+          return yield* Effect.fail(
+            new ClientError.CannotReissue({ key, status: record.status, reason: "arguments_not_stored" }),
+          )
         }
         const now = yield* ctx.store.now
         if (leasedByOther(ctx, record, now)) {
@@ -255,7 +259,9 @@ export const reissue =
         )
         if (reissued === undefined) continue
         if (reissued.status !== "pending")
-          return yield* Effect.fail(new ClientError.NotInDoubt({ key, status: reissued.status }))
+          return yield* Effect.fail(
+            new ClientError.CannotReissue({ key, status: reissued.status, reason: "not_in_doubt" }),
+          )
         yield* ensureDriving(ctx, reissued, record.arguments)
         return handleOf(ctx, reissued, true)
       }

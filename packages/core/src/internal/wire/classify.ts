@@ -198,8 +198,8 @@ const readJson = (
     ),
   )
 
-/** @internal */
-export interface SettleContext {
+/** What `classify` needs to know of the request. @internal */
+export interface ClassifyContext {
   readonly method: string
   readonly id: number
   readonly now: number
@@ -227,9 +227,9 @@ export interface SettleContext {
  *
  * @internal
  */
-export const settle = (
+export const classify = (
   observation: Observation,
-  context: SettleContext,
+  context: ClassifyContext,
 ): Effect.Effect<Json.JsonObject, WireError> =>
   Effect.gen(function* () {
     const { method, id } = context
@@ -326,9 +326,9 @@ export const settle = (
  *
  * @internal
  */
-export const settleMessage = (
+export const classifyMessage = (
   message: unknown,
-  context: SettleContext,
+  context: ClassifyContext,
 ): Effect.Effect<Json.JsonObject, WireError> =>
   Effect.gen(function* () {
     const { method, id } = context

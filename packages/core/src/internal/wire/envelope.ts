@@ -22,9 +22,6 @@ export interface ClientInfo {
 }
 
 /** @internal */
-export const defaultClientInfo: ClientInfo = { name: "mcp-handles", version: "0.1.0" }
-
-/** @internal */
 export interface RpcRequest {
   readonly jsonrpc: "2.0"
   readonly id: number
