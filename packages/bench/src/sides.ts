@@ -86,7 +86,7 @@ export const mcpHandlesSide = async (options: {
   const layer = TaskClient.layer({
     servers: [{ name: "fake", url: options.url }],
     instanceId: "bench",
-    ...(options.background === undefined ? {} : { background: options.background }),
+    background: options.background,
   }).pipe(
     Layer.provide(
       Layer.mergeAll(
