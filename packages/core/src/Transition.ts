@@ -42,7 +42,7 @@ export type Event = Data.TaggedEnum<{
   /**
    * `tools/call` answered with a task handle; `nextPollAt` per the polling policy. A fact: it
    * applies in every state. A row that already holds another task id (a late answer after a
-   * reissue), or that rests already (abandoned, settled), records the task as a stray to cancel.
+   * reissue), or that rests already (abandoned, finished), records the task as a stray to cancel.
    */
   TaskCreated: { readonly task: TaskState; readonly now: number; readonly nextPollAt: number }
   /**
@@ -189,7 +189,7 @@ const hasLiveTask = (record: HandleRecord): boolean => record.taskId !== null &&
 
 /**
  * Whether a task id handed out for this key is not the row's own task: the row holds another
- * one, or it rests without one (settled directly, abandoned, gave up). Known strays are not new.
+ * one, or it rests without one (answered directly, abandoned, gave up). Known strays are not new.
  */
 const isStray = (record: HandleRecord, taskId: string): boolean =>
   record.taskId !== taskId &&
