@@ -102,7 +102,7 @@ export const seed = (filename: string, rows: number, serverId: string, t0: numbe
       const one = (i: number) =>
         Effect.gen(function* () {
           const now = t0 - 60_000
-          const { record } = yield* store.begin({
+          const { record } = yield* store.insertOrGet({
             scope: "default",
             key: `k${i}`,
             serverId,
@@ -227,7 +227,7 @@ export const measure = (
         const page: HandleStore.ListPage = yield* store.list({
           scope: "default",
           limit: 1000,
-          ...(cursor === undefined ? {} : { cursor }),
+          cursor,
         })
         for (const r of page.records) {
           seen++

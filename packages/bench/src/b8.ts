@@ -61,7 +61,7 @@ const MAX_WINDOW_MS = 15_000
 const LAUNCH_CONCURRENCY = 64
 /** The store operations that write (everything else reads). */
 const WRITES = new Set([
-  "begin",
+  "insertOrGet",
   "update",
   "claimDue",
   "spreadDue",

@@ -33,10 +33,10 @@ const countingStore = <E>(layer: Layer.Layer<HandleStore.HandleStore, E>) =>
     Effect.map(HandleStore.HandleStore, (store) =>
       HandleStore.HandleStore.of({
         ...store,
-        begin: (h) =>
+        insertOrGet: (h) =>
           Effect.suspend(() => {
             storeCounts.begin++
-            return store.begin(h)
+            return store.insertOrGet(h)
           }),
         get: (s, k) =>
           Effect.suspend(() => {

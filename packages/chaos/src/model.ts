@@ -184,7 +184,7 @@ export const crashPoint: fc.Arbitrary<CrashPoint> = fc.oneof(
     .map(([method, nth, phase]): CrashPoint => ({ at: "fetch", method, nth, phase })),
   fc
     .tuple(
-      fc.constantFrom("begin", "update", "claimDue" as const),
+      fc.constantFrom("insertOrGet", "update", "claimDue" as const),
       fc.integer({ min: 1, max: 3 }),
       fc.constantFrom("before-write", "after-write" as const),
     )

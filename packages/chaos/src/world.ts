@@ -42,7 +42,7 @@ export type CrashPoint =
     }
   | {
       readonly at: "store"
-      readonly op: "begin" | "update" | "claimDue"
+      readonly op: "insertOrGet" | "update" | "claimDue"
       readonly nth: number
       /** `before-write`: dies before the write. `after-write`: the write is durable, the process
        * dies before it learns so (with SQLite, so do the writes group-committed with it). */

@@ -50,10 +50,7 @@ export const describe = (error: unknown): CliError => {
       return usage(`the server of this call (${String(e.server)}) is not known here; pass --server URL`)
     case "StoreError":
       return failed(`store error during ${String(e.operation)}: ${String(e.message)}`)
-    case "SqliteOpenError":
-      return failed(`cannot open store ${String(e.filename)}: ${String(e.message)}`)
-    case "IncompatibleSchema":
-    case "InvalidOptions":
+    case "OpenError":
       return failed(`cannot open store: ${messageOf(e)}`)
     case "SqlError":
       return failed(`cannot open store: ${sqlMessage(e)}`)

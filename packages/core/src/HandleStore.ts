@@ -1,37 +1,77 @@
 /**
- * The storage port. Adapters (memory, SQLite, Postgres, or a third party's) implement this
- * service and prove it with the contract suite in `@mcp-handles/core/testing`.
+ * The storage port: what the engine asks of a store, and how a store may fail. Adapters
+ * (memory, SQLite, Postgres, or a third party's) are usually written on the thinner driver port
+ * in `HandleStoreDriver`, and prove themselves with `@mcp-handles/store-contract`.
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { HandleRecord, openStatuses, type Status } from "./HandleRecord.js"
-import { JsonObject } from "./Json.js"
-import * as Polling from "./Polling.js"
+import type { HandleRecord, Status } from "./HandleRecord.js"
+import type { JsonObject } from "./Json.js"
 
 /**
- * The store could not do its job (I/O, driver, corrupt row). Never used for "not found" or for a
- * lost compare-and-set.
+ * The failures a store reports as themselves: `StoreError.refail` lets them through and wraps
+ * anything else.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type StoreFailure = StoreError | VersionConflict | TaskIdTaken | InstanceIdInUse
+
+const isStoreFailure = (error: unknown): error is StoreFailure =>
+  error instanceof StoreError ||
+  error instanceof VersionConflict ||
+  error instanceof TaskIdTaken ||
+  error instanceof InstanceIdInUse
+
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause)
+    ? String((cause as { readonly message: unknown }).message)
+    : String(cause)
+
+/**
+ * The store could not do its job (I/O, driver, corrupt row). Never used for "not found" (a
+ * missing row is `None`, `false` or a `VersionConflict`, whichever the operation promises) or
+ * for a lost compare-and-set.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   operation: Schema.String,
   message: Schema.String,
   cause: Schema.optional(Schema.Defect),
-}) {}
+}) {
+  /**
+   * Reports every failure of `effect` as a StoreError of `operation`, the driver's own failure
+   * kept as its cause; the store's typed failures (`StoreFailure`) pass as they are. The one
+   * place a driver error (an SQL error, a schema error) becomes a store error.
+   *
+   * @since 0.2.0
+   */
+  static refail(
+    operation: string,
+    describe: (cause: unknown) => string = messageOf,
+  ): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, Extract<E, StoreFailure> | StoreError, R> {
+    return <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.mapError(effect, (cause): Extract<E, StoreFailure> | StoreError =>
+        isStoreFailure(cause)
+          ? (cause as Extract<E, StoreFailure>)
+          : new StoreError({ operation, message: describe(cause), cause }),
+      )
+  }
+}
 
 /**
  * A compare-and-set lost: the row changed since it was read (another fiber, another instance, or
- * a lease that was taken over). The writer must re-read before deciding anything.
+ * a lease that was taken over), or is gone. The writer must re-read before deciding anything.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class VersionConflict extends Schema.TaggedError<VersionConflict>()("VersionConflict", {
   scope: Schema.String,
@@ -45,6 +85,7 @@ export class VersionConflict extends Schema.TaggedError<VersionConflict>()("Vers
  * visibly instead of being merged into the first.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken", {
   scope: Schema.String,
@@ -57,6 +98,7 @@ export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken"
  * distinct ids; two live processes under one id would each take the other's rows for its own.
  *
  * @since 0.2.0
+ * @category errors
  */
 export class InstanceIdInUse extends Schema.TaggedError<InstanceIdInUse>()("InstanceIdInUse", {
   instanceId: Schema.String,
@@ -72,6 +114,7 @@ export class InstanceIdInUse extends Schema.TaggedError<InstanceIdInUse>()("Inst
  * The write-ahead intent of a call, written before the request leaves.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface NewHandle {
   readonly scope: string
@@ -86,14 +129,20 @@ export interface NewHandle {
   readonly now: number
 }
 
-/** @since 0.1.0 */
-export interface BeginResult {
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface InsertOrGetResult {
   readonly record: HandleRecord
   /** False when the key already existed: the caller attaches instead of dispatching. */
   readonly created: boolean
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ClaimOptions {
   readonly owner: string
   readonly now: number
@@ -106,6 +155,7 @@ export interface ClaimOptions {
  * moved to a random point within one poll interval, leased to `owner`, without being read back.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SpreadOptions {
   readonly owner: string
@@ -120,7 +170,10 @@ export interface SpreadOptions {
   readonly defaultIntervalMs: number
 }
 
-/** @since 0.2.0 */
+/**
+ * @since 0.2.0
+ * @category models
+ */
 export interface RenewOptions {
   readonly scope: string
   readonly key: string
@@ -129,40 +182,53 @@ export interface RenewOptions {
   readonly until: number
 }
 
-/** @since 0.2.0 */
+/**
+ * @since 0.2.0
+ * @category models
+ */
 export interface ReleaseOwnerOptions {
   readonly owner: string
   readonly now: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListFilter {
   readonly scope: string
-  readonly statuses?: ReadonlyArray<Status>
-  readonly serverId?: string
-  /** 1 to 1000. */
+  readonly statuses?: ReadonlyArray<Status> | undefined
+  readonly serverId?: string | undefined
+  /** 1 to 1000; a fraction is rounded down, anything outside is brought inside. */
   readonly limit: number
   /** From a previous page's `nextCursor`. */
-  readonly cursor?: string
+  readonly cursor?: string | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListPage {
   readonly records: ReadonlyArray<HandleRecord>
   /** Null on the last page. */
   readonly nextCursor: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface GcOptions {
   /** Limit to one scope; all scopes when absent (an operator's sweep). */
-  readonly scope?: string
+  readonly scope?: string | undefined
   /** Terminal rows settled strictly before this instant are deleted. */
   readonly settledBefore: number
 }
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface HandleStore {
   /**
@@ -182,10 +248,11 @@ export interface HandleStore {
     instanceId: string,
   ) => Effect.Effect<void, InstanceIdInUse | StoreError, Scope.Scope>
   /**
-   * Atomic insert-or-get by scope and key. Exactly one of any number of concurrent callers with
-   * the same key gets `created: true`; the row is durable when this returns.
+   * Atomic insert-or-get by scope and key: writes the call's intent unless the key exists.
+   * Exactly one of any number of concurrent callers with the same key gets `created: true`; the
+   * row is durable when this returns.
    */
-  readonly begin: (handle: NewHandle) => Effect.Effect<BeginResult, StoreError>
+  readonly insertOrGet: (handle: NewHandle) => Effect.Effect<InsertOrGetResult, StoreError>
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
   /**
    * Compare-and-set: writes `record` when the stored version equals `record.version`, and
@@ -240,193 +307,3 @@ export interface HandleStore {
 export const HandleStore: Context.Tag<HandleStore, HandleStore> = Context.GenericTag<HandleStore>(
   "@mcp-handles/core/HandleStore",
 )
-
-const validateArguments = Schema.validateEither(Schema.NullOr(JsonObject))
-
-/**
- * The row `begin` inserts: every adapter starts from the same record, so they differ only in
- * how they keep it. Built without re-validating every field (the validating constructor costs
- * more than a durable commit, on every call's critical path); only `arguments` can hold what the
- * types do not rule out, and it is checked with a validator compiled once.
- *
- * @since 0.1.0
- */
-export const initialRecord = (handle: NewHandle): Either.Either<HandleRecord, StoreError> => {
-  const checked = validateArguments(handle.arguments)
-  if (Either.isLeft(checked)) {
-    return Either.left(
-      new StoreError({
-        operation: "begin",
-        message: `arguments of ${JSON.stringify(handle.key)} are not a JSON object: ${ParseResult.TreeFormatter.formatErrorSync(checked.left).slice(0, 500)}`,
-      }),
-    )
-  }
-  return Either.right(
-    new HandleRecord(
-      {
-        scope: handle.scope,
-        key: handle.key,
-        serverId: handle.serverId,
-        tool: handle.tool,
-        arguments: handle.arguments,
-        argumentsHash: handle.argumentsHash,
-        taskId: null,
-        status: "pending",
-        snapshot: null,
-        result: null,
-        error: null,
-        inputRequests: null,
-        answers: {},
-        stuckSince: null,
-        cancel: null,
-        // Due at once, guarded by the dispatcher's lease: another instance can claim it only
-        // after the lease runs out, and this instance, restarted under the same id, at once.
-        // Either way the reconciler finds a call whose dispatcher died and marks it in doubt.
-        nextPollAt: handle.now,
-        attempts: 0,
-        pollsWithoutInterval: 0,
-        launches: 1,
-        lastProblem: null,
-        leaseOwner: handle.owner,
-        leaseExpiresAt: handle.now + handle.leaseMs,
-        version: 1,
-        createdAt: handle.now,
-        updatedAt: handle.now,
-        settledAt: null,
-      },
-      true,
-    ),
-  )
-}
-
-/**
- * Whether `claimDue` may take the row for `owner` at `now`: open, due, and not leased by another
- * live owner.
- *
- * @since 0.1.0
- */
-export const isClaimable = (record: HandleRecord, owner: string, now: number): boolean =>
-  openStatuses.includes(record.status) &&
-  record.nextPollAt !== null &&
-  record.nextPollAt <= now &&
-  (record.leaseOwner === null ||
-    record.leaseOwner === owner ||
-    (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now))
-
-/**
- * List order is (createdAt, key); the cursor is the position of the last row of a page.
- *
- * @since 0.1.0
- */
-export interface CursorPosition {
-  readonly createdAt: number
-  readonly key: string
-}
-
-/** @since 0.1.0 */
-export const encodeCursor = (position: CursorPosition): string =>
-  `${position.createdAt}.${encodeURIComponent(position.key)}`
-
-/** @since 0.1.0 */
-export const decodeCursor = (cursor: string): Option.Option<CursorPosition> => {
-  const dot = cursor.indexOf(".")
-  const createdAt = Number(cursor.slice(0, dot))
-  if (dot <= 0 || !Number.isSafeInteger(createdAt)) return Option.none()
-  try {
-    return Option.some({ createdAt, key: decodeURIComponent(cursor.slice(dot + 1)) })
-  } catch {
-    return Option.none()
-  }
-}
-
-/** @since 0.1.0 */
-export const compareListOrder = (a: CursorPosition, b: CursorPosition): number =>
-  a.createdAt - b.createdAt || compareCodePoints(a.key, b.key)
-
-/**
- * Keys order by Unicode code point, which is what SQL stores give with a binary collation (UTF-8
- * bytes in SQLite, `COLLATE "C"` in Postgres); JavaScript's `<` compares UTF-16 units instead.
- *
- * @since 0.1.0
- */
-export const compareCodePoints = (a: string, b: string): number => {
-  const left = a[Symbol.iterator]()
-  const right = b[Symbol.iterator]()
-  for (;;) {
-    const x = left.next()
-    const y = right.next()
-    if (x.done || y.done) return x.done && y.done ? 0 : x.done ? -1 : 1
-    const diff = (x.value.codePointAt(0) ?? 0) - (y.value.codePointAt(0) ?? 0)
-    if (diff !== 0) return diff
-  }
-}
-
-/** @since 0.1.0 */
-export const maxListLimit = 1000
-
-/**
- * The fields SQL adapters keep in indexed columns, named as their columns are; the rest of a
- * record is a JSON body.
- *
- * @since 0.1.0
- */
-export interface IndexedColumns {
-  readonly scope: unknown
-  readonly key: unknown
-  readonly server_id: unknown
-  readonly status: unknown
-  readonly next_poll_at: unknown
-  readonly lease_owner: unknown
-  readonly lease_expires_at: unknown
-  readonly version: unknown
-  readonly created_at: unknown
-  readonly settled_at: unknown
-}
-
-/**
- * A row's body with its columns laid over it, ready to decode as a `HandleRecord`. Columns win
- * over any same-named key in the body: they are what the queries saw.
- *
- * @since 0.1.0
- */
-export const fromColumns = (body: object, row: IndexedColumns): Record<string, unknown> => ({
-  ...body,
-  scope: row.scope,
-  key: row.key,
-  serverId: row.server_id,
-  status: row.status,
-  nextPollAt: row.next_poll_at,
-  leaseOwner: row.lease_owner,
-  leaseExpiresAt: row.lease_expires_at,
-  version: row.version,
-  createdAt: row.created_at,
-  settledAt: row.settled_at,
-})
-
-/**
- * Whether `spreadDue` moves the row (the in-memory reading of its WHERE clause).
- *
- * @since 0.1.0
- */
-export const isSpreadable = (record: HandleRecord, options: SpreadOptions): boolean =>
-  (record.status === "working" || record.status === "input_required") &&
-  record.taskId !== null &&
-  (record.cancel === null || record.cancel.sent) &&
-  record.nextPollAt !== null &&
-  record.nextPollAt <= options.now &&
-  (record.leaseOwner === null ||
-    record.leaseOwner === options.owner ||
-    options.takeOver.includes(record.leaseOwner) ||
-    (record.leaseExpiresAt !== null && record.leaseExpiresAt <= options.now))
-
-/**
- * The interval window `spreadDue` spreads a row over.
- *
- * @since 0.1.0
- */
-export const spreadWindow = (record: HandleRecord, options: SpreadOptions): number => {
-  const interval = record.snapshot?.pollIntervalMs
-  return interval === undefined || !Number.isFinite(interval)
-    ? options.defaultIntervalMs
-    : Polling.clamp(options, interval)
-}

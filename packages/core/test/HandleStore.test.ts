@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Claiming from "@mcp-handles/core/Claiming"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
 import type { JsonObject } from "@mcp-handles/core/Json"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -28,12 +30,12 @@ describe("HandleStore helpers", () => {
     Effect.sync(() =>
       fc.assert(
         fc.property(newHandle, (handle) => {
-          const record = Effect.runSync(HandleStore.initialRecord(handle))
+          const record = Effect.runSync(HandleStoreDriver.initialRecord(handle))
           // The validating constructor accepts it and changes nothing.
           expect(new HandleRecord.HandleRecord({ ...record })).toEqual(record)
           expect(record.status).toBe("pending")
           expect(record.leaseOwner).toBe(handle.owner)
-          expect(HandleStore.isClaimable(record, handle.owner, handle.now)).toBe(true)
+          expect(Claiming.isClaimable(record, handle.owner, handle.now)).toBe(true)
         }),
       ),
     ),
@@ -43,7 +45,7 @@ describe("HandleStore helpers", () => {
     Effect.gen(function* () {
       const [handle] = fc.sample(newHandle, { numRuns: 1, seed: 1 })
       const bad = { ...(handle as HandleStore.NewHandle), arguments: { f: () => 1 } as unknown as JsonObject }
-      expect(yield* Effect.flip(HandleStore.initialRecord(bad))).toBeInstanceOf(HandleStore.StoreError)
+      expect(yield* Effect.flip(HandleStoreDriver.initialRecord(bad))).toBeInstanceOf(HandleStore.StoreError)
     }),
   )
 
@@ -52,15 +54,15 @@ describe("HandleStore helpers", () => {
       fc.property(fc.string({ unit: "grapheme" }), fc.string({ unit: "grapheme" }), (a, b) => {
         const bytes = (s: string) => Array.from(new TextEncoder().encode(s))
         const byUtf8 = Buffer.compare(Buffer.from(bytes(a)), Buffer.from(bytes(b)))
-        expect(Math.sign(HandleStore.compareCodePoints(a, b))).toBe(byUtf8)
+        expect(Math.sign(HandleStoreDriver.compareCodePoints(a, b))).toBe(byUtf8)
       }),
     ))
 
   it("a cursor round-trips any position", () =>
     fc.assert(
       fc.property(fc.nat(), fc.string({ unit: "grapheme" }), (createdAt, key) => {
-        const cursor = HandleStore.encodeCursor({ createdAt, key })
-        expect(HandleStore.decodeCursor(cursor)).toEqual(Option.some({ createdAt, key }))
+        const cursor = HandleStoreDriver.encodeCursor({ createdAt, key })
+        expect(HandleStoreDriver.decodeCursor(cursor)).toEqual(Option.some({ createdAt, key }))
       }),
     ))
 })

@@ -34,7 +34,7 @@ describe("reconcile", () => {
         const memory = yield* MemoryStore.make
         const now = Date.now()
         for (let i = 0; i < 400; i++) {
-          const { record } = yield* memory.begin({
+          const { record } = yield* memory.insertOrGet({
             scope: "default",
             key: `k${i}`,
             serverId: "srv",
@@ -100,7 +100,7 @@ describe("background reconciler", () => {
             : memory.claimDue(options),
       }
       // A call whose dispatcher died: the reconciler must find it and mark it in doubt.
-      yield* memory.begin({
+      yield* memory.insertOrGet({
         scope: "default",
         key: "orphan-candidate",
         serverId: "srv",

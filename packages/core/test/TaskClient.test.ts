@@ -539,8 +539,8 @@ describe("TaskClient", () => {
     )
 
     const crashPoints: ReadonlyArray<[string, CrashPoint]> = [
-      ["before the intent is written", { at: "store", op: "begin", phase: "before-write" }],
-      ["right after the intent is written", { at: "store", op: "begin", phase: "after-write" }],
+      ["before the intent is written", { at: "store", op: "insertOrGet", phase: "before-write" }],
+      ["right after the intent is written", { at: "store", op: "insertOrGet", phase: "after-write" }],
       ["as tools/call leaves", { at: "fetch", method: "tools/call", phase: "before-send" }],
       [
         "after the server answered, before the task id is written",

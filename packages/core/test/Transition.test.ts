@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
 import * as Transition from "@mcp-handles/core/Transition"
 import * as Wire from "@mcp-handles/core/Wire"
 import * as Either from "effect/Either"
@@ -10,7 +10,7 @@ const T0 = 1_700_000_000_000
 const statuses = HandleRecord.Status.literals
 
 const pending = Either.getOrThrow(
-  HandleStore.initialRecord({
+  HandleStoreDriver.initialRecord({
     scope: "s",
     key: "k",
     serverId: "srv",

@@ -1,4 +1,4 @@
-import { handleStoreContract } from "@mcp-handles/core/testing"
+import { handleStoreContract } from "@mcp-handles/store-contract"
 import { MemoryStore } from "@mcp-handles/store-memory"
 
 handleStoreContract("memory", MemoryStore.layer)

@@ -15,7 +15,8 @@ import * as PgClientModule from "@effect/sql-pg/PgClient"
 import { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
-import * as Clock from "effect/Clock"
+import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
+import * as SqlStore from "@mcp-handles/core/SqlStore"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -25,7 +26,6 @@ import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Schema from "effect/Schema"
 import * as DatabaseClock from "./internal/database-clock.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
@@ -39,15 +39,15 @@ import { isTransient } from "./internal/transient.js"
 export interface RetryOptions {
   /**
    * How long an operation keeps retrying, counted from its first failure: a failure after this
-   * is final (the backoff already under way runs out first). A time rather than a count, because how many attempts a fault eats depends on how
-   * fast it strikes and how loaded the machine is, whereas an outage to ride out is a span of
-   * time. Default 30 s; zero does not retry.
+   * is final (the backoff already under way runs out first). A time rather than a count, because
+   * how many attempts a fault eats depends on how fast it strikes and how loaded the machine is,
+   * whereas an outage to ride out is a span of time. Default 30 s; zero does not retry.
    */
-  readonly budget?: Duration.DurationInput
+  readonly budget?: Duration.DurationInput | undefined
   /** First backoff delay, doubled (with jitter) on each retry. Default 25 ms. */
-  readonly baseDelay?: Duration.DurationInput
+  readonly baseDelay?: Duration.DurationInput | undefined
   /** Longest single backoff delay. Default 1 s. */
-  readonly maxDelay?: Duration.DurationInput
+  readonly maxDelay?: Duration.DurationInput | undefined
 }
 
 /**
@@ -59,32 +59,69 @@ export interface Options {
    * The schema holding the store's tables, created if absent. A lowercase SQL identifier
    * (`[a-z_][a-z0-9_]*`, at most 63 characters, not `pg_*`). Default `mcp_handles`.
    */
-  readonly schema?: string
+  readonly schema?: string | undefined
   /**
    * Run pending migrations when the store is built (default). With `false` the schema must
    * already be at this release's version, for deployments whose runtime role may not run DDL.
    */
-  readonly migrate?: boolean
+  readonly migrate?: boolean | undefined
   /**
    * Backoff for transient connection failures (a terminated backend, a restarting server). Every
    * operation is safe to retry: writes carry a token that tells a retry whether its previous
    * attempt committed before the connection died.
    */
-  readonly retry?: RetryOptions
+  readonly retry?: RetryOptions | undefined
   /**
    * Whose clock judges leases and due times. `database` (default): the database server's, so
    * instances on hosts whose clocks disagree share one time (the offset to the host clock is
    * measured when the store is built and again every minute). `host`: this host's `Clock`, for
    * tests that run in virtual time.
    */
-  readonly clock?: "database" | "host"
+  readonly clock?: "database" | "host" | undefined
 }
 
 /**
- * @since 0.1.0
+ * The options of a store with a connection pool of its own (`layerUrl`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface UrlOptions extends Options {
+  /** Most connections in the pool. Default 10. */
+  readonly maxConnections?: number | undefined
+  /** How long opening a connection may take. Default 10 seconds. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** The `application_name` the database shows for the pool's sessions. Default `mcp-handles`. */
+  readonly applicationName?: string | undefined
+}
+
+/**
+ * What the store uses for an option that is not given.
+ *
+ * @since 0.2.0
  * @category constants
  */
-export const defaultSchema = "mcp_handles"
+export const defaults: {
+  readonly schema: string
+  readonly migrate: boolean
+  readonly clock: "database" | "host"
+  readonly retry: {
+    readonly budget: Duration.DurationInput
+    readonly baseDelay: Duration.DurationInput
+    readonly maxDelay: Duration.DurationInput
+  }
+  readonly maxConnections: number
+  readonly connectTimeout: Duration.DurationInput
+  readonly applicationName: string
+} = {
+  schema: "mcp_handles",
+  migrate: true,
+  clock: "database",
+  retry: { budget: "30 seconds", baseDelay: "25 millis", maxDelay: "1 second" },
+  maxConnections: 10,
+  connectTimeout: "10 seconds",
+  applicationName: "mcp-handles",
+}
 
 /**
  * The schema version this release writes and reads.
@@ -95,68 +132,46 @@ export const defaultSchema = "mcp_handles"
 export const schemaVersion: number = Migrations.latestVersion
 
 /**
- * The options cannot work (a schema name that is not a plain identifier, a retry budget or delay
- * that is not a duration, or is negative).
+ * The store could not be opened (the error both SQL stores share): options that cannot work
+ * (`invalid-options`), a schema migrated by a newer release (`newer-schema`, never touched:
+ * downgrading would lose what the newer release relies on) or, with `migrate: false`, not yet
+ * migrated (`older-schema`), or a database that failed while it was being set up
+ * (`cannot-open`). Its `location` is the schema.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category errors
  */
-export class InvalidOptions extends Schema.TaggedError<InvalidOptions>()("InvalidOptions", {
-  message: Schema.String,
-}) {}
+export const OpenError: typeof SqlStore.OpenError = SqlStore.OpenError
 
 /**
- * The database schema is not at a version this release can use: migrated by a newer release
- * (never touched: downgrading would lose what the newer release relies on), or, with
- * `migrate: false`, not yet migrated.
- *
- * @since 0.1.0
+ * @since 0.2.0
  * @category errors
  */
-export class IncompatibleSchema extends Schema.TaggedError<IncompatibleSchema>()("IncompatibleSchema", {
-  schema: Schema.String,
-  found: Schema.Number,
-  supported: Schema.Number,
-}) {
-  override get message(): string {
-    return this.found > this.supported
-      ? `schema "${this.schema}" is at version ${this.found}, migrated by a newer release of @mcp-handles/store-postgres; this release supports up to version ${this.supported}. Upgrade the package.`
-      : `schema "${this.schema}" is at version ${this.found}, this release needs version ${this.supported}; run the migrations (migrate: true).`
-  }
-}
+export type OpenError = SqlStore.OpenError
 
 const identifier = /^[a-z_][a-z0-9_]{0,62}$/
 
-const validate = (options: Options): Effect.Effect<string, InvalidOptions> => {
-  const schema = options.schema ?? defaultSchema
+const validate = (options: Options): Effect.Effect<string, OpenError> => {
+  const schema = options.schema ?? defaults.schema
+  const invalid = (message: string) =>
+    Effect.fail(new OpenError({ location: schema, reason: "invalid-options", message }))
   if (!identifier.test(schema) || schema.startsWith("pg_")) {
-    return Effect.fail(
-      new InvalidOptions({
-        message: `schema must match ${identifier.source} and not start with pg_, got ${JSON.stringify(schema)}`,
-      }),
+    return invalid(
+      `schema must match ${identifier.source} and not start with pg_, got ${JSON.stringify(schema)}`,
     )
   }
   const retry = options.retry ?? {}
   // Callers from JavaScript may still pass the attempt count this option used to take; ignoring
   // it would silently turn "retry twice" into "retry for 30 s".
-  if ("times" in retry) {
-    return Effect.fail(
-      new InvalidOptions({ message: "retry.times is no longer supported: give retry.budget, a duration" }),
-    )
-  }
+  if ("times" in retry) return invalid("retry.times is no longer supported: give retry.budget, a duration")
   for (const [name, input, positive] of [
     ["budget", retry.budget, false],
     ["baseDelay", retry.baseDelay, true],
     ["maxDelay", retry.maxDelay, true],
   ] as const) {
     const problem = input === undefined ? undefined : durationProblem(input, positive)
-    if (problem !== undefined) {
-      return Effect.fail(
-        new InvalidOptions({
-          message: `retry.${name} must be ${problem}, got ${JSON.stringify(String(input))}`,
-        }),
-      )
-    }
+    if (problem !== undefined)
+      return invalid(`retry.${name} must be ${problem}, got ${JSON.stringify(String(input))}`)
   }
   return Effect.succeed(schema)
 }
@@ -180,16 +195,36 @@ const durationProblem = (input: unknown, positive: boolean): string | undefined 
 }
 
 const retrySchedule = (options: RetryOptions = {}) => {
-  const maxDelay = Duration.decode(options.maxDelay ?? "1 second")
-  return Schedule.exponential(options.baseDelay ?? "25 millis").pipe(
+  const maxDelay = Duration.decode(options.maxDelay ?? defaults.retry.maxDelay)
+  return Schedule.exponential(options.baseDelay ?? defaults.retry.baseDelay).pipe(
     Schedule.jittered,
     Schedule.modifyDelay((delay) => Duration.min(delay, maxDelay)),
     // Elapsed time since the first failure, on the Clock: a TestClock governs it in tests.
-    Schedule.upTo(options.budget ?? "30 seconds"),
+    Schedule.upTo(options.budget ?? defaults.retry.budget),
   )
 }
 
-const openStatuses = "('pending', 'working', 'input_required')"
+const isTransientSqlError = (error: unknown): boolean => error instanceof SqlError && isTransient(error)
+
+/** A driver error's own words ("password authentication failed") follow the wrapper's. */
+const describe = (error: SqlError): string => {
+  const cause = error.cause
+  const inner =
+    typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string"
+      ? cause.message
+      : ""
+  return inner === "" ? error.message : `${error.message}: ${inner}`
+}
+
+/** How a failure that outlived the retries reads in the StoreError that reports it. */
+const describeFailure = (error: unknown): string =>
+  error instanceof SqlError
+    ? isTransient(error)
+      ? `database unreachable, gave up after retrying: ${describe(error)}`
+      : `database error: ${describe(error)}`
+    : error instanceof Error
+      ? error.message
+      : String(error)
 
 /**
  * The task id as its indexed column holds it: as a JSON string literal, since a server's id may
@@ -203,7 +238,6 @@ const violates = (error: SqlError, index: string): boolean => {
   const cause = error.cause as { code?: unknown; constraint?: unknown } | undefined
   return cause?.code === "23505" && cause.constraint === index
 }
-const terminalStatuses = "('completed', 'failed', 'cancelled', 'expired')"
 
 /** Which version the schema is at, 0 when it has never been migrated. */
 const currentVersion = (sql: Sql.SqlClient, schema: string) =>
@@ -219,18 +253,16 @@ const currentVersion = (sql: Sql.SqlClient, schema: string) =>
   })
 
 /**
- * Brings the schema up to this release's version. Concurrent instances starting together are
- * serialised on an advisory lock, so exactly one runs each migration.
+ * Brings the schema up to this release's version and returns the version it is at then: this
+ * release's, or a newer release's, which is left alone. Concurrent instances starting together
+ * are serialised on an advisory lock, so exactly one runs each migration.
  */
 const migrate = (sql: Sql.SqlClient, schema: string) =>
   Effect.gen(function* () {
-    const incompatible = (found: number) =>
-      new IncompatibleSchema({ schema, found, supported: Migrations.latestVersion })
     // The common case (already migrated) runs no DDL and takes no lock.
     const found = yield* currentVersion(sql, schema)
-    if (found > Migrations.latestVersion) return yield* incompatible(found)
-    if (found === Migrations.latestVersion) return
-    yield* sql.withTransaction(
+    if (found >= Migrations.latestVersion) return found
+    return yield* sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`@mcp-handles/store-postgres:${schema}`}))`
         yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
@@ -242,17 +274,15 @@ const migrate = (sql: Sql.SqlClient, schema: string) =>
           name text NOT NULL
         )`
         const locked = yield* currentVersion(sql, schema)
-        if (locked > Migrations.latestVersion) return yield* incompatible(locked)
+        if (locked > Migrations.latestVersion) return locked
         yield* Migrator.make({})({
           loader: Migrations.loader(schema),
           table: `${schema}.${Migrations.migrationsTable}`,
         })
+        return Migrations.latestVersion
       }),
     )
   }).pipe(
-    Effect.catchTag("MigrationError", (error) =>
-      Effect.fail(new HandleStore.StoreError({ operation: "migrate", message: error.message, cause: error })),
-    ),
     // The migrator turns a failed migration into a defect; here it is the store failing to start.
     Effect.catchAllDefect((defect) =>
       Effect.fail(
@@ -261,12 +291,20 @@ const migrate = (sql: Sql.SqlClient, schema: string) =>
     ),
   )
 
-const checkVersion = (sql: Sql.SqlClient, schema: string) =>
-  Effect.flatMap(currentVersion(sql, schema), (found) =>
-    found === Migrations.latestVersion
-      ? Effect.void
-      : Effect.fail(new IncompatibleSchema({ schema, found, supported: Migrations.latestVersion })),
-  )
+/** The schema is at `found`, which is not this release's version. */
+const incompatible = (schema: string, found: number): OpenError => {
+  const supported = Migrations.latestVersion
+  return new OpenError({
+    location: schema,
+    reason: found > supported ? "newer-schema" : "older-schema",
+    message:
+      found > supported
+        ? `schema "${schema}" is at version ${found}, migrated by a newer release of @mcp-handles/store-postgres; this release supports up to version ${supported}. Upgrade the package.`
+        : `schema "${schema}" is at version ${found}, this release needs version ${supported}; run the migrations (migrate: true).`,
+    found,
+    supported,
+  })
+}
 
 const corrupt = (operation: string) => (error: ParseResult.ParseError) =>
   new HandleStore.StoreError({ operation, message: `row does not decode: ${error.message}`, cause: error })
@@ -277,167 +315,160 @@ const corrupt = (operation: string) => (error: ParseResult.ParseError) =>
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: Options = {},
-): Effect.Effect<
-  HandleStore.HandleStore,
-  HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
-  PgClient
-> =>
+export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleStore, OpenError, PgClient> =>
   Effect.gen(function* () {
     const schema = yield* validate(options)
     const sql = yield* PgClient
     const schedule = retrySchedule(options.retry)
+    const retrying = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.retry(effect, { schedule, while: isTransientSqlError })
 
     /**
-     * Retries transient failures, then reports what is left as a StoreError. Other typed
-     * failures (a lost compare-and-set) pass through untouched.
+     * Retries transient failures, then reports what is left as a StoreError. The store's own
+     * typed failures pass through untouched.
      */
-    const run = <A, E>(
-      operation: string,
-      effect: Effect.Effect<A, E | SqlError, Sql.SqlClient>,
-    ): Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError> =>
+    const run = <A, E>(operation: string, effect: Effect.Effect<A, E, Sql.SqlClient>) =>
       effect.pipe(
-        Effect.retry({ schedule, while: (error) => error instanceof SqlError && isTransient(error) }),
-        Effect.catchIf(
-          (error): error is SqlError => error instanceof SqlError,
-          (error) =>
-            Effect.fail(
-              new HandleStore.StoreError({
-                operation,
-                message: isTransient(error)
-                  ? `database unreachable, gave up after retrying: ${describe(error)}`
-                  : `database error: ${describe(error)}`,
-                cause: error,
-              }),
-            ),
-        ),
+        retrying,
+        HandleStore.StoreError.refail(operation, describeFailure),
         Effect.provideService(Sql.SqlClient, sql),
-      ) as Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError>
-
-    yield* run("migrate", options.migrate === false ? checkVersion(sql, schema) : migrate(sql, schema))
-
-    const t = sql(`${schema}.${Migrations.table}`)
-    const columns = sql.literal(Rows.selectColumns)
-    const open = sql.literal(openStatuses)
-
-    const decode = (operation: string) => (raw: unknown) =>
-      Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
-    const encode = (operation: string, record: HandleRecord.HandleRecord) =>
-      Effect.mapError(
-        Rows.encodeRow(record),
-        (error) =>
-          new HandleStore.StoreError({
-            operation,
-            message: `record does not encode: ${error.message}`,
-            cause: error,
-          }),
       )
+    const cannotOpen = (error: HandleStore.StoreError) =>
+      new OpenError({ location: schema, reason: "cannot-open", message: error.message, cause: error })
 
-    const selectOne = (operation: string, scope: string, key: string) =>
-      sql`SELECT ${columns} FROM ${t} WHERE scope = ${scope} AND key = ${key}`.withoutTransform.pipe(
-        Effect.flatMap((rows) =>
-          rows[0] === undefined ? Effect.succeedNone : Effect.asSome(decode(operation)(rows[0])),
-        ),
-      )
+    const found = yield* run(
+      "migrate",
+      options.migrate === false ? currentVersion(sql, schema) : migrate(sql, schema),
+    ).pipe(Effect.mapError(cannotOpen))
+    if (found !== Migrations.latestVersion) return yield* incompatible(schema, found)
+    const now =
+      options.clock === "host" ? undefined : yield* Effect.mapError(DatabaseClock.make(run, sql), cannotOpen)
+    return HandleStoreDriver.makeStore({
+      ...makeDriver(sql, schema, run),
+      now,
+      lockInstance: (instanceId) => InstanceLock.lockInstance(sql, schema, instanceId, retrying),
+    })
+  })
 
-    const begin = (handle: HandleStore.NewHandle) =>
-      Effect.gen(function* () {
-        const record = yield* HandleStore.initialRecord(handle)
-        const v = yield* encode("begin", record)
-        // Identifies this call's insert, so that a retry after a connection died mid-commit knows
-        // the row it finds is its own (created) rather than someone else's (attach).
-        const token = crypto.randomUUID()
-        const attempt = Effect.gen(function* () {
-          const inserted = yield* sql`INSERT INTO ${t}
-              (scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, write_id)
-            VALUES (${v.scope}, ${v.key}, ${v.serverId}, ${v.status}, ${v.nextPollAt}, ${v.leaseOwner},
-              ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid)
-            ON CONFLICT (scope, key) DO NOTHING
-            RETURNING ${columns}`.withoutTransform
-          if (inserted[0] !== undefined) {
-            const row = yield* decode("begin")(inserted[0])
-            return Option.some({ record: row.record, created: true })
-          }
-          // ON CONFLICT waited for the other inserter to commit, so a fresh statement sees its row.
-          const existing = yield* selectOne("begin", handle.scope, handle.key)
-          return Option.map(existing, (row) => ({ record: row.record, created: row.writeId === token }))
-        })
-        // The row can vanish between the two statements only if a GC sweep deleted a settled row
-        // of that key; then the key is free again and the insert is retried.
-        return yield* run(
-          "begin",
-          attempt.pipe(
-            Effect.repeat({ until: Option.isSome, times: 3 }),
-            Effect.flatMap(
-              Option.match({
-                onNone: () =>
-                  Effect.fail(
-                    new HandleStore.StoreError({
-                      operation: "begin",
-                      message: "the row was deleted between insert and read, repeatedly",
-                    }),
-                  ),
-                onSome: Effect.succeed,
-              }),
-            ),
-          ),
-        )
+/** The store's operations, each one statement (two where a retry must learn what happened). */
+const makeDriver = (
+  sql: PgClient,
+  schema: string,
+  run: <A, E>(
+    operation: string,
+    effect: Effect.Effect<A, E, Sql.SqlClient>,
+  ) => Effect.Effect<A, Extract<E, HandleStore.StoreFailure> | HandleStore.StoreError>,
+): Omit<HandleStoreDriver.HandleStoreDriver, "now" | "lockInstance"> => {
+  const t = sql(`${schema}.${Migrations.table}`)
+  const columns = sql.literal(Rows.selectColumns)
+  const open = sql.literal(`(${SqlStore.openStatusList})`)
+
+  const decode = (operation: string) => (raw: unknown) =>
+    Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
+  const encode = (operation: string, record: HandleRecord.HandleRecord) =>
+    Effect.mapError(
+      Rows.encodeRow(record),
+      (error) =>
+        new HandleStore.StoreError({
+          operation,
+          message: `record does not encode: ${error.message}`,
+          cause: error,
+        }),
+    )
+
+  const selectOne = (operation: string, scope: string, key: string) =>
+    sql`SELECT ${columns} FROM ${t} WHERE scope = ${scope} AND key = ${key}`.withoutTransform.pipe(
+      Effect.flatMap((rows) =>
+        rows[0] === undefined ? Effect.succeedNone : Effect.asSome(decode(operation)(rows[0])),
+      ),
+    )
+
+  const insertOrGet = (record: HandleRecord.HandleRecord) =>
+    Effect.gen(function* () {
+      const v = yield* encode("insertOrGet", record)
+      // Identifies this call's insert, so that a retry after a connection died mid-commit knows
+      // the row it finds is its own (created) rather than someone else's (attach).
+      const token = crypto.randomUUID()
+      const attempt = Effect.gen(function* () {
+        const inserted = yield* sql`INSERT INTO ${t}
+            (scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, write_id)
+          VALUES (${v.scope}, ${v.key}, ${v.serverId}, ${v.status}, ${v.nextPollAt}, ${v.leaseOwner},
+            ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid)
+          ON CONFLICT (scope, key) DO NOTHING
+          RETURNING ${columns}`.withoutTransform
+        if (inserted[0] !== undefined) {
+          const row = yield* decode("insertOrGet")(inserted[0])
+          return Option.some({ record: row.record, created: true })
+        }
+        // ON CONFLICT waited for the other inserter to commit, so a fresh statement sees its row.
+        const existing = yield* selectOne("insertOrGet", record.scope, record.key)
+        return Option.map(existing, (row) => ({ record: row.record, created: row.writeId === token }))
       })
-
-    const update = (record: HandleRecord.HandleRecord) =>
-      Effect.gen(function* () {
-        const v = yield* encode("update", record)
-        const token = crypto.randomUUID()
-        const conflict = new HandleStore.VersionConflict({
-          scope: record.scope,
-          key: record.key,
-          expectedVersion: record.version,
-        })
-        const attempt = Effect.gen(function* () {
-          const rows = yield* sql`UPDATE ${t} SET
-              server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
-              lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
-              settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(record.taskId)},
-              version = version + 1, write_id = ${token}::uuid
-            WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version}
-            RETURNING ${columns}`.withoutTransform.pipe(
-            Effect.catchIf(
-              (error) => violates(error, Migrations.taskIndex),
-              () =>
+      // The row can vanish between the two statements only if a GC sweep deleted a settled row
+      // of that key; then the key is free again and the insert is retried.
+      return yield* run(
+        "insertOrGet",
+        attempt.pipe(
+          Effect.repeat({ until: Option.isSome, times: 3 }),
+          Effect.flatMap(
+            Option.match({
+              onNone: () =>
                 Effect.fail(
-                  new HandleStore.TaskIdTaken({
-                    scope: record.scope,
-                    key: record.key,
-                    serverId: record.serverId,
+                  new HandleStore.StoreError({
+                    operation: "insertOrGet",
+                    message: "the key's row was deleted between insert and read, repeatedly",
                   }),
                 ),
-            ),
-          )
-          if (rows[0] !== undefined) return (yield* decode("update")(rows[0])).record
-          // Nothing matched: a lost compare-and-set, unless this is a retry and our previous
-          // attempt committed before its connection died. Only then does the row carry our token
-          // at exactly the version our write produced.
-          const current = yield* selectOne("update", record.scope, record.key)
-          if (
-            Option.isSome(current) &&
-            current.value.writeId === token &&
-            current.value.record.version === record.version + 1
-          ) {
-            return current.value.record
-          }
-          return yield* conflict
-        })
-        return yield* run("update", attempt)
-      })
+              onSome: Effect.succeed,
+            }),
+          ),
+        ),
+      )
+    })
 
-    const claimDue = ({ owner, now, leaseMs, limit }: HandleStore.ClaimOptions) => {
-      const n = Math.floor(limit)
-      if (!(n > 0)) return Effect.succeed([])
-      // One statement: the inner SELECT locks due rows, skipping rows another claimer holds at this
-      // moment, and the UPDATE stamps them. A claim that dies with its connection is harmless: the
-      // rows it took are leased to the same owner, which reclaims them on the retry.
-      return run(
+  const update = (next: HandleRecord.HandleRecord) =>
+    Effect.gen(function* () {
+      const v = yield* encode("update", next)
+      const token = crypto.randomUUID()
+      const attempt = Effect.gen(function* () {
+        const written = yield* sql`UPDATE ${t} SET
+            server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
+            lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
+            settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(next.taskId)},
+            version = ${v.version}, write_id = ${token}::uuid
+          WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version - 1}
+          RETURNING 1 AS ok`.withoutTransform.pipe(
+          Effect.map((rows) => rows.length === 1),
+          Effect.catchIf(
+            (error) => violates(error, Migrations.taskIndex),
+            () => Effect.succeed("task-id-taken" as const),
+          ),
+        )
+        if (written !== false) return written === true ? ("written" as const) : written
+        // Nothing matched: a lost compare-and-set, unless this is a retry and our previous
+        // attempt committed before its connection died. Only then does the row carry our token
+        // at exactly the version our write produced.
+        const current = yield* selectOne("update", next.scope, next.key)
+        return Option.isSome(current) &&
+          current.value.writeId === token &&
+          current.value.record.version === next.version
+          ? ("written" as const)
+          : ("version-conflict" as const)
+      })
+      return yield* run("update", attempt)
+    })
+
+  return {
+    insertOrGet,
+    get: (scope, key) =>
+      run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),
+    update,
+
+    // One statement: the inner SELECT locks due rows, skipping rows another claimer holds at this
+    // moment, and the UPDATE stamps them. A claim that dies with its connection is harmless: the
+    // rows it took are leased to the same owner, which reclaims them on the retry.
+    claimDue: ({ owner, now, leaseMs, limit }) =>
+      run(
         "claimDue",
         sql`UPDATE ${t} SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMs},
             version = version + 1, write_id = NULL
@@ -446,7 +477,7 @@ export const make = (
             WHERE status IN ${open} AND next_poll_at <= ${now}
               AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
             ORDER BY next_poll_at, id
-            LIMIT ${n}
+            LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
           )
           RETURNING ${columns}`.withoutTransform.pipe(
@@ -458,14 +489,11 @@ export const make = (
               .map((row) => row.record),
           ),
         ),
-      )
-    }
+      ),
 
     // The boot spread in one statement per batch, rows locked with SKIP LOCKED like a claim and
     // never read back. The lease runs to the end of the widest window plus leaseMs.
-    const spreadDue = (options: HandleStore.SpreadOptions) => {
-      const n = Math.floor(options.limit)
-      if (!(n > 0)) return Effect.succeed(0)
+    spreadDue: (options) => {
       const { now, owner } = options
       const takeOver =
         options.takeOver.length > 0 ? sql`lease_owner IN ${sql.in(options.takeOver)}` : sql`FALSE`
@@ -487,120 +515,73 @@ export const make = (
               AND json_typeof(body->'taskId') = 'string'
               AND (json_typeof(body->'cancel') IS DISTINCT FROM 'object' OR body->'cancel'->>'sent' = 'true')
               ORDER BY next_poll_at, id
-              LIMIT ${n}
+              LIMIT ${options.limit}
               FOR UPDATE SKIP LOCKED
             ) AS picked
           ) AS due
           WHERE ${t}.id = due.id
           RETURNING ${t}.id`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
       )
-    }
+    },
 
-    const release = (scope: string, key: string, owner: string) =>
+    release: (scope, key, owner) =>
       run(
         "release",
         sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
           WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}`.withoutTransform.pipe(
           Effect.asVoid,
         ),
-      )
+      ),
 
     // Both are safe to retry as they stand: a renewal sets an absolute expiry, and a release
     // after a lost reply finds only what is still leased (its count is then a lower bound).
-    const renewLease = ({ scope, key, owner, until }: HandleStore.RenewOptions) =>
+    renewLease: ({ scope, key, owner, until }) =>
       run(
         "renewLease",
         sql`UPDATE ${t} SET lease_expires_at = ${until}
           WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length === 1)),
-      )
+      ),
 
-    const releaseOwner = ({ owner, now }: HandleStore.ReleaseOwnerOptions) =>
+    releaseOwner: ({ owner, now }) =>
       run(
         "releaseOwner",
         sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
           WHERE lease_owner = ${owner} AND (next_poll_at IS NULL OR next_poll_at > ${now})
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
-      )
+      ),
 
-    const list = (filter: HandleStore.ListFilter) => {
-      const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)
-      if (filter.cursor !== undefined && Option.isNone(after)) {
-        return Effect.fail(new HandleStore.StoreError({ operation: "list", message: "invalid cursor" }))
-      }
-      if (filter.statuses !== undefined && filter.statuses.length === 0) {
-        return Effect.succeed({ records: [], nextCursor: null })
-      }
-      const limit = Math.max(1, Math.min(Math.floor(filter.limit) || 1, HandleStore.maxListLimit))
-      const where = [sql`scope = ${filter.scope}`]
-      if (filter.statuses !== undefined) where.push(sql`status IN ${sql.in(filter.statuses)}`)
-      if (filter.serverId !== undefined) where.push(sql`server_id = ${filter.serverId}`)
-      if (Option.isSome(after))
-        where.push(sql`(created_at, key) > (${after.value.createdAt}, ${after.value.key})`)
+    list: (query) => {
+      const where = [sql`scope = ${query.scope}`]
+      if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
+      if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
+      if (query.after !== undefined)
+        where.push(sql`(created_at, key) > (${query.after.createdAt}, ${query.after.key})`)
       return run(
         "list",
-        sql`SELECT ${columns} FROM ${t} WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${limit + 1}`.withoutTransform.pipe(
-          Effect.flatMap((rows) =>
-            Effect.map(Effect.forEach(rows.slice(0, limit), decode("list")), (page): HandleStore.ListPage => {
-              const records = page.map((row) => row.record)
-              const last = records[records.length - 1]
-              // One row past the page was asked for: its presence says whether another page exists.
-              return {
-                records,
-                nextCursor: rows.length > limit && last ? HandleStore.encodeCursor(last) : null,
-              }
-            }),
-          ),
+        sql`SELECT ${columns} FROM ${t} WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${query.limit}`.withoutTransform.pipe(
+          Effect.flatMap((rows) => Effect.forEach(rows, decode("list"))),
+          Effect.map((rows) => rows.map((row) => row.record)),
         ),
       )
-    }
+    },
 
     // A retry after a lost reply deletes nothing more and reports only what it deleted itself:
     // the count is a lower bound then, the deletion itself is idempotent.
-    const deleteSettledBefore = ({ scope, settledBefore }: HandleStore.GcOptions) =>
+    deleteSettledBefore: ({ scope, settledBefore }) =>
       run(
         "deleteSettledBefore",
         sql<{ readonly n: number }>`WITH deleted AS (
             DELETE FROM ${t}
-            WHERE status IN ${sql.literal(terminalStatuses)} AND settled_at < ${settledBefore}
+            WHERE status IN (${sql.literal(SqlStore.terminalStatusList)}) AND settled_at < ${settledBefore}
               ${scope === undefined ? sql.literal("") : sql`AND scope = ${scope}`}
             RETURNING 1
           )
           SELECT count(*)::int AS n FROM deleted`.withoutTransform.pipe(
           Effect.map((rows) => rows[0]?.n ?? 0),
         ),
-      )
-
-    return HandleStore.HandleStore.of({
-      lockInstance: (instanceId) =>
-        InstanceLock.lockInstance(sql, schema, instanceId, (effect) =>
-          Effect.retry(effect, {
-            schedule,
-            while: (error) => error instanceof SqlError && isTransient(error),
-          }),
-        ),
-      now: options.clock === "host" ? Clock.currentTimeMillis : yield* DatabaseClock.make(run, sql),
-      begin,
-      get: (scope, key) =>
-        run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),
-      update,
-      claimDue,
-      spreadDue,
-      release,
-      renewLease,
-      releaseOwner,
-      list,
-      deleteSettledBefore,
-    })
-  })
-
-const describe = (error: SqlError): string => {
-  const cause = error.cause
-  const inner =
-    typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string"
-      ? cause.message
-      : ""
-  return inner === "" ? error.message : `${error.message}: ${inner}`
+      ),
+  }
 }
 
 /**
@@ -611,11 +592,8 @@ const describe = (error: SqlError): string => {
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>,
-): Layer.Layer<
-  HandleStore.HandleStore,
-  ConfigError.ConfigError | HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
-  PgClient
-> => Layer.effect(HandleStore.HandleStore, Effect.flatMap(Config.unwrap(config), make))
+): Layer.Layer<HandleStore.HandleStore, ConfigError.ConfigError | OpenError, PgClient> =>
+  Layer.effect(HandleStore.HandleStore, Effect.flatMap(Config.unwrap(config), make))
 
 /**
  * The store as a layer over the `PgClient` in context.
@@ -623,13 +601,8 @@ export const layerConfig = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: Options = {},
-): Layer.Layer<
-  HandleStore.HandleStore,
-  HandleStore.StoreError | InvalidOptions | IncompatibleSchema,
-  PgClient
-> => Layer.effect(HandleStore.HandleStore, make(options))
+export const layer = (options: Options = {}): Layer.Layer<HandleStore.HandleStore, OpenError, PgClient> =>
+  Layer.effect(HandleStore.HandleStore, make(options))
 
 /**
  * The store with a connection pool of its own, for callers that have only a URL (a CLI, a
@@ -640,23 +613,16 @@ export const layer = (
  */
 export const layerUrl = (
   url: string,
-  options: Options & {
-    readonly maxConnections?: number
-    readonly connectTimeout?: Duration.DurationInput
-    readonly applicationName?: string
-  } = {},
-): Layer.Layer<
-  HandleStore.HandleStore,
-  HandleStore.StoreError | InvalidOptions | IncompatibleSchema | SqlError | ConfigError.ConfigError
-> => {
+  options: UrlOptions = {},
+): Layer.Layer<HandleStore.HandleStore, OpenError | SqlError | ConfigError.ConfigError> => {
   const { maxConnections, connectTimeout, applicationName, ...storeOptions } = options
   return layer(storeOptions).pipe(
     Layer.provide(
       PgClientModule.layer({
         url: Redacted.make(url),
-        maxConnections: maxConnections ?? 10,
-        connectTimeout: Duration.decode(connectTimeout ?? "10 seconds"),
-        applicationName: applicationName ?? "mcp-handles",
+        maxConnections: maxConnections ?? defaults.maxConnections,
+        connectTimeout: Duration.decode(connectTimeout ?? defaults.connectTimeout),
+        applicationName: applicationName ?? defaults.applicationName,
       }),
     ),
   )

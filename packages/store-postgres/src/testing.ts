@@ -4,7 +4,7 @@
  * the fallback). Every layer gives a fresh, uniquely named schema, dropped on release.
  *
  * ```ts
- * import { handleStoreContract } from "@mcp-handles/core/testing"
+ * import { handleStoreContract } from "@mcp-handles/store-contract"
  * import { TestDatabase } from "@mcp-handles/store-postgres/testing"
  * handleStoreContract("postgres", TestDatabase.layerStore())
  * ```

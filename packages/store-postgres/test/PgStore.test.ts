@@ -63,10 +63,12 @@ describe("PgStore", () => {
           const store = yield* storeOn(client, { schema, retry: { baseDelay: "1 millis" } })
 
           proxy.arm("INSERT 0 1")
-          const begun = yield* store.begin(handle({ key: "lost-insert" }))
+          const begun = yield* store.insertOrGet(handle({ key: "lost-insert" }))
           expect(proxy.dropped()).toBe(1)
           expect(begun.created).toBe(true)
-          expect((yield* store.begin(handle({ key: "lost-insert", owner: "other" }))).created).toBe(false)
+          expect((yield* store.insertOrGet(handle({ key: "lost-insert", owner: "other" }))).created).toBe(
+            false,
+          )
 
           proxy.arm("UPDATE 1")
           const written = yield* store.update(
@@ -94,7 +96,7 @@ describe("PgStore", () => {
         const sql = yield* PgClient.PgClient
         const { schema } = yield* TestDatabase.TestSchema
         const store = yield* storeOn(sql, { schema })
-        const { record } = yield* store.begin(handle({ key: "c" }))
+        const { record } = yield* store.insertOrGet(handle({ key: "c" }))
         yield* store.update(new HandleRecord({ ...record, attempts: 1 }))
         const stale = yield* Effect.either(store.update(new HandleRecord({ ...record, attempts: 2 })))
         expect(Either.isLeft(stale) && stale.left._tag).toBe("VersionConflict")
@@ -106,7 +108,9 @@ describe("PgStore", () => {
         const sql = yield* PgClient.PgClient
         const { schema } = yield* TestDatabase.TestSchema
         const store = yield* storeOn(sql, { schema })
-        const { record } = yield* store.begin(handle({ key: "odd", arguments: { "a\u0000b": "x\u0000y" } }))
+        const { record } = yield* store.insertOrGet(
+          handle({ key: "odd", arguments: { "a\u0000b": "x\u0000y" } }),
+        )
         const result = { z: "\ud800 lone", a: "nul \u0000 inside", __proto__x: 1, nested: { b: 1, a: 2 } }
         const written = yield* store.update(
           new HandleRecord({
@@ -132,7 +136,7 @@ describe("PgStore", () => {
           transformQueryNames: Str.camelToSnake,
         })
         const store = yield* storeOn(client, { schema })
-        const { record } = yield* store.begin(handle({ key: "transformed" }))
+        const { record } = yield* store.insertOrGet(handle({ key: "transformed" }))
         expect(Option.getOrThrow(yield* store.get("tenant", "transformed"))).toEqual(record)
       }).pipe(Effect.scoped),
     )
@@ -144,7 +148,7 @@ describe("PgStore", () => {
         const a = yield* storeOn(sql, { schema })
         const b = yield* storeOn(sql, { schema: `${schema}_b` })
         yield* Effect.addFinalizer(() => Effect.ignore(sql`DROP SCHEMA ${sql(`${schema}_b`)} CASCADE`))
-        yield* a.begin(handle({ key: "only-in-a" }))
+        yield* a.insertOrGet(handle({ key: "only-in-a" }))
         expect(Option.isNone(yield* b.get("tenant", "only-in-a"))).toBe(true)
       }).pipe(Effect.scoped),
     )
@@ -196,16 +200,20 @@ describe("PgStore", () => {
         yield* Effect.addFinalizer(() => Effect.ignore(sql`DROP SCHEMA ${sql(newer)} CASCADE`))
 
         const unmigrated = yield* Effect.flip(storeOn(sql, { schema: newer, migrate: false }))
-        expect(unmigrated).toBeInstanceOf(PgStore.IncompatibleSchema)
-        expect(unmigrated).toMatchObject({ found: 0, supported: PgStore.schemaVersion })
+        expect(unmigrated).toBeInstanceOf(PgStore.OpenError)
+        expect(unmigrated).toMatchObject({
+          reason: "older-schema",
+          found: 0,
+          supported: PgStore.schemaVersion,
+        })
 
         yield* storeOn(sql, { schema: newer })
         yield* storeOn(sql, { schema: newer, migrate: false })
         yield* sql`INSERT INTO ${sql(`${newer}.mcp_handles_migrations`)} (migration_id, name) VALUES (99, 'from_the_future')`
         for (const migrate of [true, false]) {
           const error = yield* Effect.flip(storeOn(sql, { schema: newer, migrate }))
-          expect(error).toBeInstanceOf(PgStore.IncompatibleSchema)
-          expect(error).toMatchObject({ found: 99, supported: PgStore.schemaVersion })
+          expect(error).toBeInstanceOf(PgStore.OpenError)
+          expect(error).toMatchObject({ reason: "newer-schema", found: 99, supported: PgStore.schemaVersion })
           expect(error.message).toMatch(/newer release/)
         }
       }).pipe(Effect.scoped),
@@ -218,7 +226,7 @@ describe("PgStore", () => {
           Effect.provide(PgStore.layerConfig({ schema: Config.string("STORE_SCHEMA") })),
           Effect.withConfigProvider(ConfigProvider.fromJson({ STORE_SCHEMA: schema })),
         )
-        const { record } = yield* store.begin(handle({ key: "configured" }))
+        const { record } = yield* store.insertOrGet(handle({ key: "configured" }))
         expect(record.key).toBe("configured")
       }),
     )
@@ -236,7 +244,8 @@ describe("PgStore", () => {
           "1abc",
         ]) {
           const error = yield* Effect.flip(storeOn(sql, { schema }))
-          expect(error).toBeInstanceOf(PgStore.InvalidOptions)
+          expect(error).toBeInstanceOf(PgStore.OpenError)
+          expect(error.reason).toBe("invalid-options")
         }
         for (const retry of [
           { budget: -1 },
@@ -248,7 +257,8 @@ describe("PgStore", () => {
           { times: 2 },
         ]) {
           const error = yield* Effect.flip(storeOn(sql, { retry: retry as PgStore.RetryOptions }))
-          expect(error).toBeInstanceOf(PgStore.InvalidOptions)
+          expect(error).toBeInstanceOf(PgStore.OpenError)
+          expect(error.reason).toBe("invalid-options")
         }
       }),
     )
@@ -258,7 +268,7 @@ describe("PgStore", () => {
         const sql = yield* PgClient.PgClient
         const { schema } = yield* TestDatabase.TestSchema
         const store = yield* storeOn(sql, { schema })
-        yield* store.begin(handle({ key: "corrupt" }))
+        yield* store.insertOrGet(handle({ key: "corrupt" }))
         yield* sql`UPDATE ${sql(`${schema}.handles`)} SET body = '{"tool": 42}'::json WHERE key = 'corrupt'`
         const error = yield* Effect.flip(store.get("tenant", "corrupt"))
         expect(error._tag).toBe("StoreError")

@@ -70,7 +70,7 @@ const timed = (store: HandleStore, durations: Ref.Ref<ReadonlyArray<number>>): H
     )
   return {
     ...store,
-    begin: (handle) => time(store.begin(handle)),
+    insertOrGet: (handle) => time(store.insertOrGet(handle)),
     get: (scope, key) => time(store.get(scope, key)),
     update: (record) => time(store.update(record)),
     claimDue: (options) => time(store.claimDue(options)),
@@ -85,7 +85,7 @@ const workload = (store: HandleStore, keys: ReadonlyArray<string>) =>
       keys,
       (key) =>
         Effect.all(
-          ["a", "b", "c"].map((owner) => store.begin(handle(key, owner))),
+          ["a", "b", "c"].map((owner) => store.insertOrGet(handle(key, owner))),
           { concurrency: "unbounded" },
         ),
       { concurrency: 12 },

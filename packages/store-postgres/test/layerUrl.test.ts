@@ -23,7 +23,7 @@ describe("PgStore.layerUrl", () => {
           sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
         ).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.orDie),
       )
-      const { created } = yield* store.begin({
+      const { created } = yield* store.insertOrGet({
         scope: "s",
         key: "k",
         serverId: "srv",

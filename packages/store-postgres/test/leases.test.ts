@@ -45,7 +45,7 @@ const seed = (store: HandleStore, n: number) =>
   Effect.forEach(
     Array.from({ length: n }, (_, i) => `row-${String(i).padStart(4, "0")}`),
     (key) =>
-      store.begin({
+      store.insertOrGet({
         scope: `tenant-${key.charCodeAt(key.length - 1) % 3}`,
         key,
         serverId: "srv",

@@ -62,7 +62,7 @@ const handle = (key: string) => ({
 const storeCall = (store: HandleStore) =>
   Effect.gen(function* () {
     const key = `k${sequence++}`
-    const { record } = yield* store.begin(handle(key))
+    const { record } = yield* store.insertOrGet(handle(key))
     // Built without re-validation: the client's step() makes this record, not the store.
     yield* store.update(
       new HandleRecord(

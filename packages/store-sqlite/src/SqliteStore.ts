@@ -2,26 +2,27 @@
  * The HandleStore on SQLite (`@effect/sql-sqlite-node`): the embedded default. One file, no
  * server, durable across `kill -9` and power loss with the default `synchronous: "FULL"`.
  *
- * Writes from concurrent fibers are group-committed: each `begin`/`update`/`claimDue`/`release`
- * returns only after the transaction holding it is on disk, and many of them share one fsync.
+ * Writes from concurrent fibers are group-committed: each `insertOrGet`/`update`/`claimDue`/
+ * `release` returns only after the transaction holding it is on disk, and many of them share one
+ * fsync.
  *
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Sqlite from "@effect/sql-sqlite-node/SqliteClient"
-import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
+import * as SqlStore from "@mcp-handles/core/SqlStore"
 import Database from "better-sqlite3"
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as File from "./internal/file.js"
 import * as InstanceLock from "./internal/instance-lock.js"
@@ -49,8 +50,11 @@ export type Synchronous = "FULL" | "NORMAL"
  * @category models
  */
 export interface Options {
-  /** Path of the database file. Created with mode 0600 when missing; its directory must exist. */
-  readonly filename: string
+  /**
+   * Path of the database file, created with mode 0600 when missing; its directory must exist
+   * (a typo is reported, not created). Default `defaultFilename`, whose directory is created.
+   */
+  readonly filename?: string | undefined
   /** Default `"FULL"`. */
   readonly synchronous?: Synchronous | undefined
   /** How long a write waits for another process's lock before failing. Default 5 seconds. */
@@ -60,39 +64,52 @@ export interface Options {
 }
 
 /**
- * The database could not be opened as a store. `reason` says which problem it is; the message
- * says what to do about it. Whatever the reason, the file was not modified.
+ * What the store uses for an option that is not given.
  *
- * - `cannot-create`: the path is not a file that can be created (missing directory, a directory,
- *   not a path at all).
- * - `not-writable`: the file exists but this process may not read and write it.
- * - `not-a-database`: the file is not a SQLite database, or is corrupt.
- * - `foreign-database`: a SQLite database that belongs to another application.
- * - `newer-schema`: written by a newer version of this package; upgrade instead of downgrading
- *   the data.
- * - `cannot-open`: SQLite refused to open or set up the database (locked, I/O error).
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaults: {
+  readonly synchronous: Synchronous
+  readonly busyTimeout: Duration.DurationInput
+  readonly maxBatchSize: number
+} = {
+  synchronous: "FULL",
+  busyTimeout: "5 seconds",
+  maxBatchSize: 1024,
+}
+
+/**
+ * Where the store lives when no `filename` is given: `./.mcp-handles/tasks.db`, relative to the
+ * working directory. Its directory is created (mode 0700) when missing, so an app runs in a fresh
+ * folder; the CLI uses the same default.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultFilename = "./.mcp-handles/tasks.db"
+
+/**
+ * The database could not be opened as a store (the error both SQL stores share): its `reason`
+ * says which problem it is, its `location` is the file name. Whatever the reason, the file was
+ * not modified.
  *
  * @since 0.1.0
  * @category errors
  */
-export class OpenError extends Schema.TaggedError<OpenError>()("SqliteOpenError", {
-  filename: Schema.String,
-  reason: Schema.Literal(
-    "cannot-create",
-    "not-writable",
-    "not-a-database",
-    "foreign-database",
-    "newer-schema",
-    "cannot-open",
-  ),
-  message: Schema.String,
-  cause: Schema.optional(Schema.Defect),
-}) {}
+export const OpenError: typeof SqlStore.OpenError = SqlStore.OpenError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type OpenError = SqlStore.OpenError
 
 /**
  * The schema version this build creates and understands.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const schemaVersion: number = Migrations.latestVersion
 
@@ -108,14 +125,14 @@ const sqliteCode = (error: SqlError): string | undefined => {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, OpenError, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleStore, OpenError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { filename } = options
-    const maxBatchSize = Math.max(1, Math.floor(options.maxBatchSize ?? 1024))
-    const busyMs = Math.max(0, Math.round(Duration.toMillis(options.busyTimeout ?? Duration.seconds(5))))
-    const synchronous: Synchronous = options.synchronous === "NORMAL" ? "NORMAL" : "FULL"
-    const openError = (reason: OpenError["reason"], message: string, cause?: unknown) =>
-      new OpenError({ filename, reason, message, ...(cause === undefined ? {} : { cause }) })
+    const filename = options.filename ?? defaultFilename
+    const maxBatchSize = Math.max(1, Math.floor(options.maxBatchSize ?? defaults.maxBatchSize))
+    const busyMs = Math.max(0, Math.round(Duration.toMillis(options.busyTimeout ?? defaults.busyTimeout)))
+    const synchronous: Synchronous = options.synchronous === "NORMAL" ? "NORMAL" : defaults.synchronous
+    const openError = (reason: SqlStore.OpenErrorReason, message: string, cause?: unknown) =>
+      new OpenError({ location: filename, reason, message, cause })
     const fromSql = (what: string) => (error: SqlError) => {
       const code = sqliteCode(error)
       return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT"
@@ -131,6 +148,8 @@ export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, O
           )
     }
 
+    const directory = options.filename === undefined ? File.createDirectory(filename) : null
+    if (directory !== null) return yield* openError(directory.reason, directory.message)
     const prepared = File.prepare(filename)
     if (prepared.problem !== null) return yield* openError(prepared.problem.reason, prepared.problem.message)
 
@@ -165,10 +184,13 @@ export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, O
       }
       const version = yield* storedVersion
       if (version > Migrations.latestVersion) {
-        return yield* openError(
-          "newer-schema",
-          `${filename} was written by a newer version of @mcp-handles/store-sqlite (schema version ${version}; this version understands up to ${Migrations.latestVersion}). It was left untouched: upgrade @mcp-handles/store-sqlite to open it`,
-        )
+        return yield* new OpenError({
+          location: filename,
+          reason: "newer-schema",
+          message: `${filename} was written by a newer version of @mcp-handles/store-sqlite (schema version ${version}; this version understands up to ${Migrations.latestVersion}). It was left untouched: upgrade @mcp-handles/store-sqlite to open it`,
+          found: version,
+          supported: Migrations.latestVersion,
+        })
       }
     }).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(fromSql("read")(error))))
 
@@ -240,74 +262,49 @@ export const make = (options: Options): Effect.Effect<HandleStore.HandleStore, O
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize })
-    return makeStore(filename, sql, writes, writer)
+    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer))
   })
 
-const makeStore = (
+/** Reads on the @effect/sql client's connection; every write through the group-committing writer. */
+const makeDriver = (
   filename: string,
   sql: Sqlite.SqliteClient,
   writes: ReturnType<typeof Writes.make>,
   writer: Writer.Writer,
-): HandleStore.HandleStore => {
-  const read = <A, E>(
-    operation: string,
-    effect: Effect.Effect<A, E>,
-  ): Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError> =>
-    Effect.mapError(effect, (error) =>
-      error instanceof SqlError
-        ? new HandleStore.StoreError({ operation, message: error.message, cause: error })
-        : (error as Exclude<E, SqlError>),
-    )
+): HandleStoreDriver.HandleStoreDriver => {
+  /** Submits the write `operation` makes of `record` and its row values. */
+  const submitRecord = <A, E>(
+    operation: "insertOrGet" | "update",
+    record: HandleRecord,
+    write: (record: HandleRecord, params: ReadonlyArray<unknown>) => Writer.Operation<A, E>,
+  ) =>
+    Effect.suspend(() => {
+      const params = Rows.toParams(operation, record)
+      return Either.isLeft(params)
+        ? Effect.fail(params.left)
+        : writer.submit(operation, write(record, params.right))
+    })
 
-  return HandleStore.HandleStore.of({
-    // One host, one clock: the embedded store keeps the host's.
-    now: Clock.currentTimeMillis,
+  return {
+    // One host, one clock: the embedded store keeps the host's (the driver port's default).
     lockInstance: (instanceId) => InstanceLock.lockInstance(filename, instanceId),
-    begin: (handle) =>
-      Effect.suspend(() => {
-        const record = HandleStore.initialRecord(handle)
-        if (Either.isLeft(record)) return Effect.fail(record.left)
-        const params = Rows.toParams("begin", record.right, record.right.version)
-        if (Either.isLeft(params)) return Effect.fail(params.left)
-        return writer.submit("begin", writes.begin(record.right, params.right))
-      }),
+    insertOrGet: (record) => submitRecord("insertOrGet", record, writes.insertOrGet),
 
     get: (scope, key) =>
-      read(
-        "get",
-        Effect.flatMap(
-          sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles WHERE scope = ${scope} AND key = ${key}`,
-          ([row]) =>
-            row === undefined
-              ? Effect.succeed(Option.none())
-              : Effect.map(Rows.decodeRow("get", row), Option.some),
-        ),
+      Effect.flatMap(
+        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles WHERE scope = ${scope} AND key = ${key}`,
+        ([row]) =>
+          row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
       ),
 
-    update: (record) =>
-      Effect.suspend(() => {
-        const params = Rows.toParams("update", record, record.version + 1)
-        if (Either.isLeft(params)) return Effect.fail(params.left)
-        return Effect.as(
-          writer.submit("update", writes.update(record, params.right)),
-          // The input was validated when it was built; only the version changed.
-          new HandleRecord.HandleRecord({ ...record, version: record.version + 1 }, true),
-        )
-      }),
+    update: (next) => submitRecord("update", next, writes.update),
 
-    claimDue: ({ owner, now, leaseMs, limit }) => {
-      const count = Math.floor(limit)
-      if (!(count > 0)) return Effect.succeed([])
-      return Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, count)), (claimed) =>
-        claimed.map(
-          ({ record, expiresAt }) =>
-            new HandleRecord.HandleRecord(
-              { ...record, leaseOwner: owner, leaseExpiresAt: expiresAt, version: record.version + 1 },
-              true,
-            ),
+    claimDue: ({ owner, now, leaseMs, limit }) =>
+      Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, limit)), (claimed) =>
+        claimed.map((record) =>
+          HandleStoreDriver.bump(record, { leaseOwner: owner, leaseExpiresAt: now + leaseMs }),
         ),
-      )
-    },
+      ),
 
     spreadDue: (options) => writer.submit("spreadDue", writes.spreadDue(options)),
 
@@ -318,41 +315,24 @@ const makeStore = (
 
     releaseOwner: ({ owner, now }) => writer.submit("releaseOwner", writes.releaseOwner(owner, now)),
 
-    list: (filter) =>
-      Effect.suspend(() => {
-        const after = filter.cursor === undefined ? Option.none() : HandleStore.decodeCursor(filter.cursor)
-        if (filter.cursor !== undefined && Option.isNone(after)) {
-          return Effect.fail(new HandleStore.StoreError({ operation: "list", message: "invalid cursor" }))
-        }
-        if (filter.statuses !== undefined && filter.statuses.length === 0) {
-          return Effect.succeed({ records: [], nextCursor: null })
-        }
-        const limit = Math.max(1, Math.min(Math.floor(filter.limit) || 1, HandleStore.maxListLimit))
-        const where: Array<Statement.Fragment> = [sql`scope = ${filter.scope}`]
-        if (filter.statuses !== undefined) where.push(sql.in("status", filter.statuses))
-        if (filter.serverId !== undefined) where.push(sql`server_id = ${filter.serverId}`)
-        if (Option.isSome(after)) {
-          const { createdAt, key } = after.value
-          where.push(sql`(created_at > ${createdAt} OR (created_at = ${createdAt} AND key > ${key}))`)
-        }
-        return read(
-          "list",
-          Effect.gen(function* () {
-            const rows = yield* sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
-              WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${limit + 1}`
-            const records = yield* Rows.decodeRows("list", rows.slice(0, limit))
-            const last = records[records.length - 1]
-            return {
-              records,
-              nextCursor: rows.length > limit && last ? HandleStore.encodeCursor(last) : null,
-            }
-          }),
-        )
-      }),
+    list: (query) => {
+      const where: Array<Statement.Fragment> = [sql`scope = ${query.scope}`]
+      if (query.statuses !== undefined) where.push(sql.in("status", query.statuses))
+      if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
+      if (query.after !== undefined) {
+        const { createdAt, key } = query.after
+        where.push(sql`(created_at > ${createdAt} OR (created_at = ${createdAt} AND key > ${key}))`)
+      }
+      return Effect.flatMap(
+        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
+        WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${query.limit}`,
+        (rows) => Rows.decodeRows("list", rows),
+      )
+    },
 
     deleteSettledBefore: ({ scope, settledBefore }) =>
       writer.submit("deleteSettledBefore", writes.deleteSettledBefore(settledBefore, scope)),
-  })
+  }
 }
 
 /**
@@ -361,5 +341,5 @@ const makeStore = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<HandleStore.HandleStore, OpenError> =>
+export const layer = (options: Options = {}): Layer.Layer<HandleStore.HandleStore, OpenError> =>
   Layer.scoped(HandleStore.HandleStore, make(options))

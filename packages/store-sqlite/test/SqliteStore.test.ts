@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { handleStoreContract } from "@mcp-handles/core/testing"
+import { handleStoreContract } from "@mcp-handles/store-contract"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -65,7 +65,7 @@ describe("opening", () => {
       try {
         yield* withStore(filename, (store) =>
           Effect.gen(function* () {
-            yield* store.begin(handle("a"))
+            yield* store.insertOrGet(handle("a"))
             for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) {
               expect((fs.statSync(file).mode & 0o777).toString(8)).toBe("600")
             }
@@ -80,8 +80,8 @@ describe("opening", () => {
   it.effect("keeps what it wrote across a reopen, and migrates only once", () =>
     Effect.gen(function* () {
       const filename = path.join(dir, "handles.db")
-      yield* withStore(filename, (store) => store.begin(handle("a")))
-      const again = yield* withStore(filename, (store) => store.begin(handle("a")))
+      yield* withStore(filename, (store) => store.insertOrGet(handle("a")))
+      const again = yield* withStore(filename, (store) => store.insertOrGet(handle("a")))
       expect(again.created).toBe(false)
       const db = new Database(filename, { readonly: true })
       const rows = db.prepare("SELECT migration_id FROM mcp_handles_migrations").all()
@@ -97,7 +97,7 @@ describe("opening", () => {
   it.effect("a database of schema version 1 is upgraded in place, its rows kept", () =>
     Effect.gen(function* () {
       const filename = path.join(dir, "handles.db")
-      yield* withStore(filename, (store) => store.begin(handle("a")))
+      yield* withStore(filename, (store) => store.insertOrGet(handle("a")))
       // Turn the file back into what version 1 wrote.
       const old = new Database(filename)
       old.exec(`DROP INDEX handles_due_order;
@@ -120,7 +120,7 @@ describe("opening", () => {
   it.effect("uses the partial due index for claimDue and the list index for list", () =>
     Effect.gen(function* () {
       const filename = path.join(dir, "handles.db")
-      yield* withStore(filename, (store) => store.begin(handle("a")))
+      yield* withStore(filename, (store) => store.insertOrGet(handle("a")))
       const db = new Database(filename, { readonly: true })
       const plan = (text: string) =>
         db
@@ -143,7 +143,7 @@ describe("opening", () => {
   it.effect("a corrupt row is a StoreError naming it, never a half-decoded record", () =>
     Effect.gen(function* () {
       const filename = path.join(dir, "handles.db")
-      yield* withStore(filename, (store) => store.begin(handle("a")))
+      yield* withStore(filename, (store) => store.insertOrGet(handle("a")))
       const db = new Database(filename)
       db.prepare("UPDATE handles SET body = '{\"tool\": 42}', next_poll_at = 0").run()
       db.close()
@@ -170,7 +170,7 @@ describe("opening", () => {
       yield* withStore(filename, (store) =>
         Effect.all(
           Array.from({ length: 300 }, (_, i) =>
-            Effect.flatMap(store.begin(handle(`k${i}`)), ({ record }) =>
+            Effect.flatMap(store.insertOrGet(handle(`k${i}`)), ({ record }) =>
               store.update(
                 new (Object.getPrototypeOf(record).constructor)({ ...record, taskId: `task-${i}` }, true),
               ),
@@ -220,7 +220,7 @@ describe("another process holding the write lock", () => {
         Effect.gen(function* () {
           const child = yield* holdLock(filename, 300)
           const started = Date.now()
-          const { created } = yield* store.begin(handle("waited"))
+          const { created } = yield* store.insertOrGet(handle("waited"))
           expect(created).toBe(true)
           expect(Date.now() - started).toBeGreaterThanOrEqual(200)
           yield* exited(child)
@@ -237,7 +237,7 @@ describe("another process holding the write lock", () => {
         (store) =>
           Effect.gen(function* () {
             const child = yield* holdLock(filename, 1000)
-            const error = yield* Effect.flip(store.begin(handle("late")))
+            const error = yield* Effect.flip(store.insertOrGet(handle("late")))
             expect(error).toBeInstanceOf(StoreError)
             expect(error.message).toContain("locked")
             yield* exited(child)
@@ -318,7 +318,7 @@ describe("bad input is a typed error and writes nothing", () => {
   it.effect("a database written by a newer schema version", () =>
     Effect.gen(function* () {
       const filename = path.join(dir, "handles.db")
-      yield* withStore(filename, (store) => store.begin(handle("a")))
+      yield* withStore(filename, (store) => store.insertOrGet(handle("a")))
       const db = new Database(filename)
       db.prepare("INSERT INTO mcp_handles_migrations (migration_id, name) VALUES (?, 'from_the_future')").run(
         SqliteStore.schemaVersion + 1,
@@ -353,7 +353,7 @@ describe("bad input is a typed error and writes nothing", () => {
       const filename = path.join(dir, "handles.db")
       yield* withStore(filename, (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(handle("a"))
+          const { record } = yield* store.insertOrGet(handle("a"))
           const bad = new (Object.getPrototypeOf(record).constructor)(
             { ...record, attempts: Number.NaN },
             true,

@@ -4,7 +4,6 @@
  * @internal
  */
 import type * as Sql from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
@@ -20,8 +19,8 @@ const clockRefreshMs = 60_000
 export const make = (
   run: <A, E>(
     operation: string,
-    effect: Effect.Effect<A, E | SqlError, Sql.SqlClient>,
-  ) => Effect.Effect<A, Exclude<E, SqlError> | HandleStore.StoreError>,
+    effect: Effect.Effect<A, E, Sql.SqlClient>,
+  ) => Effect.Effect<A, Extract<E, HandleStore.StoreFailure> | HandleStore.StoreError>,
   sql: PgClient,
 ): Effect.Effect<Effect.Effect<number>, HandleStore.StoreError> =>
   Effect.gen(function* () {

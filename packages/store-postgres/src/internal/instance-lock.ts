@@ -6,7 +6,6 @@
 
 import * as crypto from "node:crypto"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg/PgClient"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
@@ -41,12 +40,6 @@ export const lockInstance = (
   retry: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>,
 ): Effect.Effect<void, HandleStore.InstanceIdInUse | HandleStore.StoreError, Scope.Scope> => {
   const key = advisoryKey(schema, instanceId)
-  const storeError = (error: SqlError) =>
-    new HandleStore.StoreError({
-      operation: "lockInstance",
-      message: `database error: ${error.message}`,
-      cause: error,
-    })
   const acquire = Effect.gen(function* () {
     const mine = heldLocks.get(key)
     if (mine !== undefined) {
@@ -80,9 +73,9 @@ export const lockInstance = (
       })
     })
     const { scope, connection } = yield* retry(attempt).pipe(
-      Effect.catchIf(
-        (error): error is SqlError => error instanceof SqlError,
-        (error) => Effect.fail(storeError(error)),
+      HandleStore.StoreError.refail(
+        "lockInstance",
+        (error) => `database error: ${error instanceof Error ? error.message : String(error)}`,
       ),
     )
     heldLocks.set(key, { count: 1, scope, connection })

@@ -6,7 +6,7 @@
  * @internal
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { fromColumns } from "@mcp-handles/core/HandleStore"
+import { fromColumns } from "@mcp-handles/core/SqlStore"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"

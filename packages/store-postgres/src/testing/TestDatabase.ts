@@ -11,7 +11,7 @@
  * ```ts
  * import { TestDatabase } from "@mcp-handles/store-postgres/testing"
  * it.layer(TestDatabase.layerClient())("…", (it) => …)      // PgClient + SqlClient + TestSchema
- * handleStoreContract("postgres", TestDatabase.layerStore())  // a fresh HandleStore per provide
+ * handleStoreContract("postgres", TestDatabase.layerStore())  // a fresh HandleStore per provide (@mcp-handles/store-contract)
  * ```
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
@@ -20,21 +20,32 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as PgStore from "../PgStore.js"
 import { type EmbeddedServer, startEmbeddedServer } from "./EmbeddedServer.js"
 
-export class TestDatabaseError extends Data.TaggedError("TestDatabaseError")<{
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+/**
+ * No database to test against: the embedded server could not be started.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TestDatabaseError extends Schema.TaggedError<TestDatabaseError>()("TestDatabaseError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect),
+}) {}
 
 let embedded: Promise<EmbeddedServer> | undefined
 
-/** Where the tests' server is; starts the embedded one the first time it is needed. */
+/**
+ * Where the tests' server is; starts the embedded one the first time it is needed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const databaseUrl: Effect.Effect<string, TestDatabaseError> = Effect.suspend(() => {
   const fromEnv = process.env.DATABASE_URL
   if (fromEnv !== undefined && fromEnv !== "") return Effect.succeed(fromEnv)
@@ -50,10 +61,20 @@ export const databaseUrl: Effect.Effect<string, TestDatabaseError> = Effect.susp
   })
 })
 
-/** Whether tests run on the embedded fallback (no DATABASE_URL). */
+/**
+ * Whether tests run on the embedded fallback (no DATABASE_URL).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const usesEmbedded = (): boolean => (process.env.DATABASE_URL ?? "") === ""
 
-/** The fresh schema a layer made, and the server it is on (to hand to worker processes). */
+/**
+ * The fresh schema a layer made, and the server it is on (to hand to worker processes).
+ *
+ * @since 0.1.0
+ * @category tags
+ */
 export class TestSchema extends Context.Tag("@mcp-handles/store-postgres/test/TestSchema")<
   TestSchema,
   { readonly url: string; readonly schema: string }
@@ -63,10 +84,14 @@ let counter = 0
 const freshSchemaName = () =>
   `t_${process.pid}_${Date.now().toString(36)}_${(counter++).toString(36)}_${Math.random().toString(36).slice(2, 8)}`
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ClientOptions {
-  readonly maxConnections?: number
+  readonly maxConnections?: number | undefined
   /** Shows in `pg_stat_activity`; the connection-fault test picks its victims by it. */
-  readonly applicationName?: string
+  readonly applicationName?: string | undefined
 }
 
 const makeClient = (url: string, options: ClientOptions) =>
@@ -82,6 +107,9 @@ const clientContext = (client: PgClient.PgClient) =>
 
 /**
  * A client (its own pool) on a fresh, empty schema, which is dropped when the layer is released.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerClient = (
   options: ClientOptions = {},
@@ -101,6 +129,9 @@ export const layerClient = (
 /**
  * Another client (another pool, as another instance of a fleet would have) on the schema of the
  * `TestSchema` in context.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerPool = (
   options: ClientOptions = {},
@@ -109,19 +140,26 @@ export const layerPool = (
     Effect.flatMap(TestSchema, ({ url }) => Effect.map(makeClient(url, options), clientContext)),
   ).pipe(Layer.provide(Reactivity.layer))
 
-/** A PgStore on the `TestSchema` in context, over the `PgClient` in context. */
+/**
+ * A PgStore on the `TestSchema` in context, over the `PgClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerStoreOnSchema = (
   options: Omit<PgStore.Options, "schema"> = {},
-): Layer.Layer<
-  HandleStore.HandleStore,
-  HandleStore.StoreError | PgStore.InvalidOptions | PgStore.IncompatibleSchema,
-  PgClient.PgClient | TestSchema
-> => Layer.unwrapEffect(Effect.map(TestSchema, ({ schema }) => PgStore.layer({ ...options, schema })))
+): Layer.Layer<HandleStore.HandleStore, PgStore.OpenError, PgClient.PgClient | TestSchema> =>
+  Layer.unwrapEffect(Effect.map(TestSchema, ({ schema }) => PgStore.layer({ ...options, schema })))
 
-/** A fresh, empty PgStore each time it is provided (what the contract suite needs). */
+/**
+ * A fresh, empty PgStore each time it is provided (what the contract suite needs).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerStore = (
   options: Omit<PgStore.Options, "schema"> & ClientOptions = {},
 ): Layer.Layer<
   HandleStore.HandleStore | PgClient.PgClient | Sql.SqlClient | TestSchema,
-  TestDatabaseError | SqlError | HandleStore.StoreError | PgStore.InvalidOptions | PgStore.IncompatibleSchema
+  TestDatabaseError | SqlError | PgStore.OpenError
 > => layerStoreOnSchema(options).pipe(Layer.provideMerge(layerClient(options)))

@@ -20,6 +20,19 @@ const describe = (error: unknown): string => {
   return code && !message.startsWith(code) ? `${code}: ${message}` : message
 }
 
+/** Creates the directory of `filename` (and its parents, mode 0700) when it is missing. */
+export const createDirectory = (filename: string): PathProblem => {
+  try {
+    fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true, mode: 0o700 })
+    return null
+  } catch (error) {
+    return {
+      reason: "cannot-create",
+      message: `cannot create the directory of ${filename} (${describe(error)})`,
+    }
+  }
+}
+
 /**
  * Makes sure `filename` is a file we may open: an existing SQLite database (or an empty file),
  * or a new empty file created here with mode 0600, before SQLite creates it with the umask's

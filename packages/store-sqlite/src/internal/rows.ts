@@ -4,7 +4,8 @@
  * never trusted.
  */
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { fromColumns, type IndexedColumns, StoreError } from "@mcp-handles/core/HandleStore"
+import { StoreError } from "@mcp-handles/core/HandleStore"
+import { fromColumns, type IndexedColumns } from "@mcp-handles/core/SqlStore"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -44,7 +45,6 @@ const numbersOf = (record: HandleRecord): ReadonlyArray<number | null | undefine
 export const toParams = (
   operation: string,
   record: HandleRecord,
-  version: number,
 ): Either.Either<Array<unknown>, StoreError> => {
   for (const n of numbersOf(record)) {
     if (typeof n === "number" && !Number.isFinite(n)) {
@@ -83,7 +83,7 @@ export const toParams = (
     record.nextPollAt,
     record.leaseOwner,
     record.leaseExpiresAt,
-    version,
+    record.version,
     record.createdAt,
     record.settledAt,
     JSON.stringify(body),

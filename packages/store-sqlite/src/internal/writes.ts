@@ -4,15 +4,13 @@
  * writer.ts); each keeps its own semantics there, so a lost compare-and-set fails only itself.
  */
 import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import * as Record from "@mcp-handles/core/HandleRecord"
-import { type SpreadOptions, StoreError, TaskIdTaken, VersionConflict } from "@mcp-handles/core/HandleStore"
+import { type InsertOrGetResult, type SpreadOptions, StoreError } from "@mcp-handles/core/HandleStore"
+import type { WriteOutcome } from "@mcp-handles/core/HandleStoreDriver"
+import { openStatusList, terminalStatusList } from "@mcp-handles/core/SqlStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
 import type { Transactor } from "./writer.js"
-
-const openStatuses = "'pending', 'working', 'input_required'"
-const terminalStatuses = Record.terminalStatuses.map((status) => `'${status}'`).join(", ")
 
 export const make = (db: Database.Database) => {
   const begin = db.prepare("BEGIN IMMEDIATE")
@@ -26,7 +24,7 @@ export const make = (db: Database.Database) => {
     WHERE scope = ? AND key = ? AND version = ?`)
   // The status list must read exactly as in the handles_due_order index for SQLite to use it.
   const due = db.prepare(`SELECT ${Rows.columns} FROM handles
-    WHERE status IN (${openStatuses}) AND next_poll_at <= ?
+    WHERE status IN (${openStatusList}) AND next_poll_at <= ?
       AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)
     ORDER BY next_poll_at, created_at, scope, key LIMIT ?`)
   const lease = db.prepare(`UPDATE handles SET lease_owner = ?, lease_expires_at = ?, version = version + 1
@@ -49,16 +47,16 @@ export const make = (db: Database.Database) => {
       next_poll_at = ${next}, lease_owner = @owner, lease_expires_at = ${next} + @lease,
       version = version + 1
     WHERE rowid IN (SELECT rowid FROM handles
-      WHERE status IN (${openStatuses}) AND status <> 'pending' AND next_poll_at <= @now
+      WHERE status IN (${openStatusList}) AND status <> 'pending' AND next_poll_at <= @now
         AND (lease_owner IS NULL OR lease_owner = @owner
           OR lease_owner IN (SELECT value FROM json_each(@takeOver)) OR lease_expires_at <= @now)
         AND json_type(body, '$.taskId') = 'text'
         AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)
       ORDER BY next_poll_at, created_at, scope, key LIMIT @limit)`)
   const deleteSettled = db.prepare(`DELETE FROM handles
-    WHERE status IN (${terminalStatuses}) AND settled_at < ?`)
+    WHERE status IN (${terminalStatusList}) AND settled_at < ?`)
   const deleteSettledInScope = db.prepare(`DELETE FROM handles
-    WHERE status IN (${terminalStatuses}) AND settled_at < ? AND scope = ?`)
+    WHERE status IN (${terminalStatusList}) AND settled_at < ? AND scope = ?`)
 
   const transactor: Transactor = {
     begin: () => void begin.run(),
@@ -70,58 +68,55 @@ export const make = (db: Database.Database) => {
     transactor,
 
     /** Insert-or-get: the new record when this call created the row, else the stored one. */
-    begin:
+    insertOrGet:
       (record: HandleRecord, params: ReadonlyArray<unknown>) =>
-      (): Either.Either<{ readonly record: HandleRecord; readonly created: boolean }, StoreError> => {
+      (): Either.Either<InsertOrGetResult, StoreError> => {
         if (insert.run(...params).changes === 1) return Either.right({ record, created: true })
+        // Inserted by an earlier write of this transaction or an earlier commit: it cannot have
+        // gone in between, short of a corrupt database.
         const row = selectOne.get(record.scope, record.key) as Rows.Row | undefined
         if (row === undefined) {
-          return Either.left(new StoreError({ operation: "begin", message: "the row vanished during begin" }))
-        }
-        return Either.map(Rows.decodeRow("begin", row), (stored) => ({ record: stored, created: false }))
-      },
-
-    /** Compare-and-set on `record.version`; the row is found by the record's own scope and key. */
-    update:
-      (record: HandleRecord, params: ReadonlyArray<unknown>) =>
-      (): Either.Either<void, VersionConflict | TaskIdTaken> => {
-        const [scope, key, ...rest] = params
-        let changes: number
-        try {
-          changes = update.run(...rest, scope, key, record.version).changes
-        } catch (error) {
-          // Only this statement is undone; the batch's other writes stand.
-          if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
           return Either.left(
-            new TaskIdTaken({ scope: record.scope, key: record.key, serverId: record.serverId }),
+            new StoreError({ operation: "insertOrGet", message: "the row neither inserted nor found" }),
           )
         }
-        if (changes === 1) return Either.void
-        return Either.left(
-          new VersionConflict({ scope: record.scope, key: record.key, expectedVersion: record.version }),
-        )
+        return Either.map(Rows.decodeRow("insertOrGet", row), (stored) => ({
+          record: stored,
+          created: false,
+        }))
       },
 
     /**
-     * Leases due rows. Rows are decoded before anything is written: a corrupt row fails the
-     * claim and leases nothing.
+     * Compare-and-set: writes `next` where the stored version is the one before it; the row is
+     * found by the record's own scope and key.
+     */
+    update: (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> => {
+      const [scope, key, ...rest] = params
+      let changes: number
+      try {
+        changes = update.run(...rest, scope, key, next.version - 1).changes
+      } catch (error) {
+        // Only this statement is undone; the batch's other writes stand.
+        if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
+        return Either.right("task-id-taken")
+      }
+      return Either.right(changes === 1 ? "written" : "version-conflict")
+    },
+
+    /**
+     * Leases due rows; returns them as they were read (before the lease). Rows are decoded
+     * before anything is written: a corrupt row fails the claim and leases nothing.
      */
     claimDue:
       (owner: string, now: number, leaseMs: number, limit: number) =>
-      (): Either.Either<
-        ReadonlyArray<{ readonly record: HandleRecord; readonly expiresAt: number }>,
-        StoreError
-      > =>
+      (): Either.Either<ReadonlyArray<HandleRecord>, StoreError> =>
         Either.map(
           Rows.decodeRows("claimDue", due.all(now, owner, now, limit) as Array<Rows.Row>),
-          (records) => {
-            const expiresAt = now + leaseMs
-            return records.flatMap((record) =>
-              lease.run(owner, expiresAt, record.scope, record.key, record.version).changes === 1
-                ? [{ record, expiresAt }]
-                : [],
-            )
-          },
+          (records) =>
+            records.filter(
+              (record) =>
+                lease.run(owner, now + leaseMs, record.scope, record.key, record.version).changes === 1,
+            ),
         ),
 
     spreadDue: (options: SpreadOptions) => (): Either.Either<number> =>
@@ -135,7 +130,7 @@ export const make = (db: Database.Database) => {
           owner: options.owner,
           lease: options.leaseMs,
           takeOver: JSON.stringify(options.takeOver),
-          limit: Math.max(0, Math.floor(options.limit)),
+          limit: options.limit,
         }).changes,
       ),
 

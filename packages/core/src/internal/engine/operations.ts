@@ -126,7 +126,7 @@ export const callTool =
       const scope = yield* checkName("scope", callOptions.scope ?? ctx.defaultScope)
       const key = yield* checkName("key", callOptions.key ?? crypto.randomUUID())
       const now = yield* ctx.store.now
-      const { record, created } = yield* ctx.store.begin({
+      const { record, created } = yield* ctx.store.insertOrGet({
         scope,
         key,
         serverId: server.id,

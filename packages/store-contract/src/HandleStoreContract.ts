@@ -1,9 +1,10 @@
+/**
+ * The HandleStore contract suite (vitest and `@effect/vitest`): what every store, ours or a third
+ * party's, must do to be used by the engine.
+ *
+ * @since 0.2.0
+ */
 import { describe, expect, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import type * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import fc from "fast-check"
 import {
   CancelIntent,
   HandleRecord,
@@ -12,9 +13,14 @@ import {
   type Status,
   Status as StatusSchema,
   TaskSnapshot,
-} from "../HandleRecord.js"
-import { HandleStore, type NewHandle, VersionConflict } from "../HandleStore.js"
-import type { JsonObject } from "../Json.js"
+} from "@mcp-handles/core/HandleRecord"
+import { HandleStore, type NewHandle, VersionConflict } from "@mcp-handles/core/HandleStore"
+import type { JsonObject } from "@mcp-handles/core/Json"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import fc from "fast-check"
 
 const T0 = 1_700_000_000_000
 const LEASE = 30_000
@@ -102,19 +108,21 @@ const fullRecordFields = fc.record({
 })
 
 /**
- * Runs the HandleStore contract against `layer`.
+ * Runs the HandleStore contract against `layer`, which must build a fresh, empty store each
+ * time it is provided: every test provides it anew.
  *
  * @since 0.1.0
+ * @category testing
  */
 export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleStore, E>): void => {
   const test = (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
     it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
 
   describe(`HandleStore contract: ${name}`, () => {
-    describe("begin", () => {
+    describe("insertOrGet", () => {
       test("creates a pending row owned by the dispatcher, durable and readable", (store) =>
         Effect.gen(function* () {
-          const { record, created } = yield* store.begin(newHandle())
+          const { record, created } = yield* store.insertOrGet(newHandle())
           expect(created).toBe(true)
           expect(record.status).toBe("pending")
           expect(record.taskId).toBeNull()
@@ -126,16 +134,18 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("an existing key is returned as stored, never overwritten", (store) =>
         Effect.gen(function* () {
-          const first = yield* store.begin(newHandle())
-          const again = yield* store.begin(newHandle({ tool: "other", arguments: { n: 2 }, now: T0 + 5 }))
+          const first = yield* store.insertOrGet(newHandle())
+          const again = yield* store.insertOrGet(
+            newHandle({ tool: "other", arguments: { n: 2 }, now: T0 + 5 }),
+          )
           expect(again.created).toBe(false)
           expect(again.record).toEqual(first.record)
         }))
 
-      test("exactly one of many concurrent begins of one key creates the row", (store) =>
+      test("exactly one of many concurrent inserts of one key creates the row", (store) =>
         Effect.gen(function* () {
           const results = yield* Effect.all(
-            Array.from({ length: 32 }, (_, i) => store.begin(newHandle({ owner: `instance-${i}` }))),
+            Array.from({ length: 32 }, (_, i) => store.insertOrGet(newHandle({ owner: `instance-${i}` }))),
             { concurrency: "unbounded" },
           )
           expect(results.filter((r) => r.created)).toHaveLength(1)
@@ -145,8 +155,8 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("the same key in two scopes is two rows", (store) =>
         Effect.gen(function* () {
-          const a = yield* store.begin(newHandle({ scope: "tenant-a" }))
-          const b = yield* store.begin(newHandle({ scope: "tenant-b", tool: "greet" }))
+          const a = yield* store.insertOrGet(newHandle({ scope: "tenant-a" }))
+          const b = yield* store.insertOrGet(newHandle({ scope: "tenant-b", tool: "greet" }))
           expect(a.created && b.created).toBe(true)
           expect(Option.getOrThrow(yield* store.get("tenant-b", "key-1")).tool).toBe("greet")
         }))
@@ -160,7 +170,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("one scope never reads another's row", (store) =>
         Effect.gen(function* () {
-          yield* store.begin(newHandle({ scope: "tenant-a" }))
+          yield* store.insertOrGet(newHandle({ scope: "tenant-a" }))
           expect(Option.isNone(yield* store.get("tenant-b", "key-1"))).toBe(true)
         }))
     })
@@ -168,7 +178,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     describe("update", () => {
       test("compare-and-set bumps the version and persists every field", (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(newHandle())
+          const { record } = yield* store.insertOrGet(newHandle())
           const next = withState(record, {
             status: "working",
             taskId: "task-1",
@@ -190,7 +200,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("a stale version is a VersionConflict and writes nothing", (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(newHandle())
+          const { record } = yield* store.insertOrGet(newHandle())
           const written = yield* store.update(withState(record, { status: "working", taskId: "t-1" }))
           const stale = yield* Effect.either(store.update(withState(record, { status: "failed" })))
           expect(Either.isLeft(stale) && stale.left).toBeInstanceOf(VersionConflict)
@@ -199,7 +209,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("of many concurrent writers from one read, exactly one wins", (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(newHandle())
+          const { record } = yield* store.insertOrGet(newHandle())
           const outcomes = yield* Effect.all(
             Array.from({ length: 16 }, (_, i) =>
               Effect.either(store.update(withState(record, { attempts: i + 1 }))),
@@ -215,7 +225,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("a row in another scope cannot be updated through a forged scope", (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(newHandle({ scope: "tenant-a" }))
+          const { record } = yield* store.insertOrGet(newHandle({ scope: "tenant-a" }))
           const forged = yield* Effect.either(
             store.update(withState(record, { scope: "tenant-b", status: "failed" })),
           )
@@ -234,7 +244,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           samples.push({ ...(samples[0] as (typeof samples)[number]), arguments: big, result: big })
           for (const [i, fields] of samples.entries()) {
             const key = `k-${i}-🔑-ключ`
-            const { record } = yield* store.begin(
+            const { record } = yield* store.insertOrGet(
               newHandle({ key, tool: fields.tool, arguments: fields.arguments }),
             )
             // A task id is held by one row: each sample's is made its own.
@@ -249,7 +259,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
     describe("claimDue", () => {
       const seed = (store: HandleStore, key: string, fields: Partial<HandleRecord>, owner = "instance-1") =>
-        Effect.flatMap(store.begin(newHandle({ key, owner })), ({ record }) =>
+        Effect.flatMap(store.insertOrGet(newHandle({ key, owner })), ({ record }) =>
           store.update(withState(record, { status: "working", taskId: `task-${key}`, ...fields })),
         )
 
@@ -296,7 +306,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("respects the limit and pending rows are claimable once their dispatcher's lease ran out", (store) =>
         Effect.gen(function* () {
-          for (const key of ["a", "b", "c"]) yield* store.begin(newHandle({ key, owner: "dead" }))
+          for (const key of ["a", "b", "c"]) yield* store.insertOrGet(newHandle({ key, owner: "dead" }))
           const early = yield* store.claimDue({ owner: "me", now: T0 + LEASE - 1, leaseMs: LEASE, limit: 10 })
           expect(early).toHaveLength(0)
           const claimed = yield* store.claimDue({ owner: "me", now: T0 + LEASE, leaseMs: LEASE, limit: 2 })
@@ -332,14 +342,14 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     describe("edge cases", () => {
       test("claimDue with a limit of zero claims nothing", (store) =>
         Effect.gen(function* () {
-          yield* store.begin(newHandle({ owner: "me" }))
+          yield* store.insertOrGet(newHandle({ owner: "me" }))
           expect(yield* store.claimDue({ owner: "me", now: T0 + 1, leaseMs: LEASE, limit: 0 })).toEqual([])
           expect(Option.getOrThrow(yield* store.get("tenant-a", "key-1")).version).toBe(1)
         }))
 
       test("updating a row that does not exist is a VersionConflict and creates nothing", (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(newHandle())
+          const { record } = yield* store.insertOrGet(newHandle())
           const ghost = withState(record, { key: "never-begun" })
           const result = yield* Effect.either(store.update(ghost))
           expect(Either.isLeft(result) && result.left).toBeInstanceOf(VersionConflict)
@@ -349,7 +359,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
       test("list orders keys by code point, as binary collations do", (store) =>
         Effect.gen(function* () {
           const keys = ["\u{1F600}", "\uFFFD", "z", "Z", "é"]
-          for (const key of keys) yield* store.begin(newHandle({ key }))
+          for (const key of keys) yield* store.insertOrGet(newHandle({ key }))
           const page = yield* store.list({ scope: "tenant-a", limit: 10 })
           expect(page.records.map((r) => r.key)).toEqual(["Z", "z", "é", "\uFFFD", "\u{1F600}"])
         }))
@@ -357,7 +367,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
     describe("spreadDue", () => {
       const seedAt = (store: HandleStore, key: string, fields: Partial<HandleRecord>, owner = "instance-1") =>
-        Effect.flatMap(store.begin(newHandle({ key, owner })), ({ record }) =>
+        Effect.flatMap(store.insertOrGet(newHandle({ key, owner })), ({ record }) =>
           store.update(withState(record, { status: "working", taskId: `task-${key}`, ...fields })),
         )
       const snapshot = (pollIntervalMs: number | undefined) =>
@@ -428,7 +438,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
             "in-doubt": { ...base, status: "in_doubt" as const, taskId: null },
           }
           for (const [key, fields] of Object.entries(untouched)) yield* seedAt(store, key, fields)
-          yield* store.begin(newHandle({ key: "pending", owner: "dead", now: T0 }))
+          yield* store.insertOrGet(newHandle({ key: "pending", owner: "dead", now: T0 }))
           for (let i = 0; i < 5; i++) yield* seedAt(store, `live${i}`, base)
           yield* seedAt(store, "cancel-sent", {
             ...base,
@@ -447,8 +457,8 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     describe("release", () => {
       test("clears the owner's lease and leaves another owner's lease alone", (store) =>
         Effect.gen(function* () {
-          yield* store.begin(newHandle({ key: "mine", owner: "me" }))
-          yield* store.begin(newHandle({ key: "theirs", owner: "them" }))
+          yield* store.insertOrGet(newHandle({ key: "mine", owner: "me" }))
+          yield* store.insertOrGet(newHandle({ key: "theirs", owner: "them" }))
           yield* store.release("tenant-a", "mine", "me")
           yield* store.release("tenant-a", "theirs", "me")
           const mine = Option.getOrThrow(yield* store.get("tenant-a", "mine"))
@@ -461,9 +471,9 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     describe("one row per task id", () => {
       test("a second row given a held task id of the same server is refused and not written", (store) =>
         Effect.gen(function* () {
-          const first = yield* store.begin(newHandle({ key: "first" }))
-          const second = yield* store.begin(newHandle({ key: "second" }))
-          const other = yield* store.begin(newHandle({ key: "other-server", serverId: "srv-2" }))
+          const first = yield* store.insertOrGet(newHandle({ key: "first" }))
+          const second = yield* store.insertOrGet(newHandle({ key: "second" }))
+          const other = yield* store.insertOrGet(newHandle({ key: "other-server", serverId: "srv-2" }))
           yield* store.update(withState(first.record, { status: "working", taskId: "shared" }))
           const refused = yield* Effect.either(
             store.update(withState(second.record, { status: "working", taskId: "shared" })),
@@ -496,7 +506,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     describe("renewLease", () => {
       test("extends the holder's lease without bumping the version; anyone else gets false", (store) =>
         Effect.gen(function* () {
-          const { record } = yield* store.begin(newHandle({ key: "held", owner: "me" }))
+          const { record } = yield* store.insertOrGet(newHandle({ key: "held", owner: "me" }))
           expect(
             yield* store.renewLease({ scope: "tenant-a", key: "held", owner: "me", until: T0 + 99_000 }),
           ).toBe(true)
@@ -517,7 +527,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("a renewal that lost the row to a claimer says so and changes nothing", (store) =>
         Effect.gen(function* () {
-          yield* store.begin(newHandle({ key: "taken", owner: "me" }))
+          yield* store.insertOrGet(newHandle({ key: "taken", owner: "me" }))
           const [claimed] = yield* store.claimDue({ owner: "new", now: T0 + LEASE, leaseMs: LEASE, limit: 1 })
           expect(claimed?.leaseOwner).toBe("new")
           expect(
@@ -532,14 +542,14 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     describe("releaseOwner", () => {
       test("frees the owner's rows that are not yet due, and nothing else", (store) =>
         Effect.gen(function* () {
-          const { record: later } = yield* store.begin(newHandle({ key: "later", owner: "me" }))
+          const { record: later } = yield* store.insertOrGet(newHandle({ key: "later", owner: "me" }))
           yield* store.update(
             withState(later, { status: "working", taskId: "t-later", nextPollAt: T0 + 5_000 }),
           )
-          const { record: idle } = yield* store.begin(newHandle({ key: "idle", owner: "me" }))
+          const { record: idle } = yield* store.insertOrGet(newHandle({ key: "idle", owner: "me" }))
           yield* store.update(withState(idle, { status: "in_doubt", nextPollAt: null }))
-          yield* store.begin(newHandle({ key: "due", owner: "me" }))
-          yield* store.begin(newHandle({ key: "theirs", owner: "them" }))
+          yield* store.insertOrGet(newHandle({ key: "due", owner: "me" }))
+          yield* store.insertOrGet(newHandle({ key: "theirs", owner: "them" }))
           expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(2)
           const get = (key: string) => Effect.map(store.get("tenant-a", key), Option.getOrThrow)
           const freed = yield* get("later")
@@ -556,11 +566,11 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
       test("pages through a scope in creation order, each row exactly once", (store) =>
         Effect.gen(function* () {
           for (let i = 0; i < 25; i++) {
-            yield* store.begin(
+            yield* store.insertOrGet(
               newHandle({ key: `key-${String(i).padStart(2, "0")}`, now: T0 + Math.floor(i / 3) }),
             )
           }
-          yield* store.begin(newHandle({ scope: "tenant-b", key: "foreign" }))
+          yield* store.insertOrGet(newHandle({ scope: "tenant-b", key: "foreign" }))
           const seen: Array<string> = []
           let cursor: string | undefined
           for (;;) {
@@ -575,10 +585,10 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
 
       test("filters by status and by server", (store) =>
         Effect.gen(function* () {
-          const a = yield* store.begin(newHandle({ key: "a", serverId: "s1" }))
+          const a = yield* store.insertOrGet(newHandle({ key: "a", serverId: "s1" }))
           yield* store.update(withState(a.record, { status: "completed", settledAt: T0 }))
-          yield* store.begin(newHandle({ key: "b", serverId: "s2" }))
-          const c = yield* store.begin(newHandle({ key: "c", serverId: "s1" }))
+          yield* store.insertOrGet(newHandle({ key: "b", serverId: "s2" }))
+          const c = yield* store.insertOrGet(newHandle({ key: "c", serverId: "s1" }))
           yield* store.update(withState(c.record, { status: "in_doubt" }))
           const byStatus = yield* store.list({
             scope: "tenant-a",
@@ -597,7 +607,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
       test("deletes only terminal rows settled before the cutoff, within the scope asked", (store) =>
         Effect.gen(function* () {
           const settle = (scope: string, key: string, status: Status, settledAt: number | null) =>
-            Effect.flatMap(store.begin(newHandle({ scope, key })), ({ record }) =>
+            Effect.flatMap(store.insertOrGet(newHandle({ scope, key })), ({ record }) =>
               store.update(withState(record, { status, settledAt })),
             )
           yield* settle("tenant-a", "old-done", "completed", T0)

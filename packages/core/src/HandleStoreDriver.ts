@@ -1,0 +1,366 @@
+/**
+ * The driver port: the thin part of a store that only its own storage can do, and the one
+ * constructor (`makeStore`) that turns a driver into a `HandleStore`. What every store would
+ * otherwise repeat lives here once: the initial record of a new call, version bumps, list
+ * cursors and limits, the empty-filter short cut, batch limits, the store's typed write failures
+ * and the wrapping of a driver's own errors.
+ *
+ * ```ts
+ * const layer = Layer.effect(HandleStore.HandleStore, Effect.sync(() => HandleStoreDriver.makeStore(myDriver)))
+ * ```
+ *
+ * A driver fails with whatever its storage fails with: `makeStore` reports it as a `StoreError`
+ * naming the operation (a `StoreError` the driver made itself passes as it is).
+ *
+ * @since 0.2.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { HandleRecord, isTerminal, type Status } from "./HandleRecord.js"
+import * as HandleStore from "./HandleStore.js"
+import { JsonObject } from "./Json.js"
+
+/**
+ * How a driver's compare-and-set went: written, lost (the stored version differs, or the row is
+ * gone), or refused because another row of the same server holds the task id.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type WriteOutcome = "written" | "version-conflict" | "task-id-taken"
+
+/**
+ * One page to read, with the filter already checked: `statuses` is never empty, `limit` is a
+ * whole number of at least 2 (the page plus one row that tells whether another page follows).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ListQuery {
+  readonly scope: string
+  readonly statuses: ReadonlyArray<Status> | undefined
+  readonly serverId: string | undefined
+  /** Only rows strictly after this position in list order. */
+  readonly after: CursorPosition | undefined
+  readonly limit: number
+}
+
+/**
+ * What a store must do itself. Every effect may fail with the storage's own errors.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface HandleStoreDriver {
+  /** The store's clock; the host's (`Clock`) when absent. */
+  readonly now?: Effect.Effect<number> | undefined
+  /** See `HandleStore.lockInstance`; holds nothing when absent (a store one process can open). */
+  readonly lockInstance?:
+    | ((
+        instanceId: string,
+      ) => Effect.Effect<void, HandleStore.InstanceIdInUse | HandleStore.StoreError, Scope.Scope>)
+    | undefined
+  /**
+   * Inserts `record` (a new call's pending row) unless its scope and key exist; returns the row
+   * as stored and whether this call created it. Exactly one concurrent caller creates it.
+   */
+  readonly insertOrGet: (record: HandleRecord) => Effect.Effect<HandleStore.InsertOrGetResult, unknown>
+  readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, unknown>
+  /**
+   * Writes `next` where the stored row of its scope and key is at `next.version - 1` (the
+   * version is already bumped), unless another row of the same server holds its task id.
+   */
+  readonly update: (next: HandleRecord) => Effect.Effect<WriteOutcome, unknown>
+  /**
+   * `HandleStore.claimDue`, `limit` at least 1; returns the claimed rows as now stored (lease
+   * taken, version bumped: see `bump`).
+   */
+  readonly claimDue: (
+    options: HandleStore.ClaimOptions,
+  ) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
+  /** `HandleStore.spreadDue`, `limit` at least 1. */
+  readonly spreadDue: (options: HandleStore.SpreadOptions) => Effect.Effect<number, unknown>
+  readonly release: (scope: string, key: string, owner: string) => Effect.Effect<void, unknown>
+  readonly renewLease: (options: HandleStore.RenewOptions) => Effect.Effect<boolean, unknown>
+  readonly releaseOwner: (options: HandleStore.ReleaseOwnerOptions) => Effect.Effect<number, unknown>
+  /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
+  readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
+  readonly deleteSettledBefore: (options: HandleStore.GcOptions) => Effect.Effect<number, unknown>
+}
+
+/**
+ * The most rows one page of `list` holds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxListLimit = 1000
+
+/**
+ * The page size `list` uses for the limit a caller asked: rounded down, then brought into
+ * 1..`maxListLimit` (a limit that is not a number is 1).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const listLimit = (limit: number): number =>
+  Math.max(1, Math.min(Math.floor(limit) || 1, maxListLimit))
+
+/** A claim's or spread's batch size: rounded down; none at all for zero, negative or NaN. */
+const batchLimit = (limit: number): number => Math.max(Math.floor(limit) || 0, 0)
+
+/**
+ * `record` as the next write stores it: `fields` laid over it and the version bumped. Built
+ * without re-validating: only versions and lease fields change, from values already checked.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const bump = (record: HandleRecord, fields: Partial<HandleRecord> = {}): HandleRecord =>
+  new HandleRecord({ ...record, ...fields, version: record.version + 1 }, true)
+
+const validateArguments = Schema.validateEither(Schema.NullOr(JsonObject))
+
+/**
+ * The row `insertOrGet` inserts: every adapter starts from the same record, so they differ only
+ * in how they keep it. Built without re-validating every field (the validating constructor costs
+ * more than a durable commit, on every call's critical path); only `arguments` can hold what the
+ * types do not rule out, and it is checked with a validator compiled once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const initialRecord = (
+  handle: HandleStore.NewHandle,
+): Either.Either<HandleRecord, HandleStore.StoreError> => {
+  const checked = validateArguments(handle.arguments)
+  if (Either.isLeft(checked)) {
+    return Either.left(
+      new HandleStore.StoreError({
+        operation: "insertOrGet",
+        message: `arguments of ${JSON.stringify(handle.key)} are not a JSON object: ${ParseResult.TreeFormatter.formatErrorSync(checked.left).slice(0, 500)}`,
+      }),
+    )
+  }
+  return Either.right(
+    new HandleRecord(
+      {
+        scope: handle.scope,
+        key: handle.key,
+        serverId: handle.serverId,
+        tool: handle.tool,
+        arguments: handle.arguments,
+        argumentsHash: handle.argumentsHash,
+        taskId: null,
+        status: "pending",
+        snapshot: null,
+        result: null,
+        error: null,
+        inputRequests: null,
+        answers: {},
+        stuckSince: null,
+        cancel: null,
+        // Due at once, guarded by the dispatcher's lease: another instance can claim it only
+        // after the lease runs out, and this instance, restarted under the same id, at once.
+        // Either way the reconciler finds a call whose dispatcher died and marks it in doubt.
+        nextPollAt: handle.now,
+        attempts: 0,
+        pollsWithoutInterval: 0,
+        launches: 1,
+        lastProblem: null,
+        leaseOwner: handle.owner,
+        leaseExpiresAt: handle.now + handle.leaseMs,
+        version: 1,
+        createdAt: handle.now,
+        updatedAt: handle.now,
+        settledAt: null,
+      },
+      true,
+    ),
+  )
+}
+
+/**
+ * List order is (createdAt, key); the cursor is the position of the last row of a page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CursorPosition {
+  readonly createdAt: number
+  readonly key: string
+}
+
+/**
+ * @since 0.1.0
+ * @category cursors
+ */
+export const encodeCursor = (position: CursorPosition): string =>
+  `${position.createdAt}.${encodeURIComponent(position.key)}`
+
+/**
+ * @since 0.1.0
+ * @category cursors
+ */
+export const decodeCursor = (cursor: string): Option.Option<CursorPosition> => {
+  const dot = cursor.indexOf(".")
+  const createdAt = Number(cursor.slice(0, dot))
+  if (dot <= 0 || !Number.isSafeInteger(createdAt)) return Option.none()
+  try {
+    return Option.some({ createdAt, key: decodeURIComponent(cursor.slice(dot + 1)) })
+  } catch {
+    return Option.none()
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category cursors
+ */
+export const compareListOrder = (a: CursorPosition, b: CursorPosition): number =>
+  a.createdAt - b.createdAt || compareCodePoints(a.key, b.key)
+
+/**
+ * Keys order by Unicode code point, which is what SQL stores give with a binary collation (UTF-8
+ * bytes in SQLite, `COLLATE "C"` in Postgres); JavaScript's `<` compares UTF-16 units instead.
+ *
+ * @since 0.1.0
+ * @category cursors
+ */
+export const compareCodePoints = (a: string, b: string): number => {
+  const left = a[Symbol.iterator]()
+  const right = b[Symbol.iterator]()
+  for (;;) {
+    const x = left.next()
+    const y = right.next()
+    if (x.done || y.done) return x.done && y.done ? 0 : x.done ? -1 : 1
+    const diff = (x.value.codePointAt(0) ?? 0) - (y.value.codePointAt(0) ?? 0)
+    if (diff !== 0) return diff
+  }
+}
+
+/**
+ * Whether `record` belongs on a page of `query` (the in-memory reading of its WHERE clause); the
+ * limit and the order are the caller's.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const matches =
+  (query: ListQuery) =>
+  (record: HandleRecord): boolean =>
+    record.scope === query.scope &&
+    (query.statuses === undefined || query.statuses.includes(record.status)) &&
+    (query.serverId === undefined || record.serverId === query.serverId) &&
+    (query.after === undefined || compareListOrder(record, query.after) > 0)
+
+/**
+ * Whether `deleteSettledBefore` deletes `record` (the in-memory reading of its WHERE clause).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const isCollectable = (record: HandleRecord, options: HandleStore.GcOptions): boolean =>
+  (options.scope === undefined || record.scope === options.scope) &&
+  isTerminal(record.status) &&
+  record.settledAt !== null &&
+  record.settledAt < options.settledBefore
+
+const emptyPage: HandleStore.ListPage = { records: [], nextCursor: null }
+
+/**
+ * The store a driver makes: the port's operations, each written once on top of the driver's.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore => {
+  const refail = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
+    HandleStore.StoreError.refail(operation)(effect)
+
+  const update = (record: HandleRecord) =>
+    Effect.suspend(() => {
+      const next = bump(record)
+      return Effect.flatMap(
+        refail("update", driver.update(next)),
+        (outcome): Effect.Effect<HandleRecord, HandleStore.VersionConflict | HandleStore.TaskIdTaken> =>
+          outcome === "written"
+            ? Effect.succeed(next)
+            : outcome === "task-id-taken"
+              ? Effect.fail(
+                  new HandleStore.TaskIdTaken({
+                    scope: record.scope,
+                    key: record.key,
+                    serverId: record.serverId,
+                  }),
+                )
+              : Effect.fail(
+                  new HandleStore.VersionConflict({
+                    scope: record.scope,
+                    key: record.key,
+                    expectedVersion: record.version,
+                  }),
+                ),
+      )
+    })
+
+  const list = (
+    filter: HandleStore.ListFilter,
+  ): Effect.Effect<HandleStore.ListPage, HandleStore.StoreError> => {
+    const after = filter.cursor === undefined ? Option.none() : decodeCursor(filter.cursor)
+    if (filter.cursor !== undefined && Option.isNone(after)) {
+      return Effect.fail(new HandleStore.StoreError({ operation: "list", message: "invalid cursor" }))
+    }
+    if (filter.statuses !== undefined && filter.statuses.length === 0) return Effect.succeed(emptyPage)
+    const limit = listLimit(filter.limit)
+    const query: ListQuery = {
+      scope: filter.scope,
+      statuses: filter.statuses,
+      serverId: filter.serverId,
+      after: Option.getOrUndefined(after),
+      // One row past the page: its presence says whether another page follows.
+      limit: limit + 1,
+    }
+    return Effect.map(refail("list", driver.list(query)), (rows) => {
+      const records = rows.length > limit ? rows.slice(0, limit) : rows
+      const last = records[records.length - 1]
+      return { records, nextCursor: rows.length > limit && last ? encodeCursor(last) : null }
+    })
+  }
+
+  return HandleStore.HandleStore.of({
+    now: driver.now ?? Clock.currentTimeMillis,
+    lockInstance: driver.lockInstance ?? (() => Effect.void),
+    insertOrGet: (handle) =>
+      Effect.suspend(() => {
+        const record = initialRecord(handle)
+        return Either.isLeft(record)
+          ? Effect.fail(record.left)
+          : refail("insertOrGet", driver.insertOrGet(record.right))
+      }),
+    get: (scope, key) => refail("get", driver.get(scope, key)),
+    update,
+    claimDue: (options) => {
+      const limit = batchLimit(options.limit)
+      return limit === 0
+        ? Effect.succeed([])
+        : refail("claimDue", driver.claimDue(limit === options.limit ? options : { ...options, limit }))
+    },
+    spreadDue: (options) => {
+      const limit = batchLimit(options.limit)
+      return limit === 0
+        ? Effect.succeed(0)
+        : refail("spreadDue", driver.spreadDue(limit === options.limit ? options : { ...options, limit }))
+    },
+    release: (scope, key, owner) => refail("release", driver.release(scope, key, owner)),
+    renewLease: (options) => refail("renewLease", driver.renewLease(options)),
+    releaseOwner: (options) => refail("releaseOwner", driver.releaseOwner(options)),
+    list,
+    deleteSettledBefore: (options) => refail("deleteSettledBefore", driver.deleteSettledBefore(options)),
+  })
+}

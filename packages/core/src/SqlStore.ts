@@ -1,0 +1,124 @@
+/**
+ * What the SQL stores share: the columns a row keeps beside its JSON body, the status lists of
+ * their queries, and the one error for a database that cannot be opened as a store.
+ *
+ * @since 0.2.0
+ */
+import * as Schema from "effect/Schema"
+import * as HandleRecord from "./HandleRecord.js"
+
+/**
+ * The fields SQL stores keep in indexed columns, named as their columns are; the rest of a
+ * record is a JSON body.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface IndexedColumns {
+  readonly scope: unknown
+  readonly key: unknown
+  readonly server_id: unknown
+  readonly status: unknown
+  readonly next_poll_at: unknown
+  readonly lease_owner: unknown
+  readonly lease_expires_at: unknown
+  readonly version: unknown
+  readonly created_at: unknown
+  readonly settled_at: unknown
+}
+
+/**
+ * A row's body with its columns laid over it, ready to decode as a `HandleRecord`. Columns win
+ * over any same-named key in the body: they are what the queries saw.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const fromColumns = (body: object, row: IndexedColumns): Record<string, unknown> => ({
+  ...body,
+  scope: row.scope,
+  key: row.key,
+  serverId: row.server_id,
+  status: row.status,
+  nextPollAt: row.next_poll_at,
+  leaseOwner: row.lease_owner,
+  leaseExpiresAt: row.lease_expires_at,
+  version: row.version,
+  createdAt: row.created_at,
+  settledAt: row.settled_at,
+})
+
+const quoted = (statuses: ReadonlyArray<HandleRecord.Status>): string =>
+  statuses.map((status) => `'${status}'`).join(", ")
+
+/**
+ * The open statuses as a SQL list (`'pending', 'working', 'input_required'`), in the order
+ * `HandleRecord.openStatuses` gives: partial indexes on open rows are created with this text.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const openStatusList: string = quoted(HandleRecord.openStatuses)
+
+/**
+ * The terminal statuses as a SQL list.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const terminalStatusList: string = quoted(HandleRecord.terminalStatuses)
+
+/**
+ * Why a database could not be opened as a store.
+ *
+ * - `invalid-options`: the options cannot work (a schema name that is not a plain identifier, a
+ *   duration that is not one).
+ * - `cannot-create`: the path is not a file that can be created (missing directory, a directory,
+ *   not a path at all).
+ * - `not-writable`: the file exists but this process may not read and write it.
+ * - `not-a-database`: the file is not a SQLite database, or is corrupt.
+ * - `foreign-database`: a database that belongs to another application.
+ * - `newer-schema`: migrated by a newer release of the store; upgrade the package instead of
+ *   downgrading the data (which is never touched).
+ * - `older-schema`: not yet migrated to this release's version, and the store was told not to.
+ * - `cannot-open`: the database refused to open, set up or migrate (locked, unreachable, I/O).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const OpenErrorReason = Schema.Literal(
+  "invalid-options",
+  "cannot-create",
+  "not-writable",
+  "not-a-database",
+  "foreign-database",
+  "newer-schema",
+  "older-schema",
+  "cannot-open",
+)
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type OpenErrorReason = typeof OpenErrorReason.Type
+
+/**
+ * The database could not be opened as a store: the one error every SQL store's constructor
+ * fails with. `reason` says which problem it is; the message says what to do about it. Whatever
+ * the reason, nothing was written.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class OpenError extends Schema.TaggedError<OpenError>()("OpenError", {
+  /** What was being opened: a database file, a database schema. */
+  location: Schema.String,
+  reason: OpenErrorReason,
+  message: Schema.String,
+  /** For `newer-schema` and `older-schema`: the schema version found. */
+  found: Schema.optional(Schema.Number),
+  /** For `newer-schema` and `older-schema`: the version this release reads and writes. */
+  supported: Schema.optional(Schema.Number),
+  cause: Schema.optional(Schema.Defect),
+}) {}

@@ -1,0 +1,15 @@
+/**
+ * The HandleStore contract suite. Every store, ours or a third party's, proves itself by running
+ * it from a vitest test file:
+ *
+ * ```ts
+ * import { handleStoreContract } from "@mcp-handles/store-contract"
+ * handleStoreContract("my store", MyStore.layer(...))
+ * ```
+ *
+ * The layer must build a fresh, empty store each time it is provided: every test provides it
+ * anew.
+ *
+ * @since 0.2.0
+ */
+export { handleStoreContract } from "./HandleStoreContract.js"
