@@ -61,9 +61,9 @@ export const make = (
         return ctx.store.list({
           scope: listOptions.scope ?? ctx.defaultScope,
           limit: listOptions.limit ?? 100,
-          ...(listOptions.statuses === undefined ? {} : { statuses: listOptions.statuses }),
-          ...(serverId === undefined ? {} : { serverId }),
-          ...(listOptions.cursor === undefined ? {} : { cursor: listOptions.cursor }),
+          statuses: listOptions.statuses,
+          serverId,
+          cursor: listOptions.cursor,
         })
       },
       get: (key, scope = ctx.defaultScope) => Operations.load(ctx, scope, key),
@@ -71,7 +71,7 @@ export const make = (
         Effect.flatMap(ctx.store.now, (now) =>
           ctx.store.deleteSettledBefore({
             settledBefore: now - Duration.toMillis(Duration.decode(retention)),
-            ...(scope === undefined ? {} : { scope }),
+            scope,
           }),
         ),
     } satisfies TaskClient.TaskClient
