@@ -1,19 +1,118 @@
 /**
+ * Durable client-side handles for MCP Tasks: every module of `@mcp-handles/core`.
+ *
  * @since 0.1.0
  */
+
+/**
+ * The claim, spread and owner-release rules of the store contract, read in memory.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
 export * as Claiming from "./Claiming.js"
+/**
+ * The durable record of one tool call, and its statuses.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as HandleRecord from "./HandleRecord.js"
+/**
+ * The storage port: what the engine asks of a store, and how a store may fail.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as HandleStore from "./HandleStore.js"
+/**
+ * The thin driver port a store adapter implements, and the store built on it.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
 export * as HandleStoreDriver from "./HandleStoreDriver.js"
+/**
+ * The wire over Streamable HTTP.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as HttpWire from "./HttpWire.js"
+/**
+ * JSON values as they cross a boundary: schemas, limits, validation, hashing.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as Json from "./Json.js"
+/**
+ * How a call ended, or why it rests.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as Outcome from "./Outcome.js"
+/**
+ * When to poll next and how long to back off, per task.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as Polling from "./Polling.js"
+/**
+ * Opens a Promise client (see `PromiseClient`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export { openTaskClient } from "./PromiseClient.js"
+/**
+ * Task ids shortened for logs and displays.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as Redaction from "./Redaction.js"
+/**
+ * The stable identity rows give their server.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as ServerIdentity from "./ServerIdentity.js"
+/**
+ * What the SQL stores share: indexed columns, status lists, the open error.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
 export * as SqlStore from "./SqlStore.js"
+/**
+ * The client: durable tool calls over MCP Tasks.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as TaskClient from "./TaskClient.js"
+/**
+ * The one pure transition of a handle record.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as Transition from "./Transition.js"
+/**
+ * The wire over any SDK transport that keeps a connection (stdio).
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as TransportWire from "./TransportWire.js"
+/**
+ * The wire port: the six MCP requests the client needs, every failure classified.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as Wire from "./Wire.js"
