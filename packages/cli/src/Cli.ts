@@ -1,65 +1,151 @@
 /**
  * The `mcp-handles` command line: the commands, and how a run ends (one line per failure, an
- * exit code, a stack only with `--verbose`).
+ * exit code, a stack only with `--verbose`). Help, the version and usage mistakes are answered
+ * from the command definitions before @effect/cli parses (see `Argv`); the parser then turns the
+ * command line into each command's options.
+ *
+ * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import { describe } from "./CliError.js"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Argv from "./Argv.js"
+import { CliError, exitCodes } from "./CliError.js"
+import * as Common from "./Common.js"
 import * as Call from "./commands/call.js"
+import * as Completion from "./commands/completion.js"
 import * as Decide from "./commands/decide.js"
 import * as Demo from "./commands/demo.js"
 import * as Gc from "./commands/gc.js"
 import * as List from "./commands/list.js"
 import * as Resume from "./commands/resume.js"
 import * as Show from "./commands/show.js"
+import * as Help from "./Help.js"
+import * as Log from "./Log.js"
+import type * as Spec from "./Spec.js"
 
+/**
+ * @since 0.1.0
+ * @category constants
+ */
 export const version = "0.1.0"
 
-export const root = Command.make("mcp-handles").pipe(
-  Command.withDescription(
-    "Durable MCP task handles: call tools durably, and list, resume, cancel and clean the calls in the local store.",
-  ),
+const completion = Completion.make(() => docs)
+
+/**
+ * Every command's documentation, in the order help lists them.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const docs: ReadonlyArray<Spec.CommandDoc> = [
+  Demo.spec.doc,
+  Call.spec.doc,
+  Resume.spec.doc,
+  List.spec.doc,
+  Show.spec.doc,
+  Decide.cancel.doc,
+  Decide.reissue.doc,
+  Decide.abandon.doc,
+  Gc.spec.doc,
+  completion.doc,
+]
+
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const root = Command.make(Help.program).pipe(
   Command.withSubcommands([
-    Demo.command,
-    Call.command,
-    Resume.command,
-    List.command,
-    Show.command,
-    Decide.cancel,
-    Decide.reissue,
-    Decide.abandon,
-    Gc.command,
+    Demo.spec.command,
+    Call.spec.command,
+    Resume.spec.command,
+    List.spec.command,
+    Show.spec.command,
+    Decide.cancel.command,
+    Decide.reissue.command,
+    Decide.abandon.command,
+    Gc.spec.command,
+    completion.command,
   ]),
 )
 
-const cli = Command.run(root, { name: "mcp-handles", version })
+const cli = Command.run(root, { name: Help.program, version })
+
+/** The parser prints its own complaints with help attached; the CLI says it in one line instead. */
+const quietParser = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Console.consoleWith((console) => Effect.withConsole(effect, { ...console, error: () => Effect.void }))
+
+const plain = (doc: HelpDoc.HelpDoc): string =>
+  HelpDoc.toAnsiText(doc)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the escape sequences it wrote
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+
+const say = (stream: NodeJS.WriteStream, text: string) =>
+  Effect.sync(() => {
+    stream.write(text.endsWith("\n") ? text : `${text}\n`)
+  })
 
 /**
  * Runs the CLI on `argv` (without the node and script paths) and resolves to the exit code.
- * Failures are printed here: @effect/cli has already printed usage errors with help.
+ *
+ * @since 0.1.0
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
   const verbose = argv.includes("--verbose")
-  return cli(["node", "mcp-handles", ...argv]).pipe(
+  const plan = Argv.plan(argv, docs)
+  switch (plan._tag) {
+    case "Help":
+      return say(
+        process.stdout,
+        plan.command === undefined ? Help.root(docs, version) : Help.command(plan.command),
+      ).pipe(Effect.as(exitCodes.ok))
+    case "Version":
+      return say(process.stdout, version).pipe(Effect.as(exitCodes.ok))
+    case "Refuse":
+      return say(process.stderr, `${Help.program}: ${plan.message}`).pipe(Effect.as(exitCodes.usage))
+    case "Run":
+      break
+  }
+  const command = plan.command.name
+  return Effect.gen(function* () {
+    yield* quietParser(cli(["node", Help.program, ...argv]))
+    return yield* FiberRef.get(Common.exitCode)
+  }).pipe(
     Effect.provide(NodeContext.layer),
-    Effect.as(0),
-    Effect.catchAllCause((cause) =>
-      Effect.sync(() => {
-        if (Cause.isInterruptedOnly(cause)) return 130
-        const failure = Cause.failureOption(cause)
-        if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) return 2
-        const error = failure._tag === "Some" ? describe(failure.value) : undefined
-        const line =
-          error?.message ??
-          `unexpected error: ${Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause))}`
-        process.stderr.write(`mcp-handles: ${line}\n`)
-        if (verbose) process.stderr.write(`${Cause.pretty(cause)}\n`)
-        return error?.exitCode ?? 1
-      }),
-    ),
-    Effect.map((code) => (code === 0 && typeof process.exitCode === "number" ? process.exitCode : code)),
+    Effect.provide(Log.layer(verbose)),
+    Effect.catchAllCause((cause) => {
+      const failure = Cause.failureOption(cause)
+      const [line, code] = Option.match(failure, {
+        onNone: () => {
+          const squashed = Cause.squash(cause)
+          return [
+            `unexpected error: ${squashed instanceof Error ? squashed.message : String(squashed)}`,
+            1,
+          ] as const
+        },
+        onSome: (error) =>
+          error instanceof CliError
+            ? ([error.message, error.exitCode] as const)
+            : ValidationError.isValidationError(error)
+              ? ([
+                  `${command}: ${plain(error.error)} (see ${Help.program} ${command} --help)`,
+                  exitCodes.usage,
+                ] as const)
+              : ([`unexpected error: ${String(error)}`, exitCodes.failed] as const),
+      })
+      return Effect.zipRight(
+        say(process.stderr, `${Help.program}: ${line}${verbose ? `\n${Cause.pretty(cause)}` : ""}`),
+        Effect.succeed(code),
+      )
+    }),
   )
 }

@@ -1,70 +1,105 @@
 /**
- * What the CLI tells a user when something goes wrong: one line, and an exit code. Every typed
- * failure of the core, the stores and the wire is translated here, so no stack trace reaches a
- * user who did not ask for one (`--verbose`).
+ * What the CLI tells a user when something goes wrong: one line, and an exit code. The typed
+ * failures of the client, the stores and the identity rules are translated in one place,
+ * `fromKnown`, one case per error class; the compiler checks that every class of the union has
+ * its case. No stack trace reaches a user who did not ask for one (`--verbose`).
+ *
+ * @since 0.1.0
  */
+import type * as ClientError from "@mcp-handles/core/ClientError"
+import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import type * as Json from "@mcp-handles/core/Json"
+import type * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
+import type { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Match from "effect/Match"
 import * as Schema from "effect/Schema"
 
-/** A failure already phrased for the user. */
+/**
+ * The exit statuses, as the README documents them.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const exitCodes = {
+  /** Done; a followed call completed without a tool error. */
+  ok: 0,
+  /** The operation failed, or a followed call ended failed, cancelled, expired or with `isError`. */
+  failed: 1,
+  /** Bad input: usage, an unknown option, bad `--args`, an unknown key, a key reused. */
+  usage: 2,
+  /** A call does not rest yet and needs someone: in doubt, waiting for input, skipped. */
+  attention: 3,
+  /** Interrupted (Ctrl-C): open calls were handed off, never cancelled. */
+  interrupted: 130,
+} as const
+
+/**
+ * A failure already phrased for the user.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class CliError extends Schema.TaggedError<CliError>()("CliError", {
   message: Schema.String,
-  /** 1: the operation failed; 2: the input was wrong (usage, arguments, unknown key). */
   exitCode: Schema.Number,
 }) {}
 
-export const usage = (message: string): CliError => new CliError({ message, exitCode: 2 })
-export const failed = (message: string): CliError => new CliError({ message, exitCode: 1 })
-
-const hasTag = (error: unknown): error is { readonly _tag: string } =>
-  typeof error === "object" && error !== null && typeof (error as { _tag?: unknown })._tag === "string"
-
-const messageOf = (error: unknown): string => {
-  if (error instanceof Error && error.message !== "") return error.message
-  if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
-  return String(error)
-}
+/**
+ * Bad input (exit 2).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const usage = (message: string): CliError => new CliError({ message, exitCode: exitCodes.usage })
 
 /**
- * The one line for any failure the commands can meet. Unknown failures fall back to their
- * message: still one line, still no stack.
+ * The operation failed (exit 1).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
-export const describe = (error: unknown): CliError => {
-  if (error instanceof CliError) return error
-  if (!hasTag(error)) return failed(messageOf(error))
-  const e = error as Record<string, unknown> & { readonly _tag: string }
-  switch (e._tag) {
-    case "UnknownKey":
-      return usage(`no call with key ${JSON.stringify(e.key)} in scope ${JSON.stringify(e.scope)}`)
-    case "KeyReused":
-      return usage(`key ${JSON.stringify(e.key)} is already used: ${String(e.reason)}`)
-    case "NotInDoubt":
-      return usage(`${String(e.key)} is not in doubt (it is ${String(e.status)}); nothing to decide`)
-    case "CannotReissue":
-    case "InstanceIdInUse":
-      return usage(messageOf(e))
-    case "InvalidJson":
-      return usage(`invalid ${String(e.what)}: ${String(e.reason)}`)
-    case "InvalidServerUrl":
-      return usage(`invalid server URL ${String(e.url)}: ${String(e.reason)}`)
-    case "UnknownServer":
-      return usage(`the server of this call (${String(e.server)}) is not known here; pass --server URL`)
-    case "StoreError":
-      return failed(`store error during ${String(e.operation)}: ${String(e.message)}`)
-    case "OpenError":
-      return failed(`cannot open store: ${messageOf(e)}`)
-    case "SqlError":
-      return failed(`cannot open store: ${sqlMessage(e)}`)
-    default:
-      return failed(messageOf(e))
-  }
-}
+export const failed = (message: string): CliError => new CliError({ message, exitCode: exitCodes.failed })
 
-/** A driver error's own words ("password authentication failed for user x") beat the wrapper's. */
-const sqlMessage = (e: Record<string, unknown>): string => {
-  const cause = e.cause
-  const inner = cause instanceof Error ? cause.message : undefined
-  const code = (cause as { code?: unknown } | undefined)?.code
-  const base = String(e.message)
-  if (inner === undefined || inner === "") return base
-  return typeof code === "string" && code !== "" ? `${base}: ${inner} (${code})` : `${base}: ${inner}`
-}
+/**
+ * Every typed failure a command can meet from the client and the stores it opens.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Known =
+  | ClientError.UnknownKey
+  | ClientError.UnknownServer
+  | ClientError.KeyReused
+  | ClientError.InvalidKey
+  | ClientError.NotInDoubt
+  | ClientError.CannotReissue
+  | HandleStore.StoreError
+  | HandleStore.InstanceIdInUse
+  | Json.InvalidJson
+  | ServerIdentity.InvalidServerUrl
+  | SqliteStore.OpenError
+  | CliError
+
+/**
+ * The one line for each known failure.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
+  Match.tagsExhaustive({
+    CliError: (e) => e,
+    UnknownKey: (e) => usage(`no call with key ${JSON.stringify(e.key)} in scope ${JSON.stringify(e.scope)}`),
+    KeyReused: (e) => usage(`key ${JSON.stringify(e.key)} is already used: ${e.reason}`),
+    InvalidKey: (e) => usage(`invalid ${e.what}: ${e.reason}`),
+    NotInDoubt: (e) => usage(`${e.key} is not in doubt (it is ${e.status}); nothing to decide`),
+    CannotReissue: (e) => usage(e.message),
+    InstanceIdInUse: (e) => usage(e.message),
+    InvalidJson: (e) => usage(`invalid ${e.what}: ${e.reason}`),
+    InvalidServerUrl: (e) => usage(`invalid server URL ${e.url}: ${e.reason}`),
+    UnknownServer: (e) =>
+      usage(`the server of this call (${e.server}) is not known here; pass --server ${e.server}=URL`),
+    StoreError: (e) => failed(`store error during ${e.operation}: ${e.message}`),
+    OpenError: (e) => failed(`cannot open store ${e.location}: ${e.message}`),
+  }),
+)

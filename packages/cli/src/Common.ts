@@ -1,53 +1,118 @@
 /**
  * Options every command takes, and the client session built from them.
+ *
+ * @since 0.1.0
  */
-import * as Options from "@effect/cli/Options"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { type CliError, describe } from "./CliError.js"
+import type * as Auth from "./Auth.js"
+import { type CliError, fromKnown, usage } from "./CliError.js"
+import type * as Input from "./Input.js"
+import type * as Row from "./Row.js"
 import * as ServerRegistry from "./ServerRegistry.js"
+import * as Spec from "./Spec.js"
 import * as StoreSpec from "./StoreSpec.js"
 
-export const store = Options.text("store").pipe(
-  Options.withDescription(
-    `sqlite:PATH or postgres://user:pass@host/db (default: $${StoreSpec.environmentVariable}, else sqlite:${StoreSpec.defaultPath})`,
-  ),
-  Options.optional,
-)
-export const scope = Options.text("scope").pipe(
-  Options.withDescription("the scope (tenant) of the calls"),
-  Options.withDefault("default"),
-)
-export const instance = Options.text("instance").pipe(
-  Options.withDescription(
-    "lease owner name; processes sharing a store at the same time need distinct names (default: $MCP_HANDLES_INSTANCE, else local)",
-  ),
-  Options.optional,
-)
-export const verbose = Options.boolean("verbose").pipe(
-  Options.withDescription("print the full cause of a failure"),
-)
-export const reveal = Options.boolean("reveal").pipe(
-  Options.withDescription("print task ids in full (they may be bearer credentials)"),
-)
-export const json = Options.boolean("json").pipe(Options.withDescription("print JSON instead of text"))
-/** Servers added by hand, for rows whose server this store's server list does not know. */
-export const servers = Options.text("server").pipe(
-  Options.withDescription(
-    "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name (repeatable)",
-  ),
-  Options.repeated,
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const store = Spec.optional(
+  Spec.text("store", {
+    placeholder: "STORE",
+    description: `where calls are kept: sqlite:PATH, or postgres://user:pass@host/db (default: $${StoreSpec.environmentVariable}, else sqlite:${StoreSpec.defaultPath}). Only call creates a store; the other commands fail on a missing one`,
+    example: "--store sqlite:./ops/tasks.db",
+    completeFiles: true,
+  }),
 )
 
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const scope = Spec.withDefault(
+  Spec.text("scope", {
+    placeholder: "NAME",
+    description: "the scope (tenant, principal) whose calls to act on",
+    example: "--scope acme",
+  }),
+  "default",
+  "default",
+)
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const instance = Spec.optional(
+  Spec.text("instance", {
+    placeholder: "ID",
+    description:
+      "the lease owner name; processes sharing a store at the same time need distinct names (default: $MCP_HANDLES_INSTANCE, else local)",
+    example: "--instance ops-laptop",
+  }),
+)
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const verbose = Spec.boolean("verbose", {
+  description: "print the full cause of a failure, and debug logs, on stderr",
+  example: "--verbose",
+})
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const reveal = Spec.boolean("reveal", {
+  description: "print task ids in full (they may be bearer credentials)",
+  example: "--reveal",
+})
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const json = Spec.boolean("json", {
+  description: "print JSON on stdout instead of text (one document per line; see the README for its shape)",
+  example: "--json",
+})
+
+/**
+ * Servers added by hand, for rows whose server this store's server list does not know.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const servers = Spec.repeated(
+  Spec.text("server", {
+    placeholder: "[NAME=]URL",
+    description:
+      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name (repeatable)",
+    example: "--server research=https://mcp.example.com/mcp",
+  }),
+)
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
 export const common = { store, scope, instance, verbose }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CommonOptions {
   readonly store: Option.Option<string>
   readonly scope: string
@@ -55,11 +120,20 @@ export interface CommonOptions {
   readonly verbose: boolean
 }
 
-/** Counts `tasks/get` per task id as they leave, for the live status line. */
+/**
+ * Counts `tasks/get` per task id as they leave, for the live status line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PollCounter {
   readonly polls: (taskId: string | null) => number
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Session {
   readonly client: TaskClient.TaskClient
   readonly spec: StoreSpec.StoreSpec
@@ -68,13 +142,28 @@ export interface Session {
   readonly counter: PollCounter
   readonly wire: Wire.Wire
   readonly scope: string
+  /**
+   * Lets the command's headers go to these servers (by identity). Until a command says which
+   * servers it acts on, headers go nowhere: a credential for one server must never reach another.
+   */
+  readonly authorize: (serverIds: Iterable<string>) => void
+  /** What `Row.make` needs, with the time of the call. */
+  readonly rowContext: (reveal: boolean) => Row.Context
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionOptions {
+  /** `read` (the default) fails on a missing store; only `create` makes one. */
+  readonly mode?: StoreSpec.Mode | undefined
   /** Server URLs to add to the store's server list before the client starts. */
-  readonly addServers?: ReadonlyArray<string>
+  readonly addServers?: ReadonlyArray<string> | undefined
   /** Answers input requests (only commands that drive calls pass one). */
-  readonly onInputRequired?: TaskClient.InputHandler
+  readonly input?: Input.Input | undefined
+  /** Request headers, sent only to the servers the command `authorize`s. */
+  readonly headers?: Auth.Headers | undefined
 }
 
 const countingWire = (wire: Wire.Wire) => {
@@ -95,6 +184,9 @@ const countingWire = (wire: Wire.Wire) => {
  * knows. The background reconciler is off: each command drives exactly the calls it names
  * (`resume` reconciles explicitly), so `list` never changes a row and `call` never touches
  * another call.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const open = (
   options: CommonOptions,
@@ -104,7 +196,7 @@ export const open = (
     const spec = yield* StoreSpec.parse(options.store)
     const registryFile = ServerRegistry.pathFor(spec)
     const added = yield* Effect.forEach(sessionOptions.addServers ?? [], ServerRegistry.endpointFor)
-    const store = yield* Layer.build(StoreSpec.layer(spec))
+    const store = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
     // Only once the store opened: a bad --store must not leave a server list behind.
     const known =
       added.length > 0
@@ -112,21 +204,30 @@ export const open = (
         : yield* ServerRegistry.load(registryFile)
     const wire = yield* HttpWire.make({ clientCapabilities: { elicitation: {} } })
     const { counted, counter } = countingWire(wire)
+    const headers = sessionOptions.headers ?? {}
+    const authorized = new Set<string>()
+    const endpoints = ServerRegistry.endpoints(known).map(
+      (endpoint): Wire.ServerEndpoint => ({
+        ...endpoint,
+        // Looked up per request: `authorize` may come after the client was built.
+        headers: () => (authorized.has(endpoint.name) ? headers : {}),
+      }),
+    )
     const instanceId = Option.getOrUndefined(options.instance) ?? process.env.MCP_HANDLES_INSTANCE ?? "local"
     const clientLayer = TaskClient.layer({
-      servers: ServerRegistry.endpoints(known),
+      servers: endpoints,
       instanceId,
       defaultScope: options.scope,
       background: false,
-      ...(sessionOptions.onInputRequired === undefined
+      ...(sessionOptions.input?.handler === undefined
         ? {}
-        : { onInputRequired: sessionOptions.onInputRequired }),
+        : { onInputRequired: sessionOptions.input.handler }),
     }).pipe(
       Layer.provide(
         Layer.mergeAll(Layer.succeedContext(store), Layer.succeed(Wire.Wire, counted), Polling.layer()),
       ),
     )
-    const context = yield* Layer.build(clientLayer).pipe(Effect.mapError(describe))
+    const context = yield* Layer.build(clientLayer).pipe(Effect.mapError(fromKnown))
     return {
       client: Context.get(context, TaskClient.TaskClient),
       spec,
@@ -135,10 +236,41 @@ export const open = (
       counter,
       wire: counted,
       scope: options.scope,
+      authorize: (serverIds) => {
+        for (const id of serverIds) {
+          const server = known.find((s) => s.id === id)
+          if (server !== undefined) authorized.add(server.name)
+        }
+      },
+      rowContext: (reveal) => ({ reveal, servers: known, now: Date.now() }),
     }
   })
 
-/** Every row of the scope with these statuses, all pages. */
+/**
+ * Refuses headers that would go to more than one server: each credential belongs to one.
+ *
+ * @since 0.2.0
+ */
+export const oneServerForHeaders = (
+  session: Session,
+  headers: Auth.Headers,
+  serverIds: Iterable<string>,
+): Effect.Effect<void, CliError> => {
+  const ids = [...new Set(serverIds)]
+  if (Object.keys(headers).length === 0 || ids.length <= 1) return Effect.void
+  const names = ids.map((id) => ServerRegistry.displayName(id, session.servers))
+  return Effect.fail(
+    usage(
+      `--header would be sent to ${ids.length} servers (${names.join(", ")}); a credential belongs to one. Pass --only-server NAME`,
+    ),
+  )
+}
+
+/**
+ * Every row of the scope with these statuses, all pages.
+ *
+ * @since 0.1.0
+ */
 export const listAll = (
   session: Session,
   filter: Omit<TaskClient.ListOptions, "cursor" | "limit" | "scope"> = {},
@@ -150,7 +282,7 @@ export const listAll = (
       const page = yield* session.client.list({
         ...filter,
         scope: session.scope,
-        limit: 500,
+        limit: 1000,
         ...(cursor === undefined ? {} : { cursor }),
       })
       out.push(...page.records)
@@ -159,8 +291,17 @@ export const listAll = (
     }
   })
 
-/** The exit status a command ends with, when it is not an error (`bin` reads it at the end). */
-export const exitWith = (code: number): Effect.Effect<void> =>
-  Effect.sync(() => {
-    process.exitCode = code
-  })
+/**
+ * The exit status a command ends with when it did not fail (a call in doubt: 3). `Cli.run`
+ * reads it once the command is done.
+ *
+ * @since 0.2.0
+ */
+export const exitCode: FiberRef.FiberRef<number> = FiberRef.unsafeMake(0)
+
+/**
+ * Ends the command with this exit status, unless it fails.
+ *
+ * @since 0.1.0
+ */
+export const exitWith = (code: number): Effect.Effect<void> => FiberRef.set(exitCode, code)

@@ -1,7 +1,10 @@
 /**
- * Waiting for calls to rest, with a live status line on stderr: status, the server's status
- * message, polls sent, time elapsed. On a terminal the line is rewritten in place; otherwise a
- * line is printed each time the status or message changes, so logs stay readable.
+ * Following calls until they rest, with the live status line on stderr: status, the server's
+ * status message, polls sent, time elapsed. On a terminal the line is rewritten in place (and a
+ * prompt pauses it); otherwise a line is printed each time the status or message changes, so
+ * logs stay readable.
+ *
+ * @since 0.1.0
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
@@ -9,48 +12,31 @@ import * as Outcome from "@mcp-handles/core/Outcome"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { exitCodes } from "./CliError.js"
 import type { Session } from "./Common.js"
+import type * as Input from "./Input.js"
+import type * as Output from "./Output.js"
 import * as Render from "./Render.js"
+import * as Screen from "./Screen.js"
 
-const isTty = (): boolean => process.stderr.isTTY === true
-
-export interface StatusLine {
-  readonly show: (text: string) => void
-  readonly clear: () => void
-}
-
-export const statusLine = (): StatusLine => {
-  let last = ""
-  return {
-    show: (text) => {
-      if (text === last) return
-      last = text
-      if (isTty()) process.stderr.write(`\r\x1b[2K${text}`)
-      else process.stderr.write(`${text}\n`)
-    },
-    clear: () => {
-      if (isTty() && last !== "") process.stderr.write("\r\x1b[2K")
-      last = ""
-    },
-  }
-}
-
-const describeRow = (session: Session, record: HandleRecord.HandleRecord): string => {
-  const message = Render.note(record)
-  // Without a terminal every change is a new line: leave the poll count to terminals.
-  const polls = isTty() ? `polls ${session.counter.polls(record.taskId)}` : undefined
-  return [record.status, message === "" ? undefined : JSON.stringify(Render.truncate(message, 60)), polls]
-    .filter((part) => part !== undefined)
-    .join(" · ")
-}
-
-/** The call waits on input nobody here can give (no `--answer`, no terminal). */
+/**
+ * The call waits on input nobody here can give (no `--answer` for its key, no terminal).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WaitingForInput {
   readonly _tag: "WaitingForInput"
   readonly key: string
   readonly inputKeys: ReadonlyArray<string>
 }
 
+/**
+ * Why following a call ended: it rests (an outcome), or it waits on input.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Followed = Outcome.Outcome | WaitingForInput
 
 const unanswered = (record: HandleRecord.HandleRecord): ReadonlyArray<string> =>
@@ -58,19 +44,30 @@ const unanswered = (record: HandleRecord.HandleRecord): ReadonlyArray<string> =>
     ? Object.keys(record.inputRequests).filter((k) => !Object.hasOwn(record.answers, k))
     : []
 
+const describeRow = (session: Session, record: HandleRecord.HandleRecord): string => {
+  const message = Render.note(record)
+  // Without a terminal every change is a new line: leave the poll count to terminals.
+  const polls = Screen.liveStderr() ? `polls ${session.counter.polls(record.taskId)}` : undefined
+  return [record.status, message === "" ? undefined : JSON.stringify(Render.truncate(message, 60)), polls]
+    .filter((part) => part !== undefined)
+    .join(" · ")
+}
+
 /**
- * Waits until the call rests, or, when this process cannot answer input, until it waits on
- * input (a script must not hang until the task's TTL). `onSample` sees the row as it changes.
+ * Waits until the call rests, or until it waits on input this process cannot answer (a script
+ * must not hang until the task's TTL). `onSample` sees the row as it changes.
+ *
+ * @since 0.1.0
  */
 export const settle = (
   session: Session,
   key: string,
-  canAnswer: boolean,
+  input: Input.Input,
   onSample: (record: HandleRecord.HandleRecord) => void = () => {},
 ): Effect.Effect<Followed, TaskClient.UnknownKey | TaskClient.UnknownServer | HandleStore.StoreError> => {
   const sample: Effect.Effect<ReadonlyArray<string>> = session.client.get(key).pipe(
     Effect.tap((record) => Effect.sync(() => onSample(record))),
-    Effect.map((record) => (canAnswer ? [] : unanswered(record))),
+    Effect.map((record) => unanswered(record).filter((inputKey) => !input.canAnswer(inputKey))),
     Effect.orElseSucceed((): ReadonlyArray<string> => []),
   )
   const watch: Effect.Effect<Followed> = Effect.flatMap(sample, (inputKeys) =>
@@ -85,31 +82,40 @@ export const settle = (
   return Effect.raceFirst(session.client.settle(key), watch)
 }
 
-const waitingLine = (waiting: WaitingForInput): string =>
-  `${waiting.key}: waiting for input (${waiting.inputKeys.join(", ")}); answer with \`mcp-handles resume --answer JSON\` or run on a terminal`
+/**
+ * The status line's text for a call.
+ *
+ * @since 0.2.0
+ */
+export const statusText = (
+  session: Session,
+  key: string,
+  record: HandleRecord.HandleRecord,
+  started: number,
+) =>
+  // Without a terminal, elapsed time would make every sample a new line: leave it out there.
+  `${key}: ${describeRow(session, record)}${Screen.liveStderr() ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`
 
 /**
  * Settles one call while showing its status. Interrupted (Ctrl-C), it hands the call off: the
  * row stays open for `mcp-handles resume`.
+ *
+ * @since 0.1.0
  */
 export const follow = (
   session: Session,
   key: string,
-  canAnswer: boolean,
+  input: Input.Input,
 ): Effect.Effect<Followed, TaskClient.UnknownKey | TaskClient.UnknownServer | HandleStore.StoreError> =>
   Effect.suspend(() => {
     const started = Date.now()
-    const line = statusLine()
     const render = (record: HandleRecord.HandleRecord) => {
       // A call that already rests gets its outcome line, not a status line.
       if (Outcome.fromRecord(record) !== undefined) return
-      // Without a terminal, elapsed time would make every sample a new line: leave it out there.
-      line.show(
-        `${key}: ${describeRow(session, record)}${isTty() ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`,
-      )
+      Screen.status.show(statusText(session, key, record, started))
     }
-    return settle(session, key, canAnswer, render).pipe(
-      Effect.ensuring(Effect.sync(line.clear)),
+    return settle(session, key, input, render).pipe(
+      Effect.ensuring(Effect.sync(Screen.status.clear)),
       Effect.onInterrupt(() =>
         Effect.sync(() =>
           process.stderr.write(
@@ -120,12 +126,42 @@ export const follow = (
     )
   })
 
-export const followedLine = (followed: Followed): string =>
+/**
+ * One line for how following ended, e.g. `j1: completed: done 1`.
+ *
+ * @since 0.1.0
+ */
+export const line = (followed: Followed): string =>
   followed._tag === "WaitingForInput"
-    ? waitingLine(followed)
+    ? `${followed.key}: waiting for input (${followed.inputKeys.join(", ")}); answer with \`mcp-handles resume --answer ${followed.inputKeys[0] ?? "KEY"}=JSON\` or run resume on a terminal`
     : `${followed.key}: ${Render.outcomeLine(followed)}`
 
-export const followedJson = (followed: Followed) =>
-  followed._tag === "WaitingForInput"
-    ? { outcome: followed._tag, key: followed.key, inputKeys: followed.inputKeys }
-    : Render.outcomeJson(followed)
+/**
+ * A followed call as `--json` prints it: its row, and how following ended (`null`: not
+ * followed).
+ *
+ * @since 0.2.0
+ */
+export const toOutput = (row: Output.Row, followed: Followed | undefined): Output.Followed => ({
+  ...row,
+  outcome: followed === undefined ? null : followed._tag,
+  waitingFor: followed?._tag === "WaitingForInput" ? followed.inputKeys : [],
+})
+
+/**
+ * The exit status of a followed call: 0 only for a result the tool did not flag as an error;
+ * 3 when it does not rest yet (in doubt, or waiting for input); 1 otherwise.
+ *
+ * @since 0.2.0
+ */
+export const exitCode = (followed: Followed): number => {
+  switch (followed._tag) {
+    case "Completed":
+      return followed.result.isError === true ? exitCodes.failed : exitCodes.ok
+    case "InDoubt":
+    case "WaitingForInput":
+      return exitCodes.attention
+    default:
+      return exitCodes.failed
+  }
+}

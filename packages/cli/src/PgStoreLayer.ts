@@ -1,25 +1,57 @@
 /**
  * The PostgreSQL store as the CLI opens it, in a module of its own so that the driver is loaded
  * only for a `postgres://` store.
+ *
+ * @since 0.1.0
  */
+import type * as SqlError from "@effect/sql/SqlError"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
+import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
-import { type CliError, describe, failed } from "./CliError.js"
-import { redactUrl } from "./StoreSpec.js"
+import * as Match from "effect/Match"
+import { type CliError, failed } from "./CliError.js"
+import { type Mode, missing, redactUrl } from "./StoreSpec.js"
 
-export const layer = (url: string): Layer.Layer<HandleStore.HandleStore, CliError> => {
+type OpenFailure = PgStore.OpenError | SqlError.SqlError | ConfigError.ConfigError
+
+/** A driver error's own words ("password authentication failed for user x") beat the wrapper's. */
+const sqlMessage = (error: SqlError.SqlError): string => {
+  const cause = error.cause
+  const inner = cause instanceof Error ? cause.message : undefined
+  const code = cause instanceof Error && "code" in cause ? cause.code : undefined
+  const base = error.message.replace(/^PgClient: /, "")
+  if (inner === undefined || inner === "") return base
+  return typeof code === "string" && code !== "" ? `${base}: ${inner} (${code})` : `${base}: ${inner}`
+}
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (url: string, mode: Mode): Layer.Layer<HandleStore.HandleStore, CliError> => {
   // The store retries transient connection failures; a CLI command should fail fast instead.
   const store = PgStore.layerUrl(url, {
     retry: { budget: "1 second" },
     connectTimeout: "5 seconds",
     maxConnections: 4,
     applicationName: "mcp-handles-cli",
+    // Reading never creates a store: without migrations, a schema never set up reads as version 0.
+    migrate: mode === "create",
   })
+  const safe = redactUrl(url)
+  const describe: (error: OpenFailure) => CliError = Match.type<OpenFailure>().pipe(
+    Match.tag("OpenError", (e) =>
+      e.reason === "older-schema" && e.found === 0
+        ? missing(`${safe} (schema ${e.location})`)
+        : failed(`cannot open store ${safe}: ${e.message}`),
+    ),
+    Match.tag("SqlError", (e) => failed(`cannot open store ${safe}: ${sqlMessage(e)}`)),
+    Match.orElse((e) => failed(`cannot open store ${safe}: ${e.message}`)),
+  )
+  // A driver message may quote the URL; its password must not reach the terminal.
   return Layer.mapError(store, (error) => {
-    const detail = describe(error).message.replace(/^cannot open store: (PgClient: )?/, "")
-    // A driver message may quote the URL; its password must not reach the terminal.
-    const safe = redactUrl(url)
-    return failed(`cannot open store ${safe}: ${detail.replaceAll(url, safe)}`)
+    const cliError = describe(error)
+    return cliError.message.includes(url) ? failed(cliError.message.replaceAll(url, safe)) : cliError
   })
 }

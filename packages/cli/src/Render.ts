@@ -1,6 +1,8 @@
 /**
- * How rows, outcomes and tables look on a terminal. Task ids are bearer credentials: every view
- * here redacts them unless the user passed `--reveal`.
+ * How rows, outcomes and tables look as text. Task ids are bearer credentials: every view here
+ * redacts them unless the user passed `--reveal`.
+ *
+ * @since 0.1.0
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as Outcome from "@mcp-handles/core/Outcome"
@@ -11,33 +13,6 @@ export const redact = Redaction.taskId
 
 export const taskId = (id: string | null, reveal: boolean): string =>
   id === null ? "-" : reveal ? id : redact(id)
-
-/** A row as JSON for `--json`, its task id redacted unless revealed. */
-export const recordJson = (record: HandleRecord.HandleRecord, reveal: boolean, server?: string) => ({
-  key: record.key,
-  scope: record.scope,
-  status: record.status,
-  tool: record.tool,
-  server: server ?? record.serverId,
-  serverId: record.serverId,
-  taskId: record.taskId === null ? null : reveal ? record.taskId : redact(record.taskId),
-  statusMessage: record.snapshot?.statusMessage ?? null,
-  pollIntervalMs: record.snapshot?.pollIntervalMs ?? null,
-  ttlMs: record.snapshot?.ttlMs ?? null,
-  arguments: record.arguments,
-  result: record.result,
-  error: record.error,
-  inputRequests: record.inputRequests,
-  answeredInputKeys: Object.keys(record.answers),
-  cancel: record.cancel,
-  launches: record.launches,
-  attempts: record.attempts,
-  lastProblem: record.lastProblem,
-  leaseOwner: record.leaseOwner,
-  createdAt: new Date(record.createdAt).toISOString(),
-  updatedAt: new Date(record.updatedAt).toISOString(),
-  settledAt: record.settledAt === null ? null : new Date(record.settledAt).toISOString(),
-})
 
 /** Columns padded to their widest cell; the last column is never padded. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
@@ -97,27 +72,3 @@ export const outcomeLine = (outcome: Outcome.Outcome): string => {
       return `in doubt${outcome.reason === null ? "" : `: ${outcome.reason}`}; decide with \`mcp-handles reissue ${outcome.key}\` or \`mcp-handles abandon ${outcome.key}\``
   }
 }
-
-export const outcomeJson = (outcome: Outcome.Outcome) => {
-  switch (outcome._tag) {
-    case "Completed":
-      return { outcome: outcome._tag, key: outcome.key, result: outcome.result }
-    case "Failed":
-      return { outcome: outcome._tag, key: outcome.key, error: outcome.error }
-    default:
-      return { outcome: outcome._tag, key: outcome.key, reason: outcome.reason }
-  }
-}
-
-/**
- * Exit status of a followed call: 0 only for a result the tool did not flag as an error; 3 when
- * it does not rest yet (in doubt, or waiting for input).
- */
-export const outcomeExitCode = (outcome: { readonly _tag: string; readonly result?: unknown }): number =>
-  outcome._tag === "Completed"
-    ? (outcome.result as { isError?: unknown } | undefined)?.isError === true
-      ? 1
-      : 0
-    : outcome._tag === "InDoubt" || outcome._tag === "WaitingForInput"
-      ? 3
-      : 1

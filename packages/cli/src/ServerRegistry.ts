@@ -4,15 +4,18 @@
  * `cancel`, `reissue`, ...) need the URL back. `call` records every server it uses in a small
  * JSON file beside the store; `--server URL` on any command adds one by hand.
  *
- * The file holds names and URLs only: credentials never go in it (URLs with credentials are
- * refused by `ServerIdentity`).
+ * The file holds names and URLs only: credentials never go in it (URLs carrying credentials or
+ * secret-looking query parameters are refused, see `Auth.checkUrl`).
+ *
+ * @since 0.1.0
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
 import type * as Wire from "@mcp-handles/core/Wire"
 import * as Effect from "effect/Effect"
-import { type CliError, describe, failed } from "./CliError.js"
+import * as Auth from "./Auth.js"
+import { type CliError, failed, fromKnown } from "./CliError.js"
 import type { StoreSpec } from "./StoreSpec.js"
 
 export interface KnownServer {
@@ -58,11 +61,12 @@ export const endpointFor = (raw: string): Effect.Effect<KnownServer, CliError> =
   Effect.gen(function* () {
     const named = /^([A-Za-z0-9_.-]+)=(https?:\/\/.+)$/i.exec(raw)
     const url = named?.[2] ?? raw
+    yield* Auth.checkUrl(url)
     const normalised = yield* ServerIdentity.normaliseUrl(url)
     const name = named?.[1] ?? nameFor(normalised)
     const id = yield* ServerIdentity.of({ name, url: normalised })
     return { id, name, url: normalised }
-  }).pipe(Effect.mapError(describe))
+  }).pipe(Effect.mapError(fromKnown))
 
 export const load = (file: string): Effect.Effect<ReadonlyArray<KnownServer>, CliError> =>
   Effect.try({

@@ -2,7 +2,7 @@
  * Bad input gets one clear line on stderr and a non-zero exit code, never a stack trace (unless
  * `--verbose`), and writes nothing.
  */
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
@@ -77,7 +77,9 @@ describe("bad input", () => {
     expect(oneLine(ran)).toBe("mcp-handles: invalid server URL not-a-url: not a URL")
   })
 
-  it("an unknown key", async () => {
+  it("an unknown key, in a store that exists", async () => {
+    const made = await ws.run("call", server.url, "job", "--key", "made")
+    expect(made.code, made.stderr).toBe(0)
     for (const command of ["show", "cancel", "reissue", "abandon"]) {
       const ran = await ws.run(command, "no-such-key")
       expect(ran.code).toBe(2)
@@ -88,7 +90,7 @@ describe("bad input", () => {
   it("a store that cannot be opened", async () => {
     const garbage = join(ws.dir, "garbage.db")
     writeFileSync(garbage, "this is not a database")
-    const cases = [`sqlite:${garbage}`, `sqlite:${join(ws.dir, "missing-dir", "x.db")}`, `sqlite:${ws.dir}`]
+    const cases = [`sqlite:${garbage}`, `sqlite:${ws.dir}`]
     for (const store of cases) {
       const ran = await ws.run("list", "--store", store)
       expect(ran.code).toBe(1)
@@ -128,5 +130,94 @@ describe("bad input", () => {
     const age = await ws.run("gc", "--older-than", "soon")
     expect(age.code).toBe(2)
     expect(oneLine(age)).toMatch(/^mcp-handles: --older-than: /)
+  })
+})
+
+describe("reading never creates a store", () => {
+  let fresh: Workspace
+  beforeAll(() => {
+    fresh = workspace()
+  })
+  afterAll(() => fresh?.dispose())
+
+  it.each([["list"], ["show", "k"], ["resume"], ["gc"], ["cancel", "k"], ["reissue", "k"], ["abandon", "k"]])(
+    "%s fails on a missing store, naming it, and creates nothing",
+    async (...command) => {
+      const ran = await fresh.run(...command)
+      expect(ran.code, ran.stderr).toBe(1)
+      expect(oneLine(ran)).toBe(
+        `mcp-handles: no store at ${join(fresh.dir, ".mcp-handles", "tasks.db")}: nothing was called with it yet (only mcp-handles call creates a store). Pass --store, or set $MCP_HANDLES_STORE, to point at yours`,
+      )
+      expect(readdirSync(fresh.dir)).toEqual([])
+    },
+  )
+
+  it.each(["x.db", "./sub/x.db", "sqlite:y.db"])(
+    "--store %s: a missing file is named, not created",
+    async (store) => {
+      const ran = await fresh.run("list", "--store", store)
+      expect(ran.code).toBe(1)
+      expect(oneLine(ran)).toMatch(/^mcp-handles: no store at \/.*\/(x|y)\.db: /)
+      expect(readdirSync(fresh.dir)).toEqual([])
+    },
+  )
+
+  it("--store with a bare word is refused as a likely mistake", async () => {
+    const word = await fresh.run("list", "--store", "tasks")
+    expect(word.code).toBe(2)
+    expect(oneLine(word)).toMatch(/^mcp-handles: --store: expected sqlite:PATH, a path like \.\/tasks\.db/)
+  })
+})
+
+describe("usage mistakes", () => {
+  it.each([
+    [["list", "--jsn"], "mcp-handles: unknown option --jsn (did you mean --json?)"],
+    [["list", "--bogus"], "mcp-handles: unknown option --bogus (see mcp-handles list --help)"],
+    [["call", "--stor=x", "u", "t"], "mcp-handles: unknown option --stor (did you mean --store?)"],
+    [["lsit"], "mcp-handles: unknown command lsit (did you mean list?)"],
+    [["frobnicate"], "mcp-handles: unknown command frobnicate (see mcp-handles --help)"],
+    [["--json", "list"], "mcp-handles: --json goes after the command, e.g. mcp-handles list --json"],
+    [
+      ["show"],
+      "mcp-handles: show: missing KEY, e.g. mcp-handles show report-2 (see mcp-handles show --help)",
+    ],
+    [["list", "extra"], "mcp-handles: list: unexpected argument extra (see mcp-handles list --help)"],
+    [["list", "--json=yes"], "mcp-handles: --json takes no value (see mcp-handles list --help)"],
+    [["list", "--status"], "mcp-handles: --status needs a value: --status open"],
+    [
+      ["list", "--status", "sleeping"],
+      "mcp-handles: list: Expected one of the following cases: open, terminal, in-doubt, all (see mcp-handles list --help)",
+    ],
+  ] as const)("%j: one line, exit 2", async (args, line) => {
+    const ran = await ws.run(...args)
+    expect(ran.code).toBe(2)
+    expect(oneLine(ran)).toBe(line)
+    expect(ran.stdout).toBe("")
+  })
+})
+
+describe("credentials in a server URL", () => {
+  it("are refused before anything is written, and never echoed", async () => {
+    const fresh = workspace()
+    try {
+      const cases = [
+        `${server.url}?token=s3cret-value`,
+        `${server.url}?api_key=s3cret-value&x=1`,
+        server.url.replace("http://", "http://user:s3cret-value@"),
+      ]
+      for (const url of cases) {
+        const ran = await fresh.run("call", url, "job")
+        expect(ran.code, ran.stderr).toBe(2)
+        const line = oneLine(ran)
+        expect(line).toMatch(
+          /^mcp-handles: the server URL .* carries (a secret in its query string|credentials)/,
+        )
+        expect(line).toContain("--header-env")
+        expect(line).not.toContain("s3cret-value")
+      }
+      expect(readdirSync(fresh.dir)).toEqual([])
+    } finally {
+      fresh.dispose()
+    }
   })
 })

@@ -131,7 +131,7 @@ describe("call", () => {
     const waiting = await ws.run("call", server.url, "ask", "--key", "a2")
     expect(waiting.code, waiting.stderr).toBe(3)
     expect(waiting.stdout.trim()).toMatch(
-      /^a2: waiting for input \(ok\); answer with `mcp-handles resume --answer JSON`/,
+      /^a2: waiting for input \(ok\); answer with `mcp-handles resume --answer ok=JSON`/,
     )
     const resumed = await ws.run("resume", "--answer", '{"action":"accept","content":{"ok":"later"}}')
     expect(resumed.code, resumed.stderr).toBe(0)
@@ -148,10 +148,13 @@ describe("detach, list, show, resume", () => {
     const open = await ws.run("list", "--status", "open")
     expect(open.code, open.stderr).toBe(0)
     const [header, ...rows] = open.stdout.trim().split("\n")
-    expect(header).toMatch(/^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+AGE\s+NOTE$/)
+    expect(header).toMatch(
+      /^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+AGE\s+NOTE$/,
+    )
     expect(rows).toHaveLength(1)
+    // Detached: the lease its caller took runs out; polled once, due again (or overdue: nobody drives it).
     expect(rows[0]).toMatch(
-      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+\d+s\s+working on 4$/,
+      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+(-|local)\s+\d+s ago\s+(in \d+s|\d+s ago)\s+\d+s\s+working on 4$/,
     )
 
     const taskId = await taskIdOf("j2")
@@ -194,7 +197,8 @@ describe("a call killed before its answer: in doubt, then reissue or abandon", (
     expect(pending).toMatch(/^s2\s+pending/m)
 
     const resumed = await ws.run("resume")
-    expect(resumed.code, resumed.stderr).toBe(0)
+    // Calls in doubt need someone to decide: exit 3.
+    expect(resumed.code, resumed.stderr).toBe(3)
     expect(resumed.stderr).toContain("2 interrupted call(s) now in doubt")
     expect(resumed.stdout).toContain("2 call(s) in doubt")
 
@@ -262,9 +266,10 @@ describe("calls an application made under its own server name", () => {
     await app.close() // hands the open call off
 
     const skipped = await ws.run("resume")
-    expect(skipped.code, skipped.stderr).toBe(0)
+    // A skipped call needs someone to name its server: exit 3, and the hint that works.
+    expect(skipped.code, skipped.stderr).toBe(3)
     expect(skipped.stderr).toMatch(
-      /app-1: skipped; its server research is not in .*servers\.json \(pass --server URL\)/,
+      /app-1: skipped; its server research is not in .*servers\.json \(pass --server research=URL\)/,
     )
     const resumed = await ws.run("resume", "--server", `research=${server.url}`)
     expect(resumed.code, resumed.stderr).toBe(0)

@@ -3,7 +3,7 @@
  * and stderr. `pnpm test` builds before vitest runs, so `dist/bin.js` exists.
  */
 import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -12,7 +12,14 @@ import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
 import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 export const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
-const fakeServerBin = fileURLToPath(new URL("../../fake-server/dist/bin/fake-mcp-server.js", import.meta.url))
+/** The fake server's binary, from its package's `bin` entry (so a renamed file is still found). */
+const fakeServerBin = (() => {
+  const root = fileURLToPath(new URL("../../fake-server/", import.meta.url))
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { bin: Record<string, string> }
+  const [bin] = Object.values(pkg.bin)
+  if (bin === undefined) throw new Error("@mcp-handles/fake-server declares no bin")
+  return join(root, bin)
+})()
 
 /**
  * The timeout of a test that runs the binary. Each run is a fresh Node process that spends about

@@ -2,40 +2,60 @@
  * `mcp-handles call <server-url> <tool>`: a durable call. The intent is on disk before the
  * request leaves and the task id the moment it arrives; then (unless `--detach`) it follows the
  * call to its outcome.
+ *
+ * @since 0.1.0
  */
+import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import type * as Wire from "@mcp-handles/core/Wire"
 import * as Effect from "effect/Effect"
+import * as Match from "effect/Match"
 import * as Option from "effect/Option"
-import { type CliError, describe, failed, usage } from "../CliError.js"
+import * as Auth from "../Auth.js"
+import { type CliError, failed, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
-import { follow, followedJson, followedLine } from "../Follow.js"
+import * as Follow from "../Follow.js"
 import * as Input from "../Input.js"
+import * as Output from "../Output.js"
 import * as Render from "../Render.js"
+import * as Row from "../Row.js"
+import * as Screen from "../Screen.js"
 import * as ServerRegistry from "../ServerRegistry.js"
+import * as Spec from "../Spec.js"
 
-const serverUrl = Args.text({ name: "server-url" }).pipe(Args.withDescription("the MCP server's URL"))
-const tool = Args.text({ name: "tool" }).pipe(Args.withDescription("the tool to call"))
-const args = Options.text("args").pipe(
-  Options.withDescription("the arguments: a JSON object, or @FILE to read it from a file"),
-  Options.withDefault("{}"),
+const serverUrl = Spec.arg("server-url", {
+  description: "the MCP server's URL; credentials go in --header or --header-env, never in the URL",
+  example: "http://127.0.0.1:3000/mcp",
+})
+const tool = Spec.arg("tool", { description: "the tool to call", example: "report" })
+const args = Spec.withDefault(
+  Spec.text("args", {
+    placeholder: "JSON|@FILE",
+    description: "the arguments: a JSON object, or @FILE to read it from a file",
+    example: `--args '{"chapter":1}'`,
+  }),
+  "{}",
+  "{}",
 )
-const key = Options.text("key").pipe(
-  Options.withDescription("the idempotency key (default: a new UUID); calling again with it attaches"),
-  Options.optional,
+const key = Spec.optional(
+  Spec.text("key", {
+    placeholder: "KEY",
+    description:
+      "the idempotency key (default: a new UUID); calling again with the same key attaches to the call instead of launching it again",
+    example: "--key report-1",
+  }),
 )
-const detach = Options.boolean("detach").pipe(
-  Options.withDescription("return once the call is recorded; `mcp-handles resume` follows it later"),
-)
-const answer = Options.text("answer").pipe(
-  Options.withDescription("the JSON response to give to input requests (e.g. elicitation)"),
-  Options.optional,
-)
+const detach = Spec.boolean("detach", {
+  description: "return once the call is recorded; `mcp-handles resume` follows it later",
+  example: "--detach",
+})
 
+/**
+ * `--args`: a JSON object, inline or from a file.
+ *
+ * @since 0.1.0
+ */
 export const parseArguments = (raw: string): Effect.Effect<unknown, CliError> =>
   Effect.gen(function* () {
     let text = raw
@@ -59,84 +79,118 @@ export const parseArguments = (raw: string): Effect.Effect<unknown, CliError> =>
 /**
  * Asks the server who it is before anything is written: an unreachable URL, or one that does
  * not speak MCP, is reported as such instead of leaving a row that can never progress.
+ *
+ * @since 0.1.0
  */
-export const preflight = (
-  wire: Wire.Wire,
-  server: ServerRegistry.KnownServer,
-): Effect.Effect<void, CliError> =>
-  wire.discover({ name: server.name, url: server.url }).pipe(
+export const preflight = (wire: Wire.Wire, server: Wire.ServerEndpoint): Effect.Effect<void, CliError> =>
+  wire.discover(server).pipe(
     Effect.asVoid,
-    Effect.catchAll((error) => {
-      switch (error._tag) {
-        case "NotSent":
-          return Effect.fail(failed(`cannot reach ${server.url}: ${error.reason}`))
-        case "NoAnswer":
-          return Effect.fail(
-            failed(`${server.url} did not answer server/discover (${error.reason}); is it an MCP server?`),
-          )
-        case "Unauthorized":
-          return Effect.fail(
-            failed(`${server.url} refused the request (HTTP ${error.status}): check credentials`),
-          )
-        case "ServerBusy":
-          return Effect.fail(failed(`${server.url} is busy (HTTP ${error.status}); try again later`))
-        case "MalformedAnswer":
-          return Effect.fail(failed(`${server.url} does not look like an MCP server: ${error.reason}`))
-        case "RpcErrorAnswer":
-          return Effect.fail(
+    Effect.mapError(
+      Match.type<Wire.WireError>().pipe(
+        Match.tagsExhaustive({
+          NotSent: (e) => failed(`cannot reach ${server.url}: ${e.reason}`),
+          NoAnswer: (e) =>
+            failed(`${server.url} did not answer server/discover (${e.reason}); is it an MCP server?`),
+          Unauthorized: (e) =>
             failed(
-              `${server.url} does not speak the MCP 2026-07-28 protocol: server/discover answered ${error.error.code} ${error.error.message}`,
+              `${server.url} refused the request (HTTP ${e.status}): check the credentials (--header, --header-env)`,
             ),
-          )
-      }
-    }),
+          ServerBusy: (e) => failed(`${server.url} is busy (HTTP ${e.status}); try again later`),
+          MalformedAnswer: (e) => failed(`${server.url} does not look like an MCP server: ${e.reason}`),
+          RpcErrorAnswer: (e) =>
+            failed(
+              `${server.url} does not speak the MCP 2026-07-28 protocol: server/discover answered ${e.error.code} ${e.error.message}`,
+            ),
+        }),
+      ),
+    ),
   )
 
-export const command = Command.make(
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const spec = Spec.command(
   "call",
-  { ...Common.common, json: Common.json, reveal: Common.reveal, serverUrl, tool, args, key, detach, answer },
+  {
+    summary: "Call a tool durably and follow it to its outcome",
+    description: [
+      "Asks the server who it is first (nothing is written for a server that cannot take the call), writes the intent to the store before tools/call leaves, and the task id the moment it arrives. Then it follows the call with a live status line on stderr and prints the outcome on stdout.",
+      "Input requests are answered with --answer KEY=JSON, or by a prompt on a terminal; with neither, call stops following a call that waits on input (exit 3) instead of hanging. Ctrl-C detaches (exit 130): the call stays open for resume, it is never cancelled. This is the only command that creates a store.",
+    ],
+    examples: [
+      { command: `mcp-handles call http://127.0.0.1:3000/mcp report --args '{"chapter":1}' --key report-1` },
+      {
+        command:
+          "mcp-handles call https://mcp.example.com/mcp report --header-env 'Authorization=MCP_TOKEN' --detach",
+        note: "authenticated, returns once recorded",
+      },
+    ],
+    exitCodes: [
+      [0, "the call completed"],
+      [
+        1,
+        "it failed, was cancelled or expired, or completed with isError; or the server could not be reached",
+      ],
+      [2, "bad input: --args, --answer, the URL, a key reused for another call"],
+      [3, "it is in doubt, or waits for input nobody here can give"],
+    ],
+  },
+  {
+    ...Common.common,
+    json: Common.json,
+    reveal: Common.reveal,
+    ...Auth.options,
+    serverUrl,
+    tool,
+    args,
+    key,
+    detach,
+    answer: Input.answer,
+  },
   (options) =>
     Effect.gen(function* () {
+      const callKey = Option.getOrElse(options.key, () => randomUUID())
+      // At once, on a terminal: discovery and the call itself can take a while. (Off a terminal
+      // the "recorded" line follows soon enough, and a failure stays one line.)
+      if (Screen.liveStderr()) Screen.status.show(`${callKey}: sending…`)
       const callArgs = yield* parseArguments(options.args)
-      const answerValue = yield* Input.parseAnswer(options.answer)
+      const answers = yield* Input.parseAnswers(options.answer)
+      const headers = yield* Auth.fromOptions(options)
       const server = yield* ServerRegistry.endpointFor(options.serverUrl)
-      const onInputRequired = Input.handler(answerValue)
+      const input = Input.make(answers)
       // Before the store is opened: a server that cannot take the call leaves nothing behind.
-      yield* preflight(yield* HttpWire.make(), server)
+      yield* preflight(yield* HttpWire.make(), { name: server.name, url: server.url, headers: () => headers })
       const session = yield* Common.open(options, {
+        mode: "create",
         addServers: [server.url],
-        ...(onInputRequired === undefined ? {} : { onInputRequired }),
+        input,
+        headers,
       })
+      session.authorize([server.id])
       const handle = yield* session.client
-        .callTool(
-          server.name,
-          options.tool,
-          callArgs,
-          Option.match(options.key, { onNone: () => ({}), onSome: (k) => ({ key: k }) }),
-        )
-        .pipe(Effect.mapError(describe))
+        .callTool(server.name, options.tool, callArgs, { key: callKey })
+        .pipe(Effect.mapError(fromKnown))
       const record = handle.record
       const verb = handle.launched ? "recorded" : "attached to the existing call"
-      process.stderr.write(
-        `${handle.key}: ${verb}; ${record.status}${record.taskId === null ? "" : `, task ${Render.taskId(record.taskId, options.reveal)}`}\n`,
+      Screen.status.clear()
+      Screen.status.print(
+        `${handle.key}: ${verb}; ${record.status}${record.taskId === null ? "" : `, task ${Render.taskId(record.taskId, options.reveal)}`}`,
       )
       if (options.detach) {
-        if (options.json) console.log(JSON.stringify(Render.recordJson(record, options.reveal, server.name)))
-        else console.log(handle.key)
+        if (options.json) {
+          Output.json(
+            Output.Call,
+            Follow.toOutput(Row.make(record, session.rowContext(options.reveal)), undefined),
+          )
+        } else Output.line(handle.key)
         return
       }
-      const outcome = yield* follow(session, handle.key, onInputRequired !== undefined).pipe(
-        Effect.mapError(describe),
-      )
+      const followed = yield* Follow.follow(session, handle.key, input).pipe(Effect.mapError(fromKnown))
       if (options.json) {
-        const row = yield* session.client.get(handle.key).pipe(Effect.mapError(describe))
-        console.log(
-          JSON.stringify({
-            ...followedJson(outcome),
-            taskId: row.taskId === null ? null : Render.taskId(row.taskId, options.reveal),
-          }),
-        )
-      } else console.log(followedLine(outcome))
-      yield* Common.exitWith(Render.outcomeExitCode(outcome))
-    }).pipe(Effect.scoped),
-).pipe(Command.withDescription("Call a tool durably and follow it to its outcome"))
+        const row = yield* session.client.get(handle.key).pipe(Effect.mapError(fromKnown))
+        Output.json(Output.Call, Follow.toOutput(Row.make(row, session.rowContext(options.reveal)), followed))
+      } else Output.line(Follow.line(followed))
+      yield* Common.exitWith(Follow.exitCode(followed))
+    }).pipe(Effect.ensuring(Effect.sync(Screen.status.clear)), Effect.scoped),
+)

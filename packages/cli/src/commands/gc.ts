@@ -1,9 +1,13 @@
-/** `mcp-handles gc --older-than 7d`: delete settled calls; open and in-doubt calls are kept. */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+/**
+ * `mcp-handles gc --older-than 7d`: delete settled calls; open and in-doubt calls are kept.
+ *
+ * @since 0.1.0
+ */
 import * as Effect from "effect/Effect"
-import { describe, usage } from "../CliError.js"
+import { fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
+import * as Output from "../Output.js"
+import * as Spec from "../Spec.js"
 
 const units: Record<string, number> = {
   ms: 1,
@@ -14,6 +18,11 @@ const units: Record<string, number> = {
   w: 604_800_000,
 }
 
+/**
+ * `7d`, `12h`, `30m`: a retention in milliseconds.
+ *
+ * @since 0.1.0
+ */
 export const parseAge = (raw: string) => {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/.exec(raw.trim())
   const unit = match?.[2] === undefined ? undefined : units[match[2]]
@@ -25,28 +34,48 @@ export const parseAge = (raw: string) => {
   return Effect.succeed(Number(match[1]) * unit)
 }
 
-const olderThan = Options.text("older-than").pipe(
-  Options.withDescription("delete calls settled longer ago than this (e.g. 7d, 12h, 30m)"),
-  Options.withDefault("7d"),
+const olderThan = Spec.withDefault(
+  Spec.text("older-than", {
+    placeholder: "AGE",
+    description: "delete calls settled longer ago than this: a number and ms, s, m, h, d or w",
+    example: "--older-than 12h",
+  }),
+  "7d",
+  "7d",
 )
-const allScopes = Options.boolean("all-scopes").pipe(
-  Options.withDescription("sweep every scope, not only --scope"),
-)
+const allScopes = Spec.boolean("all-scopes", {
+  description: "sweep every scope, not only --scope",
+  example: "--all-scopes",
+})
 
-export const command = Command.make(
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const spec = Spec.command(
   "gc",
+  {
+    summary: "Delete settled calls older than a retention; keeps open and in-doubt calls",
+    description: [
+      "Deletes calls that settled (completed, failed, cancelled, expired) longer ago than the retention. Open and in-doubt calls are never deleted.",
+    ],
+    examples: [
+      { command: "mcp-handles gc --older-than 7d" },
+      { command: "mcp-handles gc --older-than 30d --all-scopes --json" },
+    ],
+  },
   { ...Common.common, olderThan, allScopes, json: Common.json },
   (options) =>
     Effect.gen(function* () {
       const retention = yield* parseAge(options.olderThan)
       const session = yield* Common.open(options)
-      const deleted = yield* session.client
-        .gc(retention, options.allScopes ? undefined : session.scope)
-        .pipe(Effect.mapError(describe))
-      if (options.json) console.log(JSON.stringify({ deleted }))
+      const scope = options.allScopes ? undefined : session.scope
+      const deleted = yield* session.client.gc(retention, scope).pipe(Effect.mapError(fromKnown))
+      if (options.json)
+        Output.json(Output.Gc, { deleted, olderThan: options.olderThan, scope: scope ?? null })
       else
-        console.log(
+        Output.line(
           `deleted ${deleted} settled call(s) older than ${options.olderThan}; open and in-doubt calls are kept`,
         )
     }).pipe(Effect.scoped),
-).pipe(Command.withDescription("Delete settled calls older than a retention; keeps open and in-doubt calls"))
+)

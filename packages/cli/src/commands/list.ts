@@ -1,24 +1,56 @@
 /**
  * `mcp-handles list`: the local replacement for the removed `tasks/list`. The server cannot say
- * which tasks are yours; the store can.
+ * which tasks are yours; the store can. With `--stuck`, only the calls that need an on-call
+ * engineer's eyes; with `--watch`, a live view.
+ *
+ * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { describe } from "../CliError.js"
+import { fromKnown } from "../CliError.js"
 import * as Common from "../Common.js"
-import * as Render from "../Render.js"
+import * as Output from "../Output.js"
+import * as Row from "../Row.js"
+import * as Screen from "../Screen.js"
 import * as ServerRegistry from "../ServerRegistry.js"
+import * as Spec from "../Spec.js"
+import * as StoreSpec from "../StoreSpec.js"
+import * as Stuck from "../Stuck.js"
 
-const status = Options.choice("status", ["open", "terminal", "in-doubt", "all"]).pipe(
-  Options.withDescription("which calls: open (pending, working, input_required), terminal, in-doubt, all"),
-  Options.withDefault("all" as const),
+const status = Spec.withDefault(
+  Spec.choice("status", ["open", "terminal", "in-doubt", "all"], {
+    description: "which calls: open (pending, working, input_required), terminal, in-doubt, or all",
+    example: "--status open",
+  }),
+  "all",
+  "all",
 )
-const server = Options.text("server").pipe(
-  Options.withDescription("only calls to this server URL"),
-  Options.optional,
+const server = Spec.optional(
+  Spec.text("server", {
+    placeholder: "[NAME=]URL",
+    description: "only the calls to this server (NAME=URL for calls an application made under its own name)",
+    example: "--server http://127.0.0.1:3000/mcp",
+  }),
+)
+const stuck = Spec.boolean("stuck", {
+  description: `only open calls that look stuck: a lease that ran out, not polled for ${Stuck.defaults.missedIntervals} intervals, ${Stuck.defaults.failedAttempts} failed attempts in a row, input waiting over ${Stuck.defaults.inputWaitMs / 60_000} minutes; the NOTE column says why`,
+  example: "--stuck",
+})
+const watch = Spec.boolean("watch", {
+  description:
+    "keep the view on screen, refreshed every --interval seconds, until Ctrl-C (with --json: one array per line)",
+  example: "--watch",
+})
+const interval = Spec.withDefault(
+  Spec.integer("interval", {
+    placeholder: "SECONDS",
+    description: "how often --watch refreshes",
+    example: "--interval 5",
+  }),
+  2,
+  "2",
 )
 
 const statusesOf = (
@@ -36,43 +68,95 @@ const statusesOf = (
   }
 }
 
-export const command = Command.make(
+/** Clears a terminal and puts the cursor at the top, for the next frame of `--watch`. */
+const home = "\x1b[H\x1b[2J"
+
+/**
+ * A frame of `--watch` cut to the terminal's height: a taller one would scroll its top (the
+ * title and the header) away on every refresh.
+ */
+const fit = (text: string): string => {
+  const lines = text.trimEnd().split("\n")
+  const room = Math.max(3, (process.stdout.rows ?? 24) - 3)
+  if (lines.length <= room) return `${lines.join("\n")}\n`
+  const hidden = lines.length - (room - 1)
+  return `${lines.slice(0, room - 1).join("\n")}\n… and ${hidden} more (narrow it with --status, --stuck or --server)\n`
+}
+
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const spec = Spec.command(
   "list",
-  { ...Common.common, status, server, json: Common.json, reveal: Common.reveal },
+  {
+    summary: "List the calls in the store (the local replacement for tasks/list)",
+    description: [
+      "Every call of the scope, oldest first: its status, server, task id (redacted), the instance holding its lease (OWNER), when a driver last polled it and is due to next, its age, and the server's last word or our last problem (NOTE).",
+      "list only reads: it never changes a row, and fails (naming the path) when there is no store.",
+    ],
+    examples: [
+      { command: "mcp-handles list --status open" },
+      { command: "mcp-handles list --stuck", note: "what needs attention, and why" },
+      {
+        command: "mcp-handles list --watch --store postgres://ops@db/app",
+        note: "a live view of a fleet's store",
+      },
+      { command: "mcp-handles list --json | jq -r '.[] | select(.status == \"in_doubt\") | .key'" },
+    ],
+  },
+  {
+    ...Common.common,
+    status,
+    server,
+    stuck,
+    watch,
+    interval,
+    json: Common.json,
+    reveal: Common.reveal,
+  },
   (options) =>
     Effect.gen(function* () {
       const session = yield* Common.open(options)
       const serverId = Option.isSome(options.server)
         ? (yield* ServerRegistry.endpointFor(options.server.value)).id
         : undefined
-      const statuses = statusesOf(options.status)
-      const rows = yield* Common.listAll(session, {
-        ...(statuses === undefined ? {} : { statuses }),
-        ...(serverId === undefined ? {} : { server: serverId }),
-      }).pipe(Effect.mapError(describe))
-      const nameOf = (id: string) => ServerRegistry.displayName(id, session.servers)
-      if (options.json) {
-        console.log(JSON.stringify(rows.map((r) => Render.recordJson(r, options.reveal, nameOf(r.serverId)))))
+      const statuses = options.stuck ? HandleRecord.openStatuses : statusesOf(options.status)
+      const frame = Effect.gen(function* () {
+        const all = yield* Common.listAll(session, {
+          ...(statuses === undefined ? {} : { statuses }),
+          ...(serverId === undefined ? {} : { server: serverId }),
+        }).pipe(Effect.mapError(fromKnown))
+        const context = session.rowContext(options.reveal)
+        const rows = options.stuck ? all.filter((r) => Stuck.reason(r, context.now) !== undefined) : all
+        if (options.json) {
+          return `${Output.encode(
+            Output.List,
+            rows.map((r) => Row.make(r, context)),
+          )}\n`
+        }
+        if (rows.length === 0) {
+          const which = options.stuck ? "stuck " : options.status === "all" ? "" : `${options.status} `
+          return `no ${which}calls in scope ${session.scope}\n`
+        }
+        return `${Row.table(rows, context, { stuck: options.stuck })}\n`
+      })
+      if (!options.watch) {
+        process.stdout.write(yield* frame)
         return
       }
-      if (rows.length === 0) {
-        console.log(`no calls (${options.status}) in scope ${session.scope}`)
-        return
-      }
-      const now = Date.now()
-      console.log(
-        Render.table(
-          ["KEY", "STATUS", "TOOL", "SERVER", "TASK", "AGE", "NOTE"],
-          rows.map((r) => [
-            r.key,
-            r.status,
-            r.tool,
-            nameOf(r.serverId),
-            Render.taskId(r.taskId, options.reveal),
-            Render.age(r.createdAt, now),
-            Render.truncate(Render.note(r), 60),
-          ]),
-        ),
+      const live = process.stdout.isTTY === true && process.env.TERM !== "dumb"
+      const title = `every ${options.interval}s · ${StoreSpec.describeSpec(session.spec)} · scope ${session.scope}`
+      yield* Effect.forever(
+        Effect.gen(function* () {
+          const text = yield* frame
+          if (options.json) process.stdout.write(text)
+          else if (live) {
+            const stamp = new Date().toISOString().slice(11, 19)
+            process.stdout.write(`${home}${Screen.bold(`${title} · ${stamp}`)}\n\n${fit(text)}`)
+          } else process.stdout.write(`${text}\n`)
+          yield* Effect.sleep(Duration.seconds(Math.max(1, options.interval)))
+        }),
       )
     }).pipe(Effect.scoped),
-).pipe(Command.withDescription("List the calls in the store (the local replacement for tasks/list)"))
+)

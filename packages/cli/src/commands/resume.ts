@@ -1,70 +1,137 @@
 /**
  * `mcp-handles resume`: after a crash, a deploy, or a detached call, reconcile every open call
  * in the store and follow each until it settles or is in doubt.
+ *
+ * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as Effect from "effect/Effect"
-import { describe } from "../CliError.js"
+import * as Option from "effect/Option"
+import * as Auth from "../Auth.js"
+import { exitCodes, fromKnown } from "../CliError.js"
 import * as Common from "../Common.js"
-import { type Followed, followedJson, followedLine, settle, statusLine } from "../Follow.js"
+import * as Follow from "../Follow.js"
 import * as Input from "../Input.js"
+import * as Output from "../Output.js"
 import * as Render from "../Render.js"
+import * as Row from "../Row.js"
+import * as Screen from "../Screen.js"
 import * as ServerRegistry from "../ServerRegistry.js"
+import * as Spec from "../Spec.js"
 
-const answer = Options.text("answer").pipe(
-  Options.withDescription("the JSON response to give to input requests (e.g. elicitation)"),
-  Options.optional,
+const onlyServer = Spec.optional(
+  Spec.text("only-server", {
+    placeholder: "NAME",
+    description:
+      "follow only the open calls of this server (its name, as list shows it); needed with --header when open calls span several servers",
+    example: "--only-server research",
+  }),
 )
 
-export const command = Command.make(
+/**
+ * The exit status of a resume: 3 while any call needs someone (in doubt, waiting for input,
+ * skipped for an unknown server), else 1 if a followed call ended badly, else 0.
+ *
+ * @since 0.2.0
+ */
+export const exitCode = (report: Output.Resume): number => {
+  const waiting = report.calls.some((c) => c.outcome === "WaitingForInput" || c.outcome === "InDoubt")
+  if (waiting || report.inDoubt.length > 0 || report.skipped.length > 0) return exitCodes.attention
+  const bad = report.calls.some(
+    (c) => c.outcome !== "Completed" || (c.result !== null && c.result.isError === true),
+  )
+  return bad ? exitCodes.failed : exitCodes.ok
+}
+
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const spec = Spec.command(
   "resume",
-  { ...Common.common, servers: Common.servers, json: Common.json, reveal: Common.reveal, answer },
+  {
+    summary: "Reconcile every open call and follow each until it settles or is in doubt",
+    description: [
+      "After a crash, a deploy or a detached call: reconciles every open call (live tasks are polled again, calls that were in flight when their process died become in_doubt, pending cancels are finished) and follows each until it settles or is in doubt, with progress on stderr and a summary on stdout.",
+      "Open calls whose server is not in this store's server list are skipped and named; --server NAME=URL adds it. Input requests are answered with --answer KEY=JSON, or by a prompt on a terminal.",
+    ],
+    examples: [
+      { command: "mcp-handles resume" },
+      {
+        command: `mcp-handles resume --answer 'confirm={"action":"accept","content":{"confirm":true}}'`,
+      },
+      {
+        command: "mcp-handles resume --only-server research --header-env 'Authorization=RESEARCH_TOKEN'",
+      },
+    ],
+    exitCodes: [
+      [0, "every open call completed"],
+      [1, "a call ended failed, cancelled, expired or with isError"],
+      [3, "a call is in doubt, waits for input nobody here can give, or was skipped (unknown server)"],
+    ],
+  },
+  {
+    ...Common.common,
+    servers: Common.servers,
+    ...Auth.options,
+    onlyServer,
+    answer: Input.answer,
+    json: Common.json,
+    reveal: Common.reveal,
+  },
   (options) =>
     Effect.gen(function* () {
-      const answerValue = yield* Input.parseAnswer(options.answer)
-      const onInputRequired = Input.handler(answerValue)
-      const session = yield* Common.open(options, {
-        addServers: options.servers,
-        ...(onInputRequired === undefined ? {} : { onInputRequired }),
-      })
-      const report = yield* session.client.reconcile.pipe(Effect.mapError(describe))
+      const answers = yield* Input.parseAnswers(options.answer)
+      const headers = yield* Auth.fromOptions(options)
+      const input = Input.make(answers)
+      const session = yield* Common.open(options, { addServers: options.servers, input, headers })
       const say = (text: string) => {
-        if (!options.json) process.stderr.write(`${text}\n`)
+        if (!options.json) Screen.status.print(text)
       }
+      const known = (r: HandleRecord.HandleRecord) => session.servers.some((s) => s.id === r.serverId)
+      const nameOf = (r: HandleRecord.HandleRecord) => ServerRegistry.displayName(r.serverId, session.servers)
+      const chosen = (r: HandleRecord.HandleRecord) =>
+        Option.match(options.onlyServer, { onNone: () => true, onSome: (name) => nameOf(r) === name })
+      // Before reconciling, which may already send (a pending cancel): decide where headers go.
+      const openBefore = yield* Common.listAll(session, { statuses: HandleRecord.openStatuses }).pipe(
+        Effect.mapError(fromKnown),
+      )
+      const targets = openBefore.filter((r) => known(r) && chosen(r)).map((r) => r.serverId)
+      yield* Common.oneServerForHeaders(session, headers, targets)
+      session.authorize(targets)
+      const report = yield* session.client.reconcile.pipe(Effect.mapError(fromKnown))
       say(
         `reconciled: ${report.resumed} task(s) resumed, ${report.inDoubt} interrupted call(s) now in doubt${report.reissued > 0 ? `, ${report.reissued} re-issued` : ""}`,
       )
-      const open = yield* Common.listAll(session, {
-        statuses: HandleRecord.openStatuses,
-      }).pipe(Effect.mapError(describe))
-      const known = (r: HandleRecord.HandleRecord) => session.servers.some((s) => s.id === r.serverId)
-      const reachable = open.filter(known)
-      for (const r of open.filter((r) => !known(r))) {
+      const open = yield* Common.listAll(session, { statuses: HandleRecord.openStatuses }).pipe(
+        Effect.mapError(fromKnown),
+      )
+      const reachable = open.filter((r) => known(r) && chosen(r))
+      const skipped = open.filter((r) => !known(r) && chosen(r))
+      for (const r of skipped) {
         say(
-          `${r.key}: skipped; its server ${ServerRegistry.displayName(r.serverId, session.servers)} is not in ${session.registryFile} (pass --server URL)`,
+          `${r.key}: skipped; its server ${nameOf(r)} is not in ${session.registryFile} (pass --server ${nameOf(r)}=URL)`,
         )
       }
       const started = Date.now()
-      const line = options.json ? undefined : statusLine()
       let settled = 0
-      const results: Array<{ key: string; outcome: Followed }> = []
-      const progress = () =>
-        line?.show(
-          `following ${reachable.length} open call(s): ${settled} settled, ${reachable.length - settled} open${process.stderr.isTTY === true ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`,
+      const results: Array<{ readonly key: string; readonly followed: Follow.Followed }> = []
+      const progress = () => {
+        if (options.json || reachable.length === 0) return
+        Screen.status.show(
+          `following ${reachable.length} open call(s): ${settled} settled, ${reachable.length - settled} open${Screen.liveStderr() ? ` · ${Render.elapsed(Date.now() - started)}` : ""}`,
         )
+      }
       yield* Effect.forEach(
         reachable,
         (r) =>
-          settle(session, r.key, onInputRequired !== undefined).pipe(
-            Effect.mapError(describe),
-            Effect.tap((outcome) =>
+          Follow.settle(session, r.key, input).pipe(
+            Effect.mapError(fromKnown),
+            Effect.tap((followed) =>
               Effect.sync(() => {
                 settled++
-                results.push({ key: r.key, outcome })
-                line?.clear()
-                say(followedLine(outcome))
+                results.push({ key: r.key, followed })
+                say(Follow.line(followed))
                 progress()
               }),
             ),
@@ -74,35 +141,49 @@ export const command = Command.make(
         Effect.raceFirst(
           Effect.sync(progress).pipe(Effect.zipRight(Effect.sleep("250 millis")), Effect.forever),
         ),
-        Effect.ensuring(Effect.sync(() => line?.clear())),
+        Effect.ensuring(Effect.sync(Screen.status.clear)),
+      )
+      const context = session.rowContext(options.reveal)
+      const rowOf = (key: string) =>
+        session.client.get(key).pipe(
+          Effect.mapError(fromKnown),
+          Effect.map((record) => Row.make(record, context)),
+        )
+      const calls = yield* Effect.forEach(results, (r) =>
+        Effect.map(rowOf(r.key), (row) => Follow.toOutput(row, r.followed)),
       )
       const inDoubt = yield* Common.listAll(session, { statuses: ["in_doubt"] }).pipe(
-        Effect.mapError(describe),
+        Effect.mapError(fromKnown),
       )
-      if (options.json) {
-        console.log(
-          JSON.stringify({
-            reconciled: report,
-            settled: results.map((r) => followedJson(r.outcome)),
-            inDoubt: inDoubt.map((r) => r.key),
-            skipped: open.filter((r) => !known(r)).map((r) => r.key),
-          }),
-        )
-      } else {
+      const out: Output.Resume = {
+        reconciled: report,
+        calls,
+        inDoubt: inDoubt.map((r) => Row.make(r, context)),
+        skipped: skipped.map((r) => Row.make(r, context)),
+      }
+      if (options.json) Output.json(Output.Resume, out)
+      else {
         const counts = new Map<string, number>()
         for (const r of results) {
           const label =
-            r.outcome._tag === "WaitingForInput" ? "waiting for input" : r.outcome._tag.toLowerCase()
+            r.followed._tag === "WaitingForInput" ? "waiting for input" : r.followed._tag.toLowerCase()
           counts.set(label, (counts.get(label) ?? 0) + 1)
         }
         const summary = [...counts].map(([label, n]) => `${n} ${label}`).join(", ")
-        console.log(`resumed ${reachable.length} open call(s)${summary === "" ? "" : `: ${summary}`}`)
-        if (inDoubt.length > 0) {
-          console.log(
-            `${inDoubt.length} call(s) in doubt (they may or may not have launched): ${inDoubt.map((r) => r.key).join(", ")}`,
+        const lines = [`resumed ${reachable.length} open call(s)${summary === "" ? "" : `: ${summary}`}`]
+        if (skipped.length > 0) {
+          lines.push(
+            `${skipped.length} call(s) skipped, their server unknown here: ${skipped.map((r) => r.key).join(", ")}`,
           )
-          console.log("decide each with `mcp-handles reissue KEY` or `mcp-handles abandon KEY`")
         }
+        if (inDoubt.length > 0) {
+          lines.push(
+            `${inDoubt.length} call(s) in doubt (they may or may not have launched): ${inDoubt.map((r) => r.key).join(", ")}`,
+            "decide each with `mcp-handles reissue KEY` or `mcp-handles abandon KEY`",
+          )
+        }
+        Output.line(lines.join("\n"))
       }
+      yield* Common.exitWith(exitCode(out))
     }).pipe(Effect.scoped),
-).pipe(Command.withDescription("Reconcile every open call and follow each until it settles or is in doubt"))
+)

@@ -1,31 +1,51 @@
-/** `mcp-handles show <key>`: everything the store knows about one call. */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
+/**
+ * `mcp-handles show <key>`: everything the store knows about one call.
+ *
+ * @since 0.1.0
+ */
 import * as Effect from "effect/Effect"
-import { describe } from "../CliError.js"
+import { fromKnown } from "../CliError.js"
 import * as Common from "../Common.js"
+import * as Output from "../Output.js"
 import * as Render from "../Render.js"
+import * as Row from "../Row.js"
+import * as Spec from "../Spec.js"
 
-export const keyArg = Args.text({ name: "key" }).pipe(Args.withDescription("the call's idempotency key"))
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const keyArg = Spec.arg("key", {
+  description: "the call's idempotency key (see mcp-handles list)",
+  example: "report-2",
+})
 
 const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString())
 
-export const command = Command.make(
+/**
+ * @since 0.1.0
+ * @category commands
+ */
+export const spec = Spec.command(
   "show",
+  {
+    summary: "Show one call: status, task id (redacted), result, input, lease",
+    description: [
+      "Everything the store knows about one call, without talking to its server: its status and the server's last word, the task id (redacted unless --reveal), arguments, result or error, input requested and answered, the cancel intent, the lease and the poll schedule.",
+    ],
+    examples: [
+      { command: "mcp-handles show report-2" },
+      { command: "mcp-handles show report-2 --json --reveal" },
+    ],
+  },
   { ...Common.common, key: keyArg, json: Common.json, reveal: Common.reveal },
   (options) =>
     Effect.gen(function* () {
       const session = yield* Common.open(options)
-      const r = yield* session.client.get(options.key).pipe(Effect.mapError(describe))
-      const server = session.servers.find((s) => s.id === r.serverId)
+      const r = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
+      const row = Row.make(r, session.rowContext(options.reveal))
       if (options.json) {
-        console.log(
-          JSON.stringify(
-            { ...Render.recordJson(r, options.reveal, server?.name), serverUrl: server?.url ?? null },
-            null,
-            2,
-          ),
-        )
+        Output.json(Output.Show, row)
         return
       }
       const lines: Array<[string, string]> = [
@@ -35,9 +55,9 @@ export const command = Command.make(
         ["tool", r.tool],
         [
           "server",
-          server === undefined
-            ? `${r.serverId} (URL unknown here; pass --server URL to act on it)`
-            : `${server.name} ${server.url}`,
+          row.serverUrl === null
+            ? `${row.server} (URL unknown here; pass --server ${row.server}=URL to act on it)`
+            : `${row.server} ${row.serverUrl}`,
         ],
         ["task id", Render.taskId(r.taskId, options.reveal)],
         ["arguments", r.arguments === null ? `(hash only) ${r.argumentsHash}` : JSON.stringify(r.arguments)],
@@ -68,11 +88,13 @@ export const command = Command.make(
         ])
       lines.push(["launches", String(r.launches)])
       if (r.lastProblem !== null) lines.push(["last problem", r.lastProblem])
+      if (row.lastPolledAt !== null) lines.push(["last poll", row.lastPolledAt])
       if (r.nextPollAt !== null) lines.push(["next poll", time(r.nextPollAt)])
       if (r.leaseOwner !== null) lines.push(["lease", `${r.leaseOwner} until ${time(r.leaseExpiresAt)}`])
+      if (row.stuck !== null) lines.push(["stuck", row.stuck])
       lines.push(["created", time(r.createdAt)], ["updated", time(r.updatedAt)])
       if (r.settledAt !== null) lines.push(["settled", time(r.settledAt)])
       const width = Math.max(...lines.map(([label]) => label.length))
-      for (const [label, value] of lines) console.log(`${label.padEnd(width)}  ${value}`)
+      Output.line(lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n"))
     }).pipe(Effect.scoped),
-).pipe(Command.withDescription("Show one call: status, task id (redacted), result, input, lease"))
+)

@@ -11,6 +11,7 @@ import * as TaskClient from "@mcp-handles/core/TaskClient"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Log from "../Log.js"
 import { calls, confirmation } from "./batch.js"
 
 const [mode, url, filename] = process.argv.slice(2)
@@ -76,4 +77,5 @@ if ((mode !== "launch" && mode !== "resume") || url === undefined || filename ==
   console.error("usage: durable-client launch|resume <server-url> <db-file>")
   process.exit(2)
 }
-NodeRuntime.runMain(program.pipe(Effect.provide(layer)))
+// Logs go to stderr: stdout is the JSON-lines channel to the demo.
+NodeRuntime.runMain(program.pipe(Effect.provide(layer), Effect.provide(Log.layer(false))))

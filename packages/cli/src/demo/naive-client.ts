@@ -7,6 +7,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Wire from "@mcp-handles/core/Wire"
 import * as Effect from "effect/Effect"
+import * as Log from "../Log.js"
 import { calls } from "./batch.js"
 
 const [mode, url] = process.argv.slice(2)
@@ -45,4 +46,10 @@ const program = Effect.gen(function* () {
   )
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(HttpWire.layer({ clientCapabilities: { elicitation: {} } }))))
+// Logs go to stderr: stdout is the JSON-lines channel to the demo.
+NodeRuntime.runMain(
+  program.pipe(
+    Effect.provide(HttpWire.layer({ clientCapabilities: { elicitation: {} } })),
+    Effect.provide(Log.layer(false)),
+  ),
+)

@@ -5,7 +5,7 @@
  * no task was orphaned and none launched twice. The same crash with a client that keeps task
  * ids in memory shows what is lost without the store.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,11 +21,36 @@ import * as Processes from "./processes.js"
 const here = dirname(fileURLToPath(import.meta.url))
 const durableClient = join(here, "durable-client.js")
 const naiveClient = join(here, "naive-client.js")
-const fakeServerBin = join(
-  dirname(fileURLToPath(import.meta.resolve("@mcp-handles/fake-server"))),
-  "bin",
-  "fake-mcp-server.js",
-)
+const missingServer =
+  "the demo needs the fake MCP server (@mcp-handles/fake-server), a development dependency of @mcp-handles/cli that is not installed here; run the demo from the repository: pnpm install && pnpm demo"
+
+/**
+ * The fake server's binary, found through its package (its `bin` entry) only when the demo
+ * runs: it is a development dependency, so an installed CLI may not have it.
+ */
+const fakeServerBin = (): string => {
+  let dir: string
+  try {
+    dir = dirname(fileURLToPath(import.meta.resolve("@mcp-handles/fake-server")))
+  } catch {
+    throw new Error(missingServer)
+  }
+  for (;;) {
+    const manifest = join(dir, "package.json")
+    if (existsSync(manifest)) {
+      const pkg = JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown; bin?: unknown }
+      if (pkg.name === "@mcp-handles/fake-server") {
+        const bins = typeof pkg.bin === "object" && pkg.bin !== null ? Object.values(pkg.bin) : []
+        const bin = typeof pkg.bin === "string" ? pkg.bin : bins.find((b) => typeof b === "string")
+        if (typeof bin !== "string" || !existsSync(join(dir, bin))) throw new Error(missingServer)
+        return join(dir, bin)
+      }
+    }
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error(missingServer)
+    dir = parent
+  }
+}
 
 const out = (line = "") => process.stdout.write(`${line}\n`)
 const indent = (text: string) =>
@@ -57,11 +82,12 @@ export interface DemoOptions {
 /** Runs the demo; resolves true when every invariant held. */
 export const run = async (options: DemoOptions): Promise<boolean> => {
   const started = Date.now()
+  const serverBin = fakeServerBin()
   const dir = mkdtempSync(join(tmpdir(), "mcp-handles-demo-"))
   const db = join(dir, "tasks.db")
   const configFile = join(dir, "server.json")
   writeFileSync(configFile, JSON.stringify(config))
-  const server = await Processes.fakeServer(fakeServerBin, configFile)
+  const server = await Processes.fakeServer(serverBin, configFile)
   const children: Array<Processes.Child> = []
   try {
     out("mcp-handles demo: a client is killed mid-task; a new process finishes every call from the store")

@@ -1,0 +1,113 @@
+/**
+ * A stored call as the CLI shows it: the `Output.Row` every `--json` prints, and the text views
+ * built from it (the `list` table). The server is named by its name everywhere.
+ *
+ * @since 0.2.0
+ */
+import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import type * as Output from "./Output.js"
+import * as Render from "./Render.js"
+import * as ServerRegistry from "./ServerRegistry.js"
+import * as Stuck from "./Stuck.js"
+
+/**
+ * What a row needs besides the record.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Context {
+  readonly reveal: boolean
+  readonly servers: ReadonlyArray<ServerRegistry.KnownServer>
+  /** The store's clock, for `stuck`. */
+  readonly now: number
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
+
+/**
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = (record: HandleRecord.HandleRecord, context: Context): Output.Row => {
+  const server = context.servers.find((s) => s.id === record.serverId)
+  return {
+    key: record.key,
+    scope: record.scope,
+    server: server?.name ?? ServerRegistry.displayName(record.serverId, context.servers),
+    serverUrl: server?.url ?? null,
+    serverId: record.serverId,
+    tool: record.tool,
+    status: record.status,
+    taskId: record.taskId === null ? null : Render.taskId(record.taskId, context.reveal),
+    statusMessage: record.snapshot?.statusMessage ?? null,
+    pollIntervalMs: record.snapshot?.pollIntervalMs ?? null,
+    ttlMs: record.snapshot?.ttlMs ?? null,
+    arguments: record.arguments,
+    argumentsHash: record.argumentsHash,
+    result: record.result,
+    error:
+      record.error === null
+        ? null
+        : { code: record.error.code, message: record.error.message, data: record.error.data ?? null },
+    inputRequests: record.inputRequests,
+    answeredInputKeys: Object.keys(record.answers),
+    cancel:
+      record.cancel === null
+        ? null
+        : { requestedAt: new Date(record.cancel.requestedAt).toISOString(), sent: record.cancel.sent },
+    launches: record.launches,
+    attempts: record.attempts,
+    lastProblem: record.lastProblem,
+    owner: record.leaseOwner,
+    leaseExpiresAt: iso(record.leaseExpiresAt),
+    lastPolledAt: iso(lastPolledAt(record)),
+    nextPollAt: iso(record.nextPollAt),
+    stuck: Stuck.reason(record, context.now) ?? null,
+    createdAt: new Date(record.createdAt).toISOString(),
+    updatedAt: new Date(record.updatedAt).toISOString(),
+    settledAt: iso(record.settledAt),
+  }
+}
+
+/**
+ * When a driver last acted on the task: once a task id is known, every poll, answer and cancel
+ * writes the row (a lease claim does not touch `updatedAt`), so its last write is its last poll.
+ *
+ * @since 0.2.0
+ */
+export const lastPolledAt = (record: HandleRecord.HandleRecord): number | null =>
+  record.taskId === null ? null : (record.settledAt ?? record.updatedAt)
+
+/** "in 3s", "4s ago", "-". */
+const relative = (at: number | null, now: number): string =>
+  at === null ? "-" : at >= now ? `in ${Render.age(now, at)}` : `${Render.age(at, now)} ago`
+
+/**
+ * The `list` table: one line per call.
+ *
+ * @since 0.2.0
+ */
+export const table = (
+  records: ReadonlyArray<HandleRecord.HandleRecord>,
+  context: Context,
+  options: { readonly stuck: boolean },
+): string => {
+  const open = (r: HandleRecord.HandleRecord) => r.settledAt === null && r.status !== "in_doubt"
+  return Render.table(
+    ["KEY", "STATUS", "TOOL", "SERVER", "TASK", "OWNER", "LAST POLL", "NEXT POLL", "AGE", "NOTE"],
+    records.map((r) => [
+      r.key,
+      r.status,
+      r.tool,
+      context.servers.find((s) => s.id === r.serverId)?.name ??
+        ServerRegistry.displayName(r.serverId, context.servers),
+      Render.taskId(r.taskId, context.reveal),
+      r.leaseOwner ?? "-",
+      relative(lastPolledAt(r), context.now),
+      open(r) ? relative(r.nextPollAt, context.now) : "-",
+      Render.age(r.createdAt, context.now),
+      Render.truncate((options.stuck ? Stuck.reason(r, context.now) : undefined) ?? Render.note(r), 80),
+    ]),
+  )
+}

@@ -1,0 +1,70 @@
+/**
+ * Whether an open call looks stuck, and why: what `list --stuck` shows an on-call engineer.
+ * Each rule reads only the row and the time, so `list` can judge a whole store without
+ * talking to any server.
+ *
+ * @since 0.2.0
+ */
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as Render from "./Render.js"
+
+/**
+ * The thresholds.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaults = {
+  /** Overdue by this many poll intervals: nobody is polling the call. */
+  missedIntervals: 10,
+  /** The interval assumed for a task whose server gave none. */
+  intervalMs: 5_000,
+  /** Never call a call overdue sooner than this, whatever its interval. */
+  minOverdueMs: 60_000,
+  /** Failed attempts in a row (transport, auth, protocol) before it counts as stuck. */
+  failedAttempts: 5,
+  /** Waiting for a person's input this long. */
+  inputWaitMs: 10 * 60_000,
+  /** `tools/call` unanswered this long (its timeout is far shorter). */
+  pendingMs: 2 * 60_000,
+} as const
+
+const ago = (then: number, now: number) => Render.age(then, now)
+
+/**
+ * Why the call looks stuck, or undefined. Only open calls can be: a terminal call is done, and
+ * an in-doubt call waits on a decision (`list --status in-doubt`), not on a process.
+ *
+ * @since 0.2.0
+ */
+export const reason = (record: HandleRecord.HandleRecord, now: number): string | undefined => {
+  if (!HandleRecord.openStatuses.includes(record.status)) return undefined
+  if (record.leaseOwner !== null && record.leaseExpiresAt !== null && record.leaseExpiresAt < now) {
+    return `the lease of ${record.leaseOwner} ran out ${ago(record.leaseExpiresAt, now)} ago: that process is gone or hung`
+  }
+  if (record.stuckSince !== null) {
+    return `the server still asks for input answered ${ago(record.stuckSince, now)} ago`
+  }
+  if (record.attempts >= defaults.failedAttempts) {
+    return `${record.attempts} failed attempts in a row${record.lastProblem === null ? "" : `: ${record.lastProblem}`}`
+  }
+  if (record.status === "input_required" && record.inputRequests !== null) {
+    const waiting = Object.keys(record.inputRequests).filter((key) => !Object.hasOwn(record.answers, key))
+    // The server's clock says when the task began to wait; a skewed one only delays this.
+    const since = record.snapshot?.lastUpdatedAt ?? record.updatedAt
+    if (waiting.length > 0 && now - since > defaults.inputWaitMs) {
+      return `waiting ${ago(since, now)} for input (${waiting.join(", ")}): answer with mcp-handles resume`
+    }
+  }
+  if (record.status === "pending" && now - record.createdAt > defaults.pendingMs) {
+    return `no answer to tools/call for ${ago(record.createdAt, now)}`
+  }
+  if (record.nextPollAt !== null) {
+    const interval = record.snapshot?.pollIntervalMs ?? defaults.intervalMs
+    const overdue = now - record.nextPollAt
+    if (overdue > Math.max(defaults.minOverdueMs, defaults.missedIntervals * interval)) {
+      return `not polled for ${ago(record.nextPollAt, now)} past its due time: no process is driving it (mcp-handles resume does)`
+    }
+  }
+  return undefined
+}
