@@ -11,6 +11,8 @@ import type * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
 import * as Wire from "../Wire.js"
 import * as Context from "./engine/context.js"
+import * as Drivers from "./engine/drivers.js"
+import * as Leases from "./engine/leases.js"
 import * as Operations from "./engine/operations.js"
 import * as Reconciler from "./engine/reconciler.js"
 
@@ -32,6 +34,8 @@ export const make = (
     // process may do so under the same id. (A client without it only drives what it is asked to.)
     if (options.background !== false)
       yield* Effect.provideService(ctx.store.lockInstance(ctx.owner), Scope.Scope, ctx.clientScope)
+    yield* Effect.forkIn(Drivers.runAlarms(ctx), ctx.clientScope)
+    yield* Effect.forkIn(Leases.heartbeat(ctx), ctx.clientScope)
     // One sweep at a time: two sweeps under one owner id would claim each other's rows.
     const sweepLock = yield* Effect.makeSemaphore(1)
 

@@ -6,7 +6,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import * as ClientError from "../../ClientError.js"
 import type * as HandleRecord from "../../HandleRecord.js"
@@ -16,6 +16,7 @@ import type * as Polling from "../../Polling.js"
 import * as ServerIdentity from "../../ServerIdentity.js"
 import type * as TaskClient from "../../TaskClient.js"
 import type * as Wire from "../../Wire.js"
+import * as Alarms from "./alarms.js"
 
 /** Every default of the client, in one place. */
 export const defaults = {
@@ -70,15 +71,63 @@ const makeSignals = (): RowSignals => {
   }
 }
 
-/** A fiber of this process that drives one row until it rests (see drivers.ts). */
+/**
+ * This process driving one row until it rests (see drivers.ts). While the row waits for its next
+ * poll no fiber runs for it: the driver is parked on the client's alarms.
+ */
 export interface Driver {
-  fiber: Fiber.RuntimeFiber<void, never> | undefined
-  /** Completed once the dispatch (if any) has been answered, given up, or never started. */
-  readonly dispatched: Deferred.Deferred<void>
-  /** Completed when the fiber ends, however it ends. */
-  readonly ended: Deferred.Deferred<void>
-  /** Wakes the driver from its sleep to re-read the row (a cancel was recorded). */
-  wake: Deferred.Deferred<void>
+  /** The row's id in this process's registries (`rowId`). */
+  readonly id: string
+  readonly scope: string
+  readonly key: string
+  readonly handler: TaskClient.InputHandler | undefined
+  /** Whether it has had a poll answer itself since it took the row (see drive.ts, answerInput). */
+  polled: boolean
+  /** No fiber acts on the row now: an alarm (or a wake) resumes it. */
+  parked: boolean
+  /** A cancel was recorded while its fiber ran: it looks at the row again instead of parking. */
+  woken: boolean
+  /** Opened once the dispatch (if any) has been answered, given up, or never started. */
+  readonly dispatched: Latch
+  /** Opened when it ends, however it ends. */
+  readonly ended: Latch
+}
+
+/**
+ * A one-way gate that costs two fields until somebody waits on it (a parked driver holds two,
+ * and most are never waited on).
+ */
+export interface Latch {
+  open: boolean
+  waiting: Deferred.Deferred<void> | undefined
+}
+
+export const makeLatch = (): Latch => ({ open: false, waiting: undefined })
+
+export const openLatch = (latch: Latch): void => {
+  latch.open = true
+  if (latch.waiting !== undefined) Deferred.unsafeDone(latch.waiting, Effect.void)
+  latch.waiting = undefined
+}
+
+export const awaitLatch = (latch: Latch): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (latch.open) return Effect.void
+    latch.waiting ??= Deferred.unsafeMake(FiberId.none)
+    return Deferred.await(latch.waiting)
+  })
+
+/** A request in flight under a lease, renewed by the client's heartbeat (see leases.ts). */
+export interface Held {
+  readonly scope: string
+  readonly key: string
+  readonly owner: string
+  /** The lease a renewal grants (ms past the store's now). */
+  readonly leaseMs: number
+  /** When it started or was last renewed, on the client's clock. */
+  renewedAt: number
+  /** A renewal found the row in other hands: the next write of the holder learns it lost. */
+  stopped: boolean
 }
 
 export interface Engine {
@@ -111,6 +160,10 @@ export interface Engine {
   /** Rows the reconciler acts on right now: nobody else starts driving them meanwhile. */
   readonly stepping: Set<string>
   readonly signals: RowSignals
+  /** When each parked driver is due. */
+  readonly alarms: Alarms.Alarms
+  /** Requests in flight under a lease, renewed every heartbeat while they last. */
+  readonly inFlight: Set<Held>
   /** Per server name: the tools that declare `idempotentHint`, once listed. */
   readonly idempotentTools: Map<string, ReadonlySet<string>>
 }
@@ -155,6 +208,8 @@ export const make = (
       held: new Set(),
       stepping: new Set(),
       signals: makeSignals(),
+      alarms: Alarms.make(),
+      inFlight: new Set(),
       idempotentTools: new Map(),
     }
   })

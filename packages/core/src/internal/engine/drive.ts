@@ -2,11 +2,9 @@
  * Driving a task one step at a time: finish a cancel, cancel stray tasks, answer input, poll.
  * Only the holder of the row's lease acts; every request it sends is made while holding it.
  */
-import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as HandleRecord from "../../HandleRecord.js"
 import type * as HandleStore from "../../HandleStore.js"
@@ -307,19 +305,47 @@ export const advance = (
 const rests = (record: HandleRecord.HandleRecord) =>
   Outcome.fromRecord(record) !== undefined || record.status === "pending"
 
+/** How a stretch of driving ended: the row rests (or was deleted), or the driver parked. */
+export type Drove = HandleRecord.HandleRecord | "parked" | "gone"
+
 /**
- * Drives a row until it rests (terminal or in doubt), sleeping until each action is due. A
- * `wake` of the driver (a cancel recorded here) cuts the sleep short and re-reads the row.
+ * Parks the driver until `due` (on the store's clock) unless a wake came while it acted: then
+ * it must look at the row again. Decided in one step, so a wake is never lost in between.
+ */
+const park = (ctx: Engine, driver: Driver, due: number, now: number) =>
+  Effect.flatMap(Clock.currentTimeMillis, (clockNow) =>
+    Effect.sync(() => {
+      if (driver.woken) {
+        driver.woken = false
+        return false
+      }
+      driver.parked = true
+      ctx.alarms.set(driver.id, clockNow + (due - now))
+      return true
+    }),
+  )
+
+/**
+ * Drives a row until it rests or has nothing to do until its next action: then the driver
+ * parks, and an alarm (or a wake: a cancel recorded here) resumes it with a fresh read. Without
+ * `initial` (resumed), the row is read first.
  */
 export const drive = (
   ctx: Engine,
-  initial: HandleRecord.HandleRecord,
-  handler: TaskClient.InputHandler | undefined,
   driver: Driver,
-): Step =>
+  initial?: HandleRecord.HandleRecord,
+): Effect.Effect<Drove, HandleStore.StoreError | LeaseLost> =>
   Effect.gen(function* () {
-    let record = initial
-    const seen: Seen = { polled: false }
+    // Whether `record` was just read from (or written to) the store, so needs no re-read.
+    let fresh = initial === undefined
+    let record: HandleRecord.HandleRecord
+    if (initial === undefined) {
+      const found = yield* ctx.store.get(driver.scope, driver.key)
+      if (Option.isNone(found)) return "gone"
+      record = found.value
+    } else {
+      record = initial
+    }
     for (;;) {
       record = yield* cancelStrays(ctx, record)
       if (rests(record)) return record
@@ -328,27 +354,28 @@ export const drive = (
       const cancelNow = record.cancel !== null && !record.cancel.sent && record.attempts === 0
       const due = cancelNow ? now : (record.nextPollAt ?? now)
       if (due > now) {
-        const woken = yield* Deferred.await(driver.wake).pipe(
-          Effect.timeoutOption(Duration.millis(due - now)),
-        )
-        if (Option.isSome(woken)) {
-          driver.wake = Deferred.unsafeMake(FiberId.none)
-          const fresh = yield* ctx.store.get(record.scope, record.key)
-          if (Option.isNone(fresh)) return record
-          record = fresh.value
-          continue
-        }
+        if (yield* park(ctx, driver, due, now)) return "parked"
+        // Woken: what was recorded (a cancel) may make an action due now.
+        const found = yield* ctx.store.get(record.scope, record.key)
+        if (Option.isNone(found)) return "gone"
+        record = found.value
+        fresh = true
+        continue
       }
       // The row is read before each action: intents are written by whoever asks (another
       // instance too) and never wake us there, so a cancel is sent before the next poll; and
       // only the lease holder acts, so a row that changed hands (a fact we wrote under another
       // instance's lease, a pause longer than ours) is not polled by two instances at once.
-      const fresh = yield* ctx.store.get(record.scope, record.key)
-      if (Option.isNone(fresh)) return record
-      if (fresh.value.version !== record.version) {
-        record = fresh.value
-        continue
+      if (!fresh) {
+        const found = yield* ctx.store.get(record.scope, record.key)
+        if (Option.isNone(found)) return "gone"
+        fresh = true
+        if (found.value.version !== record.version) {
+          record = found.value
+          continue
+        }
       }
+      fresh = false
       const at = yield* ctx.store.now
       // A row freed under us was handed off on purpose (`release`): it is not ours to take back.
       if (leasedByOther(ctx, record, at) || record.leaseOwner === null)
@@ -358,8 +385,9 @@ export const drive = (
         const taken = yield* takeLease(ctx, record)
         if (Option.isNone(taken)) return yield* Effect.fail(new LeaseLost())
         record = taken.value
+        fresh = true
         continue
       }
-      record = yield* advance(ctx, record, handler, "driver", seen)
+      record = yield* advance(ctx, record, driver.handler, "driver", driver)
     }
   })

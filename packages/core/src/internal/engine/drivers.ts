@@ -1,31 +1,107 @@
 /**
- * The fibers of this process that drive rows, one per row at most. A driver dispatches a
- * pending row (waiting out a late answer while it holds the lease), then drives the task until
- * it rests. However it ends (rested, lease lost, store failure, interrupted) it leaves the
- * registry and says so: nothing waits on a driver that is gone.
+ * The rows this process drives, one driver per row at most. A driver dispatches a pending row
+ * (waiting out a late answer while it holds the lease), then drives the task until it rests,
+ * parked between actions. However it ends (rested, lease lost, store failure, interrupted) it
+ * leaves the registry and says so: nothing waits on a driver that is gone.
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as HandleRecord from "../../HandleRecord.js"
+import type * as HandleStore from "../../HandleStore.js"
 import type * as Json from "../../Json.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
-import { type Driver, type Engine, endpointOf, rowId } from "./context.js"
+import { type Driver, type Engine, endpointOf, makeLatch, openLatch, rowId } from "./context.js"
 import { awaitLate, dispatch } from "./dispatch.js"
-import { drive } from "./drive.js"
-import { commit } from "./leases.js"
+import { type Drove, drive } from "./drive.js"
+import { commit, type LeaseLost } from "./leases.js"
 
-/** Wakes the row's driver in this process, if it has one (a cancel was just recorded). */
-export const wake = (ctx: Engine, scope: string, key: string): boolean => {
-  const driver = ctx.drivers.get(rowId(scope, key))
-  if (driver === undefined) return false
-  Deferred.unsafeDone(driver.wake, Exit.void)
-  return true
-}
+/**
+ * Wakes the row's driver in this process, if it has one (a cancel was just recorded): a parked
+ * one is resumed at once, a running one looks at the row again before it would park.
+ */
+export const wake = (ctx: Engine, scope: string, key: string): Effect.Effect<boolean> =>
+  Effect.suspend(() => {
+    const id = rowId(scope, key)
+    const driver = ctx.drivers.get(id)
+    if (driver === undefined) return Effect.succeed(false)
+    if (!driver.parked) {
+      driver.woken = true
+      return Effect.succeed(true)
+    }
+    ctx.alarms.clear(id)
+    return Effect.as(resume(ctx, id), true)
+  })
+
+/** The driver leaves the registry, and whoever waits on it learns so. */
+const end = (ctx: Engine, id: string, driver: Driver) =>
+  Effect.sync(() => {
+    if (ctx.drivers.get(id) === driver) ctx.drivers.delete(id)
+    openLatch(driver.dispatched)
+    openLatch(driver.ended)
+    ctx.signals.notify(id)
+  })
+
+/**
+ * Runs a stretch of the driver in a fiber of the client. Unless it parked, the driver ends with
+ * it, however it ended (rested, lease lost, store failure, interrupted).
+ */
+const run = (
+  ctx: Engine,
+  id: string,
+  driver: Driver,
+  work: Effect.Effect<Drove, HandleStore.StoreError | LeaseLost>,
+): Effect.Effect<void> =>
+  work.pipe(
+    Effect.tap((drove) =>
+      // A settled row holds no lease; an in-doubt one is still handed off on close.
+      typeof drove !== "string" && HandleRecord.isTerminal(drove.status)
+        ? Effect.sync(() => ctx.held.delete(id))
+        : Effect.void,
+    ),
+    Effect.catchTag("LeaseLost", () =>
+      Effect.as(Effect.logDebug("lease lost; another instance drives the row"), "ended" as const),
+    ),
+    Effect.catchAllCause((cause) =>
+      Effect.as(
+        Effect.logWarning("a row's driver stopped; the row stays open", { key: driver.key, cause }),
+        "ended" as const,
+      ),
+    ),
+    Effect.onExit((exit) =>
+      Exit.isSuccess(exit) && exit.value === "parked" ? Effect.void : end(ctx, id, driver),
+    ),
+    Effect.forkIn(ctx.clientScope),
+    Effect.asVoid,
+  )
+
+/** Resumes a parked driver (its alarm rang, or it was woken). */
+export const resume = (ctx: Engine, id: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const driver = ctx.drivers.get(id)
+    if (driver === undefined || !driver.parked) return Effect.void
+    driver.parked = false
+    return run(ctx, id, driver, drive(ctx, driver))
+  })
+
+/**
+ * Rings the client's alarms until the client closes; then every parked driver ends (nothing
+ * resumes them any more), so no one waits on them.
+ */
+export const runAlarms = (ctx: Engine): Effect.Effect<never> =>
+  ctx.alarms
+    .run((id) => resume(ctx, id))
+    .pipe(
+      Effect.ensuring(
+        Effect.forEach(
+          [...ctx.drivers].filter(([, driver]) => driver.parked),
+          ([id, driver]) => end(ctx, id, driver),
+          { discard: true },
+        ),
+      ),
+    )
 
 const isIdempotent = (ctx: Engine, endpoint: { readonly name: string }, tool: string) =>
   Effect.gen(function* () {
@@ -74,10 +150,15 @@ export const ensureDriving = (
     if (existing !== undefined) return Effect.succeed(existing)
     // Registered before any yield, so no other fiber can start a second driver meanwhile.
     const driver: Driver = {
-      fiber: undefined,
-      dispatched: Deferred.unsafeMake(FiberId.none),
-      ended: Deferred.unsafeMake(FiberId.none),
-      wake: Deferred.unsafeMake(FiberId.none),
+      id,
+      scope: record.scope,
+      key: record.key,
+      handler,
+      polled: false,
+      parked: false,
+      woken: false,
+      dispatched: makeLatch(),
+      ended: makeLatch(),
     }
     ctx.drivers.set(id, driver)
     ctx.held.add(id)
@@ -89,33 +170,13 @@ export const ensureDriving = (
         current = sent.record
         if (Option.isSome(sent.late)) {
           // The caller learns the call is in doubt now; its answer may still come.
-          yield* Deferred.succeed(driver.dispatched, undefined)
+          openLatch(driver.dispatched)
           current = yield* awaitLate(ctx, current, sent.late.value)
         }
         current = Option.getOrElse(yield* reissueByPolicy(ctx, current), () => current)
       }
-      yield* Deferred.succeed(driver.dispatched, undefined)
-      const rested = yield* drive(ctx, current, handler, driver)
-      // A settled row holds no lease; an in-doubt one is still handed off on close.
-      if (HandleRecord.isTerminal(rested.status)) ctx.held.delete(id)
+      openLatch(driver.dispatched)
+      return yield* drive(ctx, driver, current)
     })
-    return work.pipe(
-      Effect.catchTag("LeaseLost", () => Effect.logDebug("lease lost; another instance drives the row")),
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("a row's driver stopped; the row stays open", { key: record.key, cause }),
-      ),
-      Effect.ensuring(
-        Effect.sync(() => {
-          if (ctx.drivers.get(id) === driver) ctx.drivers.delete(id)
-          Deferred.unsafeDone(driver.dispatched, Exit.void)
-          Deferred.unsafeDone(driver.ended, Exit.void)
-          ctx.signals.notify(id)
-        }),
-      ),
-      Effect.forkIn(ctx.clientScope),
-      Effect.map((fiber) => {
-        driver.fiber = fiber
-        return driver
-      }),
-    )
+    return Effect.as(run(ctx, id, driver, work), driver)
   })

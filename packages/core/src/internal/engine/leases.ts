@@ -9,15 +9,15 @@
  *   re-applied to the fresh row whoever holds it, keeping their lease;
  * - an **intent** (cancel, abandon) changes only its own fields and never touches the lease.
  */
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as HandleRecord from "../../HandleRecord.js"
 import * as HandleStore from "../../HandleStore.js"
 import * as Polling from "../../Polling.js"
 import * as Transition from "../../Transition.js"
-import { defaults, type Engine, rowId } from "./context.js"
+import { defaults, type Engine, type Held, rowId } from "./context.js"
 
 /** The row changed hands: another live instance holds its lease now. */
 export class LeaseLost {
@@ -148,38 +148,59 @@ export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
   })
 
 /**
- * Runs `effect` while renewing `owner`'s lease on the row every heartbeat: a request, a
- * dispatch or an input question that takes longer than the lease does not lose it. The first
- * renewal comes one heartbeat in, so a quick request costs no write. A renewal that finds the
- * row in other hands stops renewing; the next write of the holder then learns it lost.
+ * Runs `effect` while the client's heartbeat renews `owner`'s lease on the row: a request, a
+ * dispatch or an input question that takes longer than the lease does not lose it. It costs a
+ * set entry, not a fiber (an open task polls often); a quick request is never renewed.
  */
 export const holding =
   (ctx: Engine, record: HandleRecord.HandleRecord, mode: LeaseMode = "driver") =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const owner = mode === "driver" ? ctx.driverOwner : ctx.owner
-    const renew = Effect.gen(function* () {
-      const now = yield* ctx.store.now
-      return yield* ctx.store.renewLease({
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(Clock.currentTimeMillis, (since) => {
+      const held: Held = {
         scope: record.scope,
         key: record.key,
-        owner,
-        until: now + Math.max(ctx.leaseMs, knownInterval(ctx, record)),
-      })
-    }).pipe(
-      Effect.catchAll((error) =>
-        Effect.as(
-          Effect.logWarning("could not renew a lease", { key: record.key, error: error.message }),
-          true,
-        ),
-      ),
-    )
-    const heartbeat = Effect.repeat(
-      Effect.zipRight(Effect.sleep(Duration.millis(ctx.heartbeatMs)), renew),
-      Schedule.recurWhile((renewed: boolean) => renewed),
-    )
-    return Effect.raceFirst(
-      effect,
-      // Never wins the race: it ends, at most, by being interrupted when `effect` is done.
-      Effect.zipRight(heartbeat, Effect.never),
-    )
-  }
+        owner: mode === "driver" ? ctx.driverOwner : ctx.owner,
+        leaseMs: Math.max(ctx.leaseMs, knownInterval(ctx, record)),
+        renewedAt: since,
+        stopped: false,
+      }
+      ctx.inFlight.add(held)
+      return Effect.ensuring(
+        effect,
+        Effect.sync(() => ctx.inFlight.delete(held)),
+      )
+    })
+
+const renew = (ctx: Engine, held: Held, at: number) =>
+  Effect.gen(function* () {
+    held.renewedAt = at
+    const now = yield* ctx.store.now
+    const renewed = yield* ctx.store.renewLease({
+      scope: held.scope,
+      key: held.key,
+      owner: held.owner,
+      until: now + held.leaseMs,
+    })
+    if (!renewed) held.stopped = true
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("could not renew a lease", { key: held.key, error: error.message }),
+    ),
+  )
+
+/**
+ * Renews the lease of every request in flight, at most one heartbeat after it started or was
+ * last renewed (the clock ticks every half heartbeat): three renewals per lease at least, so one
+ * lost write or a slow store does not lose it.
+ */
+export const heartbeat = (ctx: Engine): Effect.Effect<never> => {
+  const halfMs = Math.max(1, Math.floor(ctx.heartbeatMs / 2))
+  const beat = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.forEach(
+      [...ctx.inFlight].filter((held) => !held.stopped && now - held.renewedAt >= halfMs),
+      (held) => renew(ctx, held, now),
+      { concurrency: 16, discard: true },
+    ),
+  )
+  return Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(halfMs)), beat))
+}

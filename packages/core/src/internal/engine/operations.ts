@@ -3,7 +3,6 @@
  * drove the row; intents (`cancel`, `abandon`) are compare-and-set writes of their own fields
  * that leave the lease alone; only a driver acts on the server.
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ClientError from "../../ClientError.js"
@@ -13,7 +12,7 @@ import * as Json from "../../Json.js"
 import * as Outcome from "../../Outcome.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
-import { type Engine, endpointOf, rowId } from "./context.js"
+import { awaitLatch, type Engine, endpointOf, rowId } from "./context.js"
 import { cancelStrays } from "./drive.js"
 import { ensureDriving, wake } from "./drivers.js"
 import { commit, leasedByOther, takeLease } from "./leases.js"
@@ -53,7 +52,7 @@ export const settle = (
       const local = ctx.drivers.get(id)
       if (local !== undefined) {
         // The outcome is read from the store once the driver ends, whatever ended it.
-        yield* Deferred.await(local.ended)
+        yield* awaitLatch(local.ended)
         continue
       }
       const now = yield* ctx.store.now
@@ -155,7 +154,7 @@ export const callTool =
         callOptions.onInputRequired ?? ctx.options.onInputRequired,
       )
       // Return once the dispatch has been answered: the task id is durable by then.
-      yield* Deferred.await(driver.dispatched)
+      yield* awaitLatch(driver.dispatched)
       const current = yield* ctx.store.get(scope, key)
       return handleOf(
         ctx,
@@ -201,7 +200,7 @@ export const cancel =
           // The send failed; the driver retries it with backoff, no need to wait for that here.
           current.attempts > intended.attempts
         if (done) return current
-        if (!woken && wake(ctx, scope, key)) woken = true
+        if (!woken && (yield* wake(ctx, scope, key))) woken = true
         else if (!ctx.drivers.has(id)) {
           const at = yield* ctx.store.now
           if (leasedByOther(ctx, current, at) || ctx.stepping.has(id)) return current
@@ -235,7 +234,7 @@ export const reissue =
       const id = rowId(scope, key)
       for (;;) {
         const local = ctx.drivers.get(id)
-        if (local !== undefined) yield* Deferred.await(local.ended)
+        if (local !== undefined) yield* awaitLatch(local.ended)
         const record = yield* load(ctx, scope, key)
         if (record.status !== "in_doubt")
           return yield* Effect.fail(
