@@ -54,7 +54,7 @@ export const Row = Schema.Struct({
   /** Failed attempts in a row since the last good answer. */
   attempts: Schema.Number,
   lastProblem: Schema.NullOr(Schema.String),
-  /** The instance holding the row's lease, while one does. */
+  /** The instance holding the row's lease, while the lease lasts (`leaseExpiresAt`). */
   owner: Schema.NullOr(Schema.String),
   leaseExpiresAt: Schema.NullOr(Time),
   /**

@@ -8,13 +8,27 @@ import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as Outcome from "@mcp-handles/core/Outcome"
 import * as Redaction from "@mcp-handles/core/Redaction"
 
-/** The core's rule: enough to tell two ids apart, never enough to use one. */
+/**
+ * The core's rule: enough to tell two ids apart, never enough to use one.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const redact = Redaction.taskId
 
+/**
+ * @since 0.1.0
+ * @category rendering
+ */
 export const taskId = (id: string | null, reveal: boolean): string =>
   id === null ? "-" : reveal ? id : redact(id)
 
-/** Columns padded to their widest cell; the last column is never padded. */
+/**
+ * Columns padded to their widest cell; the last column is never padded.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
   const line = (cells: ReadonlyArray<string>) =>
@@ -25,7 +39,12 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   return [line(header), ...rows.map(line)].join("\n")
 }
 
-/** "4s", "3m", "2h", "5d": how long ago, for a table. */
+/**
+ * "4s", "3m", "2h", "5d": how long ago, for a table.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const age = (then: number, now: number): string => {
   const s = Math.max(0, Math.round((now - then) / 1000))
   if (s < 120) return `${s}s`
@@ -34,18 +53,36 @@ export const age = (then: number, now: number): string => {
   return `${Math.round(s / 86_400)}d`
 }
 
+/**
+ * @since 0.1.0
+ * @category rendering
+ */
 export const elapsed = (ms: number): string => `${(ms / 1000).toFixed(1)}s`
 
+/**
+ * @since 0.1.0
+ * @category rendering
+ */
 export const truncate = (text: string, max: number): string =>
   text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`
 
-/** What a row's last word is: the server's status message, or the last problem we met. */
+/**
+ * What a row's last word is: the server's status message, or the last problem we met.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const note = (record: HandleRecord.HandleRecord): string =>
   record.status === "input_required" && record.inputRequests !== null
     ? `waiting for input: ${Object.keys(record.inputRequests).join(", ")}`
     : (record.lastProblem ?? record.snapshot?.statusMessage ?? record.error?.message ?? "")
 
-/** The text blocks of a tool result, or its JSON when it has none. */
+/**
+ * The text blocks of a tool result, or its JSON when it has none.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const resultText = (result: Readonly<Record<string, unknown>>): string => {
   const content = result.content
   if (Array.isArray(content)) {
@@ -57,7 +94,12 @@ export const resultText = (result: Readonly<Record<string, unknown>>): string =>
   return JSON.stringify(result.structuredContent ?? result)
 }
 
-/** One line per outcome, e.g. `completed: chapter 1 written`. */
+/**
+ * One line per outcome, e.g. `completed: chapter 1 written`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
 export const outcomeLine = (outcome: Outcome.Outcome): string => {
   switch (outcome._tag) {
     case "Completed":

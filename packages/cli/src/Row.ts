@@ -59,7 +59,7 @@ export const make = (record: HandleRecord.HandleRecord, context: Context): Outpu
     launches: record.launches,
     attempts: record.attempts,
     lastProblem: record.lastProblem,
-    owner: record.leaseOwner,
+    owner: owner(record, context.now),
     leaseExpiresAt: iso(record.leaseExpiresAt),
     lastPolledAt: iso(lastPolledAt(record)),
     nextPollAt: iso(record.nextPollAt),
@@ -78,6 +78,17 @@ export const make = (record: HandleRecord.HandleRecord, context: Context): Outpu
  */
 export const lastPolledAt = (record: HandleRecord.HandleRecord): number | null =>
   record.taskId === null ? null : (record.settledAt ?? record.updatedAt)
+
+/**
+ * The instance driving the call: the lease's owner while the lease lasts. A lease that ran out
+ * (its process detached, died or hung) names nobody.
+ *
+ * @since 0.2.0
+ */
+export const owner = (record: HandleRecord.HandleRecord, now: number): string | null =>
+  record.leaseOwner !== null && (record.leaseExpiresAt === null || record.leaseExpiresAt >= now)
+    ? record.leaseOwner
+    : null
 
 /** "in 3s", "4s ago", "-". */
 const relative = (at: number | null, now: number): string =>
@@ -103,11 +114,12 @@ export const table = (
       context.servers.find((s) => s.id === r.serverId)?.name ??
         ServerRegistry.displayName(r.serverId, context.servers),
       Render.taskId(r.taskId, context.reveal),
-      r.leaseOwner ?? "-",
+      owner(r, context.now) ?? "-",
       relative(lastPolledAt(r), context.now),
       open(r) ? relative(r.nextPollAt, context.now) : "-",
       Render.age(r.createdAt, context.now),
-      Render.truncate((options.stuck ? Stuck.reason(r, context.now) : undefined) ?? Render.note(r), 80),
+      // A reason is what --stuck is for: it is shown whole.
+      (options.stuck ? Stuck.reason(r, context.now) : undefined) ?? Render.truncate(Render.note(r), 80),
     ]),
   )
 }

@@ -18,6 +18,10 @@ import * as Auth from "./Auth.js"
 import { type CliError, failed, fromKnown } from "./CliError.js"
 import type { StoreSpec } from "./StoreSpec.js"
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface KnownServer {
   /** `ServerIdentity.of(endpoint)`: what rows store as `serverId`. */
   readonly id: string
@@ -25,11 +29,18 @@ export interface KnownServer {
   readonly url: string
 }
 
+/**
+ * @since 0.1.0
+ * @category constants
+ */
 export const environmentVariable = "MCP_HANDLES_SERVERS"
 
 /**
  * Next to a SQLite file (`tasks.db` → `tasks.db.servers.json`), so that a store and its servers
  * travel together; for PostgreSQL, `./.mcp-handles/servers.json`. `MCP_HANDLES_SERVERS` wins.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const pathFor = (spec: StoreSpec): string => {
   const fromEnv = process.env[environmentVariable]
@@ -42,6 +53,9 @@ export const pathFor = (spec: StoreSpec): string => {
 /**
  * A readable, stable name for a URL: its host and port, plus the path when it is not the usual
  * `/mcp`. It is part of the identity, so it must never depend on anything but the URL.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const nameFor = (url: string): string => {
   try {
@@ -56,6 +70,9 @@ export const nameFor = (url: string): string => {
 /**
  * The endpoint the CLI uses for `URL`, or for `NAME=URL`: an application that configured a server
  * under its own name wrote rows under that name's identity, and only the same name finds them.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const endpointFor = (raw: string): Effect.Effect<KnownServer, CliError> =>
   Effect.gen(function* () {
@@ -68,6 +85,10 @@ export const endpointFor = (raw: string): Effect.Effect<KnownServer, CliError> =
     return { id, name, url: normalised }
   }).pipe(Effect.mapError(fromKnown))
 
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const load = (file: string): Effect.Effect<ReadonlyArray<KnownServer>, CliError> =>
   Effect.try({
     try: () => {
@@ -95,7 +116,12 @@ export const load = (file: string): Effect.Effect<ReadonlyArray<KnownServer>, Cl
       ),
   })
 
-/** Adds servers to the file (write to a temporary file, then rename: never a torn list). */
+/**
+ * Adds servers to the file (write to a temporary file, then rename: never a torn list).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const remember = (
   file: string,
   servers: ReadonlyArray<KnownServer>,
@@ -121,7 +147,12 @@ export const remember = (
     return all
   })
 
-/** The endpoints a client is configured with: every known server, by its name. */
+/**
+ * The endpoints a client is configured with: every known server, by its name.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const endpoints = (servers: ReadonlyArray<KnownServer>): ReadonlyArray<Wire.ServerEndpoint> => {
   const seen = new Set<string>()
   const out: Array<Wire.ServerEndpoint> = []
@@ -134,6 +165,11 @@ export const endpoints = (servers: ReadonlyArray<KnownServer>): ReadonlyArray<Wi
   return out
 }
 
-/** The short name shown for a row's server: the name part of its identity. */
+/**
+ * The short name shown for a row's server: the name part of its identity.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const displayName = (serverId: string, servers: ReadonlyArray<KnownServer>): string =>
   servers.find((s) => s.id === serverId)?.name ?? serverId.replace(/:[0-9a-f]{16}$/, "")

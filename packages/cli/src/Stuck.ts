@@ -15,7 +15,10 @@ import * as Render from "./Render.js"
  * @category constants
  */
 export const defaults = {
-  /** Overdue by this many poll intervals: nobody is polling the call. */
+  /**
+   * Overdue by this many poll intervals (and at least `minOverdueMs`): nobody is polling the
+   * call. A lease that ran out alone is no sign: a call whose process detached has one.
+   */
   missedIntervals: 10,
   /** The interval assumed for a task whose server gave none. */
   intervalMs: 5_000,
@@ -39,9 +42,6 @@ const ago = (then: number, now: number) => Render.age(then, now)
  */
 export const reason = (record: HandleRecord.HandleRecord, now: number): string | undefined => {
   if (!HandleRecord.openStatuses.includes(record.status)) return undefined
-  if (record.leaseOwner !== null && record.leaseExpiresAt !== null && record.leaseExpiresAt < now) {
-    return `the lease of ${record.leaseOwner} ran out ${ago(record.leaseExpiresAt, now)} ago: that process is gone or hung`
-  }
   if (record.stuckSince !== null) {
     return `the server still asks for input answered ${ago(record.stuckSince, now)} ago`
   }
@@ -63,7 +63,12 @@ export const reason = (record: HandleRecord.HandleRecord, now: number): string |
     const interval = record.snapshot?.pollIntervalMs ?? defaults.intervalMs
     const overdue = now - record.nextPollAt
     if (overdue > Math.max(defaults.minOverdueMs, defaults.missedIntervals * interval)) {
-      return `not polled for ${ago(record.nextPollAt, now)} past its due time: no process is driving it (mcp-handles resume does)`
+      // A lease that ran out says who drove it last: a process that died, hung, or detached.
+      const last =
+        record.leaseOwner !== null && record.leaseExpiresAt !== null && record.leaseExpiresAt < now
+          ? `; the lease of ${record.leaseOwner} ran out ${ago(record.leaseExpiresAt, now)} ago`
+          : ""
+      return `not polled for ${ago(record.nextPollAt, now)} past its due time${last}: no process is driving it (mcp-handles resume does)`
     }
   }
   return undefined

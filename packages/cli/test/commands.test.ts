@@ -154,7 +154,7 @@ describe("detach, list, show, resume", () => {
     expect(rows).toHaveLength(1)
     // Detached: the lease its caller took runs out; polled once, due again (or overdue: nobody drives it).
     expect(rows[0]).toMatch(
-      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+(-|local)\s+\d+s ago\s+(in \d+s|\d+s ago)\s+\d+s\s+working on 4$/,
+      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+-\s+\d+s ago\s+(in \d+s|\d+s ago)\s+\d+s\s+working on 4$/,
     )
 
     const taskId = await taskIdOf("j2")

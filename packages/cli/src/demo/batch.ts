@@ -1,9 +1,15 @@
 /**
  * The demo's workload: one fake server configuration and one batch of calls with mixed result
  * shapes. Shared by the orchestrator and its client processes.
+ *
+ * @since 0.1.0
  */
 import type { FakeServerConfig } from "@mcp-handles/fake-server"
 
+/**
+ * @since 0.1.0
+ * @category constants
+ */
 export const config: FakeServerConfig = {
   // A server that deduplicates on the idempotency key makes re-issuing an in-doubt call safe.
   deduplicateByKey: true,
@@ -75,6 +81,10 @@ export const config: FakeServerConfig = {
   ],
 }
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DemoCall {
   readonly key: string
   readonly tool: string
@@ -85,6 +95,10 @@ export interface DemoCall {
   readonly inFlight?: true
 }
 
+/**
+ * @since 0.1.0
+ * @category constants
+ */
 export const calls: ReadonlyArray<DemoCall> = [
   { key: "lookup-1", tool: "lookup", args: { word: "tide" }, shape: "direct" },
   { key: "lookup-2", tool: "lookup", args: { word: "moon" }, shape: "direct" },
@@ -96,5 +110,10 @@ export const calls: ReadonlyArray<DemoCall> = [
   { key: "archive-1", tool: "archive", args: { bucket: "logs" }, shape: "task, slow answer", inFlight: true },
 ]
 
-/** The answer the demo gives every input request. */
+/**
+ * The answer the demo gives every input request.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const confirmation = { action: "accept", content: { confirm: true } }

@@ -3,6 +3,8 @@
  * it (until the demo kills it); `resume` is the process after the restart: it reconciles from
  * the SQLite file, re-issues in-doubt calls (the demo server deduplicates on the key), and
  * settles every call. It speaks to the demo in JSON lines on stdout.
+ *
+ * @since 0.1.0
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as HttpWire from "@mcp-handles/core/HttpWire"

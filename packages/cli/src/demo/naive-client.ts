@@ -2,6 +2,8 @@
  * The demo's naive client: the same wire, but task ids live only in this process's memory (as
  * in a client that keeps its handles in a Map, or the official requester). It launches the same
  * batch and polls; killed, it takes every task id with it. Restarted, it has nothing to resume.
+ *
+ * @since 0.1.0
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as HttpWire from "@mcp-handles/core/HttpWire"

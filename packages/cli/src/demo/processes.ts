@@ -1,15 +1,26 @@
 /**
  * Child processes of the demo: the fake server and the client processes, read line by line.
+ *
+ * @since 0.1.0
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Child {
   readonly process: ChildProcess
   readonly exited: Promise<number | null>
 }
 
-/** Runs a Node script; `onLine` gets each stdout line parsed as JSON (non-JSON lines are skipped). */
+/**
+ * Runs a Node script; `onLine` gets each stdout line parsed as JSON (non-JSON lines are skipped).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const node = (
   script: string,
   args: ReadonlyArray<string>,
@@ -36,7 +47,12 @@ export const node = (
   return { process: child, exited }
 }
 
-/** Starts the fake server binary and resolves with the URL it prints on its first line. */
+/**
+ * Starts the fake server binary and resolves with the URL it prints on its first line.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const fakeServer = (bin: string, configFile: string): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "--port", "0", "--config", configFile], {

@@ -4,6 +4,8 @@
  * finishes every call from the file; the fake server's ledger then checks from the outside that
  * no task was orphaned and none launched twice. The same crash with a client that keeps task
  * ids in memory shows what is lost without the store.
+ *
+ * @since 0.1.0
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -74,12 +76,21 @@ const ledgerOf = async (url: string): Promise<LedgerSnapshot> =>
 
 const keyWidth = Math.max(...calls.map((c) => c.key.length)) + 2
 
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DemoOptions {
   readonly reveal: boolean
   readonly keepFiles: boolean
 }
 
-/** Runs the demo; resolves true when every invariant held. */
+/**
+ * Runs the demo; resolves true when every invariant held.
+ *
+ * @since 0.1.0
+ * @category demo
+ */
 export const run = async (options: DemoOptions): Promise<boolean> => {
   const started = Date.now()
   const serverBin = fakeServerBin()
