@@ -143,7 +143,8 @@ export interface Handle {
   /** False when the key already existed and this call attached to it instead of launching. */
   readonly launched: boolean
   readonly record: HandleRecord
-  readonly outcome: Effect.Effect<Outcome, StoreError>
+  /** Fails like `settle`: the row was deleted meanwhile, or its server is not configured here. */
+  readonly outcome: Effect.Effect<Outcome, UnknownKey | UnknownServer | StoreError>
 }
 
 /**

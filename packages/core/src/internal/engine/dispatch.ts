@@ -9,7 +9,6 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as HandleRecord from "../../HandleRecord.js"
-import type * as HandleStore from "../../HandleStore.js"
 import * as Json from "../../Json.js"
 import * as Polling from "../../Polling.js"
 import type * as TaskClient from "../../TaskClient.js"
@@ -17,7 +16,7 @@ import * as Transition from "../../Transition.js"
 import * as Wire from "../../Wire.js"
 import { askInput, checkResult, localError, pollDelay } from "./answers.js"
 import { defaults, type Engine } from "./context.js"
-import { commit, holding, type LeaseLost } from "./leases.js"
+import { type CommitError, commit, holding } from "./leases.js"
 
 type CallResult = Either.Either<Wire.CallAnswer, Wire.WireError>
 
@@ -32,7 +31,7 @@ export const applyAnswer = (
   ctx: Engine,
   record: HandleRecord.HandleRecord,
   answer: Exclude<Wire.CallAnswer, { _tag: "InputRequired" }>,
-): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
+): Effect.Effect<HandleRecord.HandleRecord, CommitError> =>
   Effect.gen(function* () {
     const now = yield* ctx.store.now
     if (answer._tag === "Complete") {
@@ -152,7 +151,7 @@ export const dispatch = (
   endpoint: Wire.ServerEndpoint,
   args: Json.JsonObject,
   handler: TaskClient.InputHandler | undefined,
-): Effect.Effect<Dispatched, HandleStore.StoreError | LeaseLost> =>
+): Effect.Effect<Dispatched, CommitError> =>
   Effect.gen(function* () {
     let record = initial
     let round: Pick<Wire.CallToolRequest, "inputResponses" | "requestState"> = {}
@@ -230,7 +229,7 @@ export const awaitLate = (
   ctx: Engine,
   record: HandleRecord.HandleRecord,
   call: Fiber.Fiber<CallResult>,
-): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
+): Effect.Effect<HandleRecord.HandleRecord, CommitError> =>
   Effect.gen(function* () {
     const result = yield* Fiber.join(call)
     // On an in-doubt row only a failure that still names its task changes anything.

@@ -7,7 +7,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as HandleRecord from "../../HandleRecord.js"
-import type * as HandleStore from "../../HandleStore.js"
 import * as Outcome from "../../Outcome.js"
 import * as Polling from "../../Polling.js"
 import * as Redaction from "../../Redaction.js"
@@ -24,9 +23,18 @@ import {
   ttlDeadline,
 } from "./answers.js"
 import { type Driver, type Engine, endpointOf } from "./context.js"
-import { commit, commitNow, holding, LeaseLost, type LeaseMode, leasedByOther, takeLease } from "./leases.js"
+import {
+  type CommitError,
+  commit,
+  commitNow,
+  holding,
+  LeaseLost,
+  type LeaseMode,
+  leasedByOther,
+  takeLease,
+} from "./leases.js"
 
-type Step = Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost>
+type Step = Effect.Effect<HandleRecord.HandleRecord, CommitError>
 
 /** A request that failed without deciding the task's fate: try again later, never sooner than its interval. */
 const retryLater = (
@@ -334,7 +342,7 @@ export const drive = (
   ctx: Engine,
   driver: Driver,
   initial?: HandleRecord.HandleRecord,
-): Effect.Effect<Drove, HandleStore.StoreError | LeaseLost> =>
+): Effect.Effect<Drove, CommitError> =>
   Effect.gen(function* () {
     // Whether `record` was just read from (or written to) the store, so needs no re-read.
     let fresh = initial === undefined

@@ -9,14 +9,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as HandleRecord from "../../HandleRecord.js"
-import type * as HandleStore from "../../HandleStore.js"
 import type * as Json from "../../Json.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import { type Driver, type Engine, endpointOf, makeLatch, openLatch, rowId } from "./context.js"
 import { awaitLate, dispatch } from "./dispatch.js"
 import { type Drove, drive } from "./drive.js"
-import { commit, type LeaseLost } from "./leases.js"
+import { type CommitError, commit } from "./leases.js"
 
 /**
  * Wakes the row's driver in this process, if it has one (a cancel was just recorded): a parked
@@ -52,7 +51,7 @@ const run = (
   ctx: Engine,
   id: string,
   driver: Driver,
-  work: Effect.Effect<Drove, HandleStore.StoreError | LeaseLost>,
+  work: Effect.Effect<Drove, CommitError>,
 ): Effect.Effect<void> =>
   work.pipe(
     Effect.tap((drove) =>

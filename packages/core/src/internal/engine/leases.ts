@@ -10,19 +10,22 @@
  * - an **intent** (cancel, abandon) changes only its own fields and never touches the lease.
  */
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ClientError from "../../ClientError.js"
 import * as HandleRecord from "../../HandleRecord.js"
 import * as HandleStore from "../../HandleStore.js"
 import * as Polling from "../../Polling.js"
 import * as Transition from "../../Transition.js"
 import { defaults, type Engine, type Held, rowId } from "./context.js"
 
+/** Why a write did not happen: the store failed, the row is gone, or it changed hands. */
+export type CommitError = HandleStore.StoreError | ClientError.UnknownKey | LeaseLost
+
 /** The row changed hands: another live instance holds its lease now. */
-export class LeaseLost {
-  readonly _tag = "LeaseLost"
-}
+export class LeaseLost extends Data.TaggedError("LeaseLost") {}
 
 /**
  * Whose name a write leases the row under: a fiber driving it, the sweep acting on it once, or
@@ -42,12 +45,8 @@ export const leasedByOther = (ctx: Engine, record: HandleRecord.HandleRecord, no
   record.leaseExpiresAt > now
 
 /** The task's last known interval, clamped: what a poll after a takeover must wait. */
-export const knownInterval = (ctx: Engine, record: HandleRecord.HandleRecord): number => {
-  const interval = record.snapshot?.pollIntervalMs
-  return interval === undefined || !Number.isFinite(interval)
-    ? ctx.polling.defaultMaxMs
-    : Polling.clamp(ctx.polling, interval)
-}
+export const knownInterval = (ctx: Engine, record: HandleRecord.HandleRecord): number =>
+  Polling.clampOr(ctx.polling, record.snapshot?.pollIntervalMs, ctx.polling.defaultMaxMs)
 
 /**
  * The row leased to this instance. A lease runs a while past the row's next poll, and never
@@ -73,8 +72,9 @@ export const stamp = (
         true,
       )
 
-const rowGone = (operation: string) =>
-  new HandleStore.StoreError({ operation, message: "the row was deleted while in use" })
+/** The row was deleted while in use (`gc`, or an operator): not found, like any other key. */
+const rowGone = (record: HandleRecord.HandleRecord) =>
+  new ClientError.UnknownKey({ scope: record.scope, key: record.key })
 
 /**
  * Applies `event` to `record` and writes the result, compare-and-set. A lost race re-reads and
@@ -86,7 +86,7 @@ export const commit = (
   event: Transition.Event,
   kind: Kind,
   mode: LeaseMode = "driver",
-): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
+): Effect.Effect<HandleRecord.HandleRecord, CommitError> =>
   Effect.gen(function* () {
     let current = record
     for (let attempt = 0; attempt < defaults.commitAttempts; attempt++) {
@@ -108,7 +108,7 @@ export const commit = (
         return yield* commit(ctx, current, taken, "fact", mode)
       }
       const fresh = yield* ctx.store.get(current.scope, current.key)
-      if (Option.isNone(fresh)) return yield* Effect.fail(rowGone("update"))
+      if (Option.isNone(fresh)) return yield* Effect.fail(rowGone(current))
       current = fresh.value
     }
     return yield* Effect.fail(
@@ -123,7 +123,7 @@ export const commitNow = (
   event: (now: number) => Transition.Event,
   kind: Kind,
   mode: LeaseMode = "driver",
-): Effect.Effect<HandleRecord.HandleRecord, HandleStore.StoreError | LeaseLost> =>
+): Effect.Effect<HandleRecord.HandleRecord, CommitError> =>
   Effect.flatMap(ctx.store.now, (now) => commit(ctx, record, event(now), kind, mode))
 
 /** Takes the lease of a row nobody else is driving; None when another live instance is. */

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ClientError from "../../ClientError.js"
 import * as HandleRecord from "../../HandleRecord.js"
-import * as HandleStore from "../../HandleStore.js"
+import type * as HandleStore from "../../HandleStore.js"
 import * as Json from "../../Json.js"
 import * as Outcome from "../../Outcome.js"
 import type * as TaskClient from "../../TaskClient.js"
@@ -88,14 +88,7 @@ export const handleOf = (
   scope: record.scope,
   launched,
   record,
-  outcome: settle(ctx, record.key, record.scope).pipe(
-    Effect.catchTags({
-      UnknownKey: () =>
-        Effect.fail(new HandleStore.StoreError({ operation: "settle", message: "the row was deleted" })),
-      UnknownServer: (error) =>
-        Effect.fail(new HandleStore.StoreError({ operation: "settle", message: error.message })),
-    }),
-  ),
+  outcome: settle(ctx, record.key, record.scope),
 })
 
 // Keys and scopes are indexed text in every store and appear in logs and terminals.
@@ -217,7 +210,12 @@ export const abandon =
   (key, scope = ctx.defaultScope) =>
     Effect.flatMap(
       load(ctx, scope, key),
-      (record): Effect.Effect<HandleRecord.HandleRecord, ClientError.NotInDoubt | HandleStore.StoreError> =>
+      (
+        record,
+      ): Effect.Effect<
+        HandleRecord.HandleRecord,
+        ClientError.NotInDoubt | ClientError.UnknownKey | HandleStore.StoreError
+      > =>
         record.status === "in_doubt"
           ? abandonRecord(ctx, record)
           : Effect.fail(new ClientError.NotInDoubt({ key, status: record.status })),
