@@ -1,43 +1,96 @@
 /**
  * The TaskClient for code that does not use Effect: the same client behind plain Promises.
- * Errors reject with the same typed error objects (check `error._tag`).
+ * Every rejection is an `Error` with a `_tag` (the typed error of the operation, `ClientClosed`
+ * after `close()`, `InvalidDuration` for a duration it cannot read) and a readable message.
  *
  * ```ts
- * const client = await openTaskClient({ store: SqliteStore.layer({ filename: "tasks.db" }), servers })
+ * await using client = await openTaskClient({ store: SqliteStore.layer(), servers })
  * const handle = await client.callTool("search", "deep_research", { topic: "tides" })
  * const outcome = await handle.outcome()
- * await client.close() // hands open calls off to the next process; never cancels them
+ * // leaving the block closes the client: open calls are handed off to the next process, never cancelled
  * ```
  *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
+import * as DurationInput from "./DurationInput.js"
 import type { HandleRecord } from "./HandleRecord.js"
 import type { HandleStore, ListPage } from "./HandleStore.js"
 import * as HttpWire from "./HttpWire.js"
+import * as AsyncDispose from "./internal/asyncDispose.js"
 import type { JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
 import * as TaskClient from "./TaskClient.js"
 
-/** @since 0.1.0 */
-export interface PromiseInputRequest extends TaskClient.InputRequest {}
-
-/** @since 0.1.0 */
-export interface OpenOptions extends Omit<TaskClient.Options, "onInputRequired"> {
-  /** Where handles live: a store layer (`SqliteStore.layer(...)`, `PgStore.layer(...)`, `MemoryStore.layer`). */
-  readonly store: Layer.Layer<HandleStore, unknown>
-  /** Answers input requests; its answer is stored before it is sent. */
-  readonly onInputRequired?: (request: PromiseInputRequest) => Promise<JsonValue>
-  readonly polling?: Partial<Polling.Options>
-  readonly http?: HttpWire.Options
+/**
+ * The client was closed (by `close()` or by leaving an `await using` block) before or while the
+ * operation ran. Nothing was lost: open calls stay in the store for the next client.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ClientClosed extends Schema.TaggedError<ClientClosed>()("ClientClosed", {
+  /** The operation that was refused or cut short: `callTool`, `settle`, `outcome`, ... */
+  operation: Schema.String,
+}) {
+  override get message(): string {
+    return `${this.operation}: the client is closed; its open calls stay in the store for the next client`
+  }
 }
 
-/** @since 0.1.0 */
+/**
+ * A failure no operation declares: a bug here or in a store adapter. `cause` holds what was
+ * thrown.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class UnexpectedError extends Schema.TaggedError<UnexpectedError>()("UnexpectedError", {
+  operation: Schema.String,
+  cause: Schema.Defect,
+}) {
+  override get message(): string {
+    const cause = this.cause
+    return `${this.operation} failed unexpectedly: ${cause instanceof Error ? cause.message : String(cause)}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseInputRequest extends TaskClient.InputRequest {}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions
+  extends Omit<TaskClient.Options, "onInputRequired" | "inputTimeout" | "callTimeout"> {
+  /** Where handles live: a store layer (`SqliteStore.layer()`, `PgStore.layerUrl(url)`, `MemoryStore.layer`). */
+  readonly store: Layer.Layer<HandleStore, unknown>
+  /** Answers input requests; its answer is stored before it is sent. */
+  readonly onInputRequired?: ((request: PromiseInputRequest) => Promise<JsonValue>) | undefined
+  /** How long one input handler may take: `"10m"`, `"30s"`, or an Effect duration. Default 10 minutes. */
+  readonly inputTimeout?: DurationInput.DurationInput | undefined
+  /** Give up waiting for a `tools/call` answer after this long (`"2m"`) and mark the call in doubt. */
+  readonly callTimeout?: DurationInput.DurationInput | undefined
+  readonly polling?: Partial<Polling.Options> | undefined
+  readonly http?: HttpWire.Options | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface PromiseHandle {
   readonly key: string
   readonly scope: string
@@ -47,8 +100,11 @@ export interface PromiseHandle {
   readonly outcome: () => Promise<Outcome>
 }
 
-/** @since 0.1.0 */
-export interface PromiseTaskClient {
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseTaskClient extends AsyncDisposable {
   readonly callTool: (
     server: string,
     tool: string,
@@ -62,19 +118,45 @@ export interface PromiseTaskClient {
   readonly reconcile: () => Promise<TaskClient.ReconcileReport>
   readonly list: (options?: TaskClient.ListOptions) => Promise<ListPage>
   readonly get: (key: string, scope?: string) => Promise<HandleRecord>
-  readonly gc: (retention: string | number, scope?: string) => Promise<number>
-  /** Stops polling and releases this process's leases. Open calls stay open for the next process. */
+  /** Deletes calls settled longer ago than `retention` (`"7d"`, `"12h"`, an Effect duration). */
+  readonly gc: (retention: DurationInput.DurationInput, scope?: string) => Promise<number>
+  /**
+   * Stops polling and releases this process's leases; waits still pending reject with
+   * `ClientClosed`. Open calls stay open for the next process. Idempotent; `await using` calls it.
+   */
   readonly close: () => Promise<void>
 }
 
+const optionalDuration = (input: DurationInput.DurationInput | undefined) =>
+  input === undefined ? Either.right(undefined) : DurationInput.decodeEither(input)
+
+/** What a promise rejects with: the typed error itself, never Effect's FiberFailure wrapper. */
+const rejection = (cause: Cause.Cause<unknown>, operation: string, closed: boolean): Error => {
+  // A wait that close() cut short ends interrupted.
+  if (closed && Cause.isInterruptedOnly(cause)) return new ClientClosed({ operation })
+  const error = Cause.squash(cause)
+  return error instanceof Error && "_tag" in error ? error : new UnexpectedError({ operation, cause: error })
+}
+
 /**
+ * Opens a client. The returned client keeps the process alive while it is open (its background
+ * reconciler drives open calls); after `close()` nothing of it is left running.
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskClient> => {
-  const { store, polling, http, onInputRequired, ...clientOptions } = options
+  const { store, polling, http, onInputRequired, inputTimeout, callTimeout, ...clientOptions } = options
+  const durations = Either.all({
+    inputTimeout: optionalDuration(inputTimeout),
+    callTimeout: optionalDuration(callTimeout),
+  })
+  if (Either.isLeft(durations)) throw durations.left
+  // `await using` looks the close up under Symbol.asyncDispose: make sure the runtime has one.
+  AsyncDispose.ensure()
   const layer = TaskClient.layer({
     ...clientOptions,
+    ...durations.right,
     ...(onInputRequired === undefined
       ? {}
       : { onInputRequired: (request) => Effect.tryPromise(() => onInputRequired(request)) }),
@@ -94,31 +176,57 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     ),
   )
   const runtime = ManagedRuntime.make(layer)
-  // Reject with the typed error itself (check `error._tag`), not Effect's FiberFailure wrapper.
-  const run = <A, E>(effect: Effect.Effect<A, E, TaskClient.TaskClient>): Promise<A> =>
-    runtime.runPromiseExit(effect).then((exit) => {
-      if (Exit.isSuccess(exit)) return exit.value
-      throw Cause.squash(exit.cause)
-    })
-  const client = await run(TaskClient.TaskClient)
+  // Every operation in flight, so that close() can end the waits instead of leaving them hanging.
+  const running = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  let closing: Promise<void> | undefined
+  const run = <A, E>(operation: string, effect: Effect.Effect<A, E, TaskClient.TaskClient>): Promise<A> => {
+    if (closing !== undefined) return Promise.reject(new ClientClosed({ operation }))
+    const fiber = runtime.runFork(effect)
+    running.add(fiber)
+    return new Promise<A>((resolve, reject) =>
+      fiber.addObserver((exit) => {
+        running.delete(fiber)
+        if (Exit.isSuccess(exit)) resolve(exit.value)
+        else reject(rejection(exit.cause, operation, closing !== undefined))
+      }),
+    )
+  }
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await Effect.runPromise(Fiber.interruptAll(running))
+      await runtime.dispose()
+    })()
+    return closing
+  }
+
+  const client = await run("openTaskClient", TaskClient.TaskClient).catch(async (error: unknown) => {
+    // A client that could not be built (a store that did not open, a bad URL) holds nothing open.
+    await runtime.dispose()
+    throw error
+  })
   const promiseHandle = (handle: TaskClient.Handle): PromiseHandle => ({
     key: handle.key,
     scope: handle.scope,
     launched: handle.launched,
     record: handle.record,
-    outcome: () => run(handle.outcome),
+    outcome: () => run("outcome", handle.outcome),
   })
   return {
     callTool: (server, tool, args, callOptions) =>
-      run(Effect.map(client.callTool(server, tool, args, callOptions), promiseHandle)),
-    settle: (key, scope) => run(client.settle(key, scope)),
-    cancel: (key, scope) => run(client.cancel(key, scope)),
-    reissue: (key, scope) => run(Effect.map(client.reissue(key, scope), promiseHandle)),
-    abandon: (key, scope) => run(client.abandon(key, scope)),
-    reconcile: () => run(client.reconcile),
-    list: (listOptions) => run(client.list(listOptions)),
-    get: (key, scope) => run(client.get(key, scope)),
-    gc: (retention, scope) => run(client.gc(retention as never, scope)),
-    close: () => runtime.dispose(),
+      run("callTool", Effect.map(client.callTool(server, tool, args, callOptions), promiseHandle)),
+    settle: (key, scope) => run("settle", client.settle(key, scope)),
+    cancel: (key, scope) => run("cancel", client.cancel(key, scope)),
+    reissue: (key, scope) => run("reissue", Effect.map(client.reissue(key, scope), promiseHandle)),
+    abandon: (key, scope) => run("abandon", client.abandon(key, scope)),
+    reconcile: () => run("reconcile", client.reconcile),
+    list: (listOptions) => run("list", client.list(listOptions)),
+    get: (key, scope) => run("get", client.get(key, scope)),
+    gc: (retention, scope) =>
+      run(
+        "gc",
+        Effect.flatMap(DurationInput.decode(retention), (duration) => client.gc(duration, scope)),
+      ),
+    close,
+    [Symbol.asyncDispose]: close,
   }
 }

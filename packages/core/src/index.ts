@@ -12,6 +12,13 @@
  */
 export * as Claiming from "./Claiming.js"
 /**
+ * Durations as people write them (`"7d"`, `"30s"`), one parser for the library and the CLI.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
+export * as DurationInput from "./DurationInput.js"
+/**
  * The durable record of one tool call, and its statuses.
  *
  * @since 0.1.0
@@ -60,6 +67,13 @@ export * as Outcome from "./Outcome.js"
  * @category modules
  */
 export * as Polling from "./Polling.js"
+/**
+ * The client behind plain Promises, for code that does not use Effect.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
+export * as PromiseClient from "./PromiseClient.js"
 /**
  * Opens a Promise client (see `PromiseClient`).
  *

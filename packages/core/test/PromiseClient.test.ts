@@ -1,7 +1,14 @@
+import { execFileSync } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { openTaskClient } from "@mcp-handles/core"
 import { makeFakeServer } from "@mcp-handles/fake-server"
 import { MemoryStore } from "@mcp-handles/store-memory"
+import * as Duration from "effect/Duration"
 import { describe, expect, it } from "vitest"
+import { runGroup } from "../../../scripts/testing/process-groups.mjs"
+import * as AsyncDispose from "../src/internal/asyncDispose.js"
+import { listen } from "./support/wire.js"
 
 // The facade in real time, with short tasks: plain async code, no Effect in sight.
 describe("openTaskClient", () => {
@@ -67,6 +74,170 @@ describe("openTaskClient", () => {
       await expect(client.reissue("p-none")).rejects.toMatchObject({ _tag: "UnknownKey" })
     } finally {
       await client.close()
+    }
+  })
+})
+
+// What a Promise user meets: Error subclasses with a tag and a sentence, a close that ends every
+// wait, `await using`, durations as the CLI writes them.
+describe("openTaskClient, natively", () => {
+  const server = makeFakeServer({
+    tools: [{ name: "slow", shape: "task", durationMs: 60_000, pollIntervalMs: 250 }],
+  })
+  const servers = [{ name: "fake", url: "http://fake.test/mcp" }]
+  const http = {
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => server.handler(new Request(input, init)),
+  }
+  const open = () => openTaskClient({ store: MemoryStore.layer, servers, http })
+
+  it("rejects with Error subclasses that carry a _tag and a readable message", async () => {
+    const client = await open()
+    try {
+      const error = await client.settle("missing").catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Error)
+      expect(error).toMatchObject({ _tag: "UnknownKey", key: "missing", scope: "default" })
+      expect(String(error)).toBe('UnknownKey: no call with key "missing" in scope "default"')
+      const unknownServer = await client.callTool("nowhere", "slow", {}).catch((e: unknown) => e)
+      expect(unknownServer).toBeInstanceOf(Error)
+      expect(String(unknownServer)).toBe(
+        'UnknownServer: the server "nowhere" is not configured on this client',
+      )
+      const badKey = await client.callTool("fake", "slow", {}, { key: "" }).catch((e: unknown) => e)
+      expect(badKey).toBeInstanceOf(Error)
+      expect(String(badKey)).toBe("InvalidKey: invalid key: must be 1 to 512 characters")
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("rejects every call after close() with ClientClosed, and close() is idempotent", async () => {
+    const client = await open()
+    await client.close()
+    await client.close()
+    for (const attempt of [
+      () => client.callTool("fake", "slow", {}),
+      () => client.settle("k"),
+      () => client.get("k"),
+      () => client.list(),
+      () => client.reconcile(),
+      () => client.gc("7d"),
+    ]) {
+      const error = await attempt().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Error)
+      expect(error).toMatchObject({ _tag: "ClientClosed" })
+    }
+    const error = await client.get("k").catch((e: unknown) => e)
+    expect(String(error)).toBe(
+      "ClientClosed: get: the client is closed; its open calls stay in the store for the next client",
+    )
+  })
+
+  it("ends a wait still pending at close() with ClientClosed, and hands the call off", async () => {
+    const client = await open()
+    const handle = await client.callTool("fake", "slow", {}, { key: "long" })
+    const waiting = handle.outcome().catch((e: unknown) => e)
+    const settling = client.settle("long").catch((e: unknown) => e)
+    await client.close()
+    expect(await waiting).toMatchObject({ _tag: "ClientClosed", operation: "outcome" })
+    expect(await settling).toMatchObject({ _tag: "ClientClosed", operation: "settle" })
+  })
+
+  it("closes at the end of an `await using` block", async () => {
+    let escaped: Awaited<ReturnType<typeof open>> | undefined
+    {
+      await using client = await open()
+      escaped = client
+      await client.callTool("fake", "slow", {}, { key: "scoped" })
+      expect((await client.get("scoped")).status).toBe("working")
+    }
+    expect(await escaped.get("scoped").catch((e: unknown) => e)).toMatchObject({ _tag: "ClientClosed" })
+  })
+
+  it("takes durations as the CLI writes them, or as Effect durations, and refuses others typed", async () => {
+    const client = await open()
+    try {
+      expect(await client.gc("7d")).toBe(0)
+      expect(await client.gc(Duration.days(7))).toBe(0)
+      expect(await client.gc("1.5h")).toBe(0)
+      const error = await client.gc("7 dayz" as never).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Error)
+      expect(error).toMatchObject({ _tag: "InvalidDuration", input: "7 dayz" })
+    } finally {
+      await client.close()
+    }
+    const timeout = await openTaskClient({
+      store: MemoryStore.layer,
+      servers,
+      http,
+      inputTimeout: "10m",
+      callTimeout: "30s",
+    })
+    await timeout.close()
+    const refused = await openTaskClient({
+      store: MemoryStore.layer,
+      servers,
+      callTimeout: "soon" as never,
+    }).catch((e: unknown) => e)
+    expect(refused).toMatchObject({ _tag: "InvalidDuration", input: "soon" })
+  })
+
+  it("rejects opening with the store's typed error, and holds nothing open after it", async () => {
+    const error = await openTaskClient({
+      store: MemoryStore.layer,
+      servers: [{ name: "x", url: "ftp://x" }],
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).toMatchObject({ _tag: "InvalidServerUrl" })
+  })
+
+  it("defines Symbol.asyncDispose where the runtime has none, as TypeScript's lowering expects", () => {
+    expect(AsyncDispose.ensure()).toBe(Symbol.asyncDispose)
+    const bare = { for: Symbol.for } as unknown as SymbolConstructor
+    expect(AsyncDispose.ensure(bare)).toBe(Symbol.for("Symbol.asyncDispose"))
+    expect(bare.asyncDispose).toBe(Symbol.for("Symbol.asyncDispose"))
+  })
+})
+
+// A real process on real sockets: after close() the process ends by itself; while a client is
+// open (its background reconciler runs) it does not, by design.
+describe("openTaskClient and the process", () => {
+  const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "call-and-close.mjs")
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+  const server = makeFakeServer({
+    tools: [{ name: "quick", shape: "task", durationMs: 300, pollIntervalMs: 250 }],
+  })
+  const serve = () =>
+    listen((body, request, response) => {
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(request.headers)) {
+        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value)
+      }
+      void server
+        .handler(
+          new Request(`http://127.0.0.1${request.url}`, { method: request.method ?? "POST", headers, body }),
+        )
+        .then(async (answer) => {
+          answer.headers.forEach((value, name) => {
+            response.setHeader(name, value)
+          })
+          response.writeHead(answer.status)
+          response.end(await answer.text())
+        })
+    })
+
+  it("exits by itself after close(), and not while the client is open", { timeout: 120_000 }, async () => {
+    // The child runs the built packages, as an app would.
+    execFileSync("npx", ["tsc", "-b", "packages/store-memory/tsconfig.src.json"], { cwd: root })
+    const real = await serve()
+    try {
+      const closed = await runGroup(process.execPath, [fixture, real.url, "close"], { timeoutMs: 20_000 })
+      expect(closed.stdout.trim()).toBe("Completed")
+      expect(closed.code).toBe(0)
+      const open = await runGroup(process.execPath, [fixture, real.url, "leave-open"], { timeoutMs: 5_000 })
+      expect(open.stdout.trim()).toBe("Completed")
+      expect(open.signal).toBe("SIGKILL")
+    } finally {
+      await real.close()
     }
   })
 })

@@ -3,36 +3,29 @@
  *
  * @since 0.1.0
  */
+import * as DurationInput from "@mcp-handles/core/DurationInput"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Output from "../Output.js"
 import * as Spec from "../Spec.js"
 
-const units: Record<string, number> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 604_800_000,
-}
-
 /**
- * `7d`, `12h`, `30m`: a retention in milliseconds.
+ * `7d`, `12h`, `30m`: a retention in milliseconds, read by core's `DurationInput` (the library's
+ * `gc("7d")` takes the same).
  *
  * @since 0.1.0
  */
-export const parseAge = (raw: string) => {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/.exec(raw.trim())
-  const unit = match?.[2] === undefined ? undefined : units[match[2]]
-  if (match === null || unit === undefined) {
-    return Effect.fail(
-      usage(`--older-than: expected a number and a unit (ms, s, m, h, d, w), like 7d; got ${raw}`),
-    )
-  }
-  return Effect.succeed(Number(match[1]) * unit)
-}
+export const parseAge = (raw: string) =>
+  Either.match(DurationInput.decodeEither(raw), {
+    onLeft: () =>
+      Effect.fail(
+        usage(`--older-than: expected a number and a unit (ms, s, m, h, d, w), like 7d; got ${raw}`),
+      ),
+    onRight: (retention) => Effect.succeed(Duration.toMillis(retention)),
+  })
 
 const olderThan = Spec.withDefault(
   Spec.text("older-than", {
