@@ -1,0 +1,421 @@
+#!/usr/bin/env node
+/**
+ * The READMEs' examples, verbatim, in an app outside the workspace, installed the way a user
+ * installs mcp-handles: the published packages are packed with `pnpm pack`, a scratch project in
+ * a fresh temporary directory installs the tarballs with npm next to the newest Effect 3, the
+ * TypeScript examples are compiled there (with `moduleResolution` nodenext, and type-checked
+ * again with node10), and each one runs to its end, in a directory of its own, against the packed
+ * `fake-mcp-server`. An example passes when it exits 0 by itself: a client that kept the process
+ * alive after its close fails it.
+ *
+ * The examples are the fenced blocks right below a marker line, in README.md and
+ * packages/<name>/README.md, so that a README and this check cannot drift apart:
+ *
+ *   <!-- example: NAME -->                      a `ts` block: compiled and run;
+ *                                               an `sh` block: run line by line in the app
+ *   <!-- example: NAME; compile only -->        compiled, not run
+ *   <!-- example: NAME; needs DATABASE_URL -->  run when DATABASE_URL is set, against a database
+ *                                               created for the run and dropped after it
+ *
+ * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
+ * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
+ * read the server's URL from RESEARCH_MCP_URL, and PostgreSQL's from DATABASE_URL.
+ *
+ * Usage: node scripts/external-app.mjs [--keep]   (needs the npm registry; --keep leaves the
+ * scratch directory in place and prints it)
+ */
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { killGroup, runGroup, spawnGroup } from "./testing/process-groups.mjs"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const keep = process.argv.includes("--keep")
+const exampleTimeoutMs = Number(process.env.EXTERNAL_APP_EXAMPLE_TIMEOUT_MS ?? 60_000)
+const installTimeoutMs = 10 * 60_000
+const started = Date.now()
+const log = (line) => console.log(`external-app [${Math.round((Date.now() - started) / 1000)} s]: ${line}`)
+const indent = (text) =>
+  text
+    .trimEnd()
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n")
+
+class Failure extends Error {}
+
+/** Runs a command to its end; fails with its output unless it exits 0. */
+const run = async (what, command, args, options = {}) => {
+  const { timeoutMs = installTimeoutMs, ...rest } = options
+  const result = await runGroup(command, args, { timeoutMs, ...rest })
+  if (result.code !== 0) {
+    const ending =
+      result.signal === "SIGKILL" ? `did not end within ${timeoutMs / 1000} s` : `exited ${result.code}`
+    throw new Failure(`${what} ${ending}\n${indent(`${result.stdout}\n${result.stderr}`)}`)
+  }
+  return result
+}
+
+// ---------------------------------------------------------------------------------------------
+// The examples, from the READMEs
+// ---------------------------------------------------------------------------------------------
+
+const marker = /^<!--\s*example:\s*([a-z0-9-]+)\s*(?:;\s*(.*?))?\s*-->\s*$/
+
+const readmes = () => [
+  path.join(root, "README.md"),
+  ...fs
+    .readdirSync(path.join(root, "packages"))
+    .sort()
+    .map((name) => path.join(root, "packages", name, "README.md"))
+    .filter((file) => fs.existsSync(file)),
+]
+
+const examplesOf = (file) => {
+  const lines = fs.readFileSync(file, "utf8").split("\n")
+  const found = []
+  for (let i = 0; i < lines.length; i++) {
+    const match = marker.exec(lines[i])
+    if (match === null) continue
+    const where = `${path.relative(root, file)}:${i + 1}`
+    let start = i + 1
+    while (start < lines.length && lines[start].trim() === "") start++
+    const fence = /^```(ts|sh)\s*$/.exec(lines[start] ?? "")
+    if (fence === null) throw new Failure(`${where}: the example marker is not followed by a ts or sh block`)
+    const end = lines.findIndex((line, at) => at > start && line.trim() === "```")
+    if (end === -1) throw new Failure(`${where}: the example's block is not closed`)
+    const flags = (match[2] ?? "").split(";").map((flag) => flag.trim())
+    const known = ["", "compile only", "needs DATABASE_URL"]
+    const unknown = flags.filter((flag) => !known.includes(flag))
+    if (unknown.length > 0) throw new Failure(`${where}: unknown example flag(s): ${unknown.join(", ")}`)
+    found.push({
+      name: match[1],
+      where,
+      language: fence[1],
+      source: `${lines.slice(start + 1, end).join("\n")}\n`,
+      compileOnly: flags.includes("compile only"),
+      needsDatabase: flags.includes("needs DATABASE_URL"),
+    })
+    i = end
+  }
+  return found
+}
+
+const collectExamples = () => {
+  const all = readmes().flatMap(examplesOf)
+  const seen = new Map()
+  for (const example of all) {
+    if (seen.has(example.name)) {
+      throw new Failure(
+        `${example.where}: example name ${example.name} is used at ${seen.get(example.name)} too`,
+      )
+    }
+    seen.set(example.name, example.where)
+  }
+  return all
+}
+
+// ---------------------------------------------------------------------------------------------
+// The app
+// ---------------------------------------------------------------------------------------------
+
+const pnpm = (args, options) => run(`pnpm ${args.join(" ")}`, "npx", ["-y", "pnpm@12.4.2", ...args], options)
+
+/** Packs every published package; returns package name → { tarball, manifest }. */
+const pack = async (destination) => {
+  const tarballs = new Map()
+  for (const dir of fs.readdirSync(path.join(root, "packages")).sort()) {
+    const manifestFile = path.join(root, "packages", dir, "package.json")
+    if (!fs.existsSync(manifestFile)) continue
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8"))
+    if (manifest.private === true) continue
+    const before = new Set(fs.readdirSync(destination))
+    await pnpm(["pack", "--pack-destination", destination], { cwd: path.join(root, "packages", dir) })
+    const added = fs.readdirSync(destination).filter((file) => !before.has(file))
+    if (added.length !== 1) throw new Failure(`pnpm pack in packages/${dir} made ${added.length} files`)
+    tarballs.set(manifest.name, { tarball: path.join(destination, added[0]), manifest })
+  }
+  return tarballs
+}
+
+/** The @mcp-handles packages `name` needs (dependencies and peers), itself included. */
+const closure = (name, tarballs, found = new Set()) => {
+  const packed = tarballs.get(name)
+  if (packed === undefined) throw new Failure(`no published package ${name}`)
+  if (found.has(name)) return found
+  found.add(name)
+  const { dependencies = {}, peerDependencies = {} } = packed.manifest
+  for (const needed of Object.keys({ ...dependencies, ...peerDependencies })) {
+    if (needed.startsWith("@mcp-handles/")) closure(needed, tarballs, found)
+  }
+  return found
+}
+
+/**
+ * `npm install @mcp-handles/x` installs the tarball of x. None of them is on the registry, so the
+ * @mcp-handles packages x needs and the app does not hold yet come as tarballs along with it (a
+ * user's npm would fetch them). Other lines run as they are.
+ */
+const shellLine = (line, tarballs, app) => {
+  const words = line.trim().split(/\s+/)
+  if (words[0] !== "npm" || words[1] !== "install") return line
+  const named = new Set()
+  const args = words.slice(2).filter((word) => {
+    const name = word.replace(/^(@mcp-handles\/[^@]+)@.*$/, "$1")
+    if (!name.startsWith("@mcp-handles/")) return true
+    for (const needed of closure(name, tarballs)) named.add(needed)
+    return false
+  })
+  const held = (name) => fs.existsSync(path.join(app, "node_modules", name, "package.json"))
+  const packed = [...named].filter((name) => !held(name) || words.includes(name))
+  return [
+    "npm",
+    "install",
+    "--no-audit",
+    "--no-fund",
+    ...packed.map((name) => tarballs.get(name).tarball),
+    ...args,
+  ].join(" ")
+}
+
+/** Every installed copy of a package in the app (a second copy of effect breaks layers). */
+const copiesOf = (app, name) => {
+  const found = []
+  const visit = (modules) => {
+    if (!fs.existsSync(modules)) return
+    const candidate = path.join(modules, name, "package.json")
+    if (fs.existsSync(candidate)) found.push(JSON.parse(fs.readFileSync(candidate, "utf8")).version)
+    for (const entry of fs.readdirSync(modules)) {
+      const scoped = entry.startsWith("@")
+        ? fs.readdirSync(path.join(modules, entry)).map((inner) => path.join(modules, entry, inner))
+        : [path.join(modules, entry)]
+      for (const dir of scoped) visit(path.join(dir, "node_modules"))
+    }
+  }
+  visit(path.join(app, "node_modules"))
+  return found
+}
+
+const serverConfig = {
+  tools: [
+    {
+      name: "deep_report",
+      shape: "task",
+      durationMs: 1_200,
+      pollIntervalMs: 300,
+      workingMessage: "researching {{args.topic}}",
+      outcome: { kind: "result", text: "a report on {{args.topic|anything}}" },
+    },
+  ],
+}
+
+/** `fake-mcp-server` from the packed tarball; its URL and a stop function. */
+const startServer = async (app) => {
+  fs.writeFileSync(path.join(app, "server.json"), JSON.stringify(serverConfig))
+  const bin = path.join(app, "node_modules", ".bin", "fake-mcp-server")
+  const child = spawnGroup(bin, ["--port", "0", "--config", "server.json"], {
+    cwd: app,
+    stdio: ["ignore", "pipe", "inherit"],
+  })
+  const url = await new Promise((resolve, reject) => {
+    let out = ""
+    const timer = setTimeout(() => reject(new Failure("fake-mcp-server printed no URL within 20 s")), 20_000)
+    child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      out += chunk
+      const line = out.split("\n")
+      if (line.length > 1) {
+        clearTimeout(timer)
+        resolve(line[0].trim())
+      }
+    })
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Failure(`fake-mcp-server exited ${code} before printing its URL`))
+    })
+  })
+  return { url, stop: () => killGroup(child) }
+}
+
+/** A database of its own for the PostgreSQL examples, made through the app's `pg`. */
+const makeDatabase = async (app, adminUrl) => {
+  const pg = createRequire(path.join(app, "package.json"))("pg")
+  const name = `mcp_handles_external_${process.pid}_${Math.floor(Math.random() * 1e6)}`
+  const admin = async (sql) => {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    try {
+      await client.query(sql)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
+const tsconfig = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    outDir: "dist",
+    rootDir: "src",
+    types: ["node"],
+    skipLibCheck: true,
+  },
+  include: ["src"],
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const main = async (cleanups) => {
+  const examples = collectExamples()
+  if (!examples.some((example) => example.language === "ts" && !example.compileOnly)) {
+    throw new Failure("no runnable example found in the READMEs")
+  }
+  log(`${examples.length} example(s): ${examples.map((example) => example.name).join(", ")}`)
+
+  log("building")
+  await run("the build", "npx", ["tsc", "-b", "tsconfig.build.json"], { cwd: root })
+
+  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-external-")))
+  if (!path.relative(root, scratch).startsWith("..")) throw new Failure(`${scratch} is inside the workspace`)
+  cleanups.push(() => {
+    if (keep) log(`kept ${scratch}`)
+    else fs.rmSync(scratch, { recursive: true, force: true })
+  })
+  const tarballDir = path.join(scratch, "tarballs")
+  const app = path.join(scratch, "app")
+  fs.mkdirSync(tarballDir)
+  fs.mkdirSync(path.join(app, "src"), { recursive: true })
+
+  log("packing")
+  const tarballs = await pack(tarballDir)
+  log(`packed ${[...tarballs.keys()].join(", ")}`)
+
+  fs.writeFileSync(
+    path.join(app, "package.json"),
+    `${JSON.stringify({ name: "external-app", private: true, type: "module" }, null, 2)}\n`,
+  )
+  const env = { ...process.env, npm_config_update_notifier: "false" }
+  for (const example of examples.filter((candidate) => candidate.language === "sh")) {
+    for (const line of example.source.split("\n")) {
+      if (line.trim() === "" || line.trim().startsWith("#")) continue
+      log(`${example.name}: ${line.trim()}`)
+      const result = await run(
+        `${example.where}: ${line.trim()}`,
+        "sh",
+        ["-c", shellLine(line, tarballs, app)],
+        {
+          cwd: app,
+          env,
+        },
+      )
+      if (!line.trim().startsWith("npm install")) console.log(indent(result.stdout))
+    }
+  }
+  const effects = copiesOf(app, "effect")
+  if (effects.length !== 1 || !effects[0].startsWith("3.")) {
+    throw new Failure(`the app should hold one copy of effect 3, it holds: ${effects.join(", ") || "none"}`)
+  }
+  log(`one copy of effect: ${effects[0]}`)
+
+  // The app's own toolchain, and the fake server the examples talk to.
+  log("installing typescript, @types/node and the fake server")
+  await run(
+    "npm install (toolchain)",
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--save-dev",
+      "typescript@~5.9.3",
+      "@types/node@^20",
+      tarballs.get("@mcp-handles/fake-server").tarball,
+    ],
+    { cwd: app, env },
+  )
+
+  const typescript = examples.filter((example) => example.language === "ts")
+  for (const example of typescript)
+    fs.writeFileSync(path.join(app, "src", `${example.name}.ts`), example.source)
+  fs.writeFileSync(path.join(app, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`)
+  log(`compiling ${typescript.length} example(s) (moduleResolution nodenext)`)
+  await run("tsc", "npx", ["tsc", "-p", "tsconfig.json"], { cwd: app, env })
+  log("type-checking them again with moduleResolution node10")
+  await run(
+    "tsc (node10)",
+    "npx",
+    ["tsc", "-p", "tsconfig.json", "--noEmit", "--module", "esnext", "--moduleResolution", "node10"],
+    {
+      cwd: app,
+      env,
+    },
+  )
+
+  const server = await startServer(app)
+  cleanups.push(server.stop)
+  log(`fake-mcp-server at ${server.url}`)
+  let database
+  const runnable = typescript.filter((example) => !example.compileOnly)
+  for (const example of runnable) {
+    if (example.needsDatabase && process.env.DATABASE_URL === undefined) {
+      log(`${example.name}: skipped (DATABASE_URL is not set)`)
+      continue
+    }
+    if (example.needsDatabase && database === undefined) {
+      database = await makeDatabase(app, process.env.DATABASE_URL)
+      cleanups.push(database.drop)
+    }
+    // A fresh directory of its own: the SQLite default must create its directory.
+    const cwd = path.join(scratch, `run-${example.name}`)
+    fs.mkdirSync(cwd)
+    const result = await run(
+      `${example.where} (${example.name})`,
+      process.execPath,
+      [path.join(app, "dist", `${example.name}.js`)],
+      {
+        cwd,
+        env: {
+          ...env,
+          RESEARCH_MCP_URL: server.url,
+          ...(database === undefined ? {} : { DATABASE_URL: database.url }),
+        },
+        timeoutMs: exampleTimeoutMs,
+      },
+    )
+    log(`${example.name}: ran to its end and exited 0`)
+    console.log(indent(`${result.stdout}${result.stderr}`))
+  }
+  log("every example installed, compiled and ran")
+}
+
+const cleanups = []
+const cleanUp = async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup()
+    } catch (error) {
+      console.error(`external-app: clean-up failed: ${error instanceof Error ? error.message : error}`)
+    }
+  }
+}
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.once(signal, () => {
+    void cleanUp().then(() => process.exit(130))
+  })
+}
+try {
+  await main(cleanups)
+  await cleanUp()
+} catch (error) {
+  await cleanUp()
+  console.error(`external-app: FAILED: ${error instanceof Failure ? error.message : (error?.stack ?? error)}`)
+  process.exit(1)
+}
