@@ -48,13 +48,7 @@ const startServer = () =>
   new Promise((resolvePromise, reject) => {
     const child = spawn(
       process.execPath,
-      [
-        join(root, "packages/fake-server/dist/bin/fake-mcp-server.js"),
-        "--profile",
-        "conformance",
-        "--port",
-        "0",
-      ],
+      [join(root, "packages/fake-server/dist/bin.js"), "--profile", "conformance", "--port", "0"],
       { stdio: ["ignore", "pipe", "inherit"] },
     )
     child.once("error", reject)

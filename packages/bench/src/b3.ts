@@ -20,7 +20,7 @@ import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
-import type { TaskRecord } from "@mcp-handles/fake-server"
+import type * as Persistence from "@mcp-handles/fake-server/Persistence"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -58,7 +58,7 @@ const writeServerState = (file: string, rows: number, createdAt: number) => {
   fs.writeSync(out, '{"tasks":[')
   let chunk: Array<string> = []
   for (let i = 0; i < rows; i++) {
-    const record: TaskRecord = {
+    const record: Persistence.TaskRecord = {
       taskId: `b3-task-${i}`,
       tool: "job",
       arguments: { i },

@@ -12,7 +12,8 @@
  * Run: `node dist/b4.js [--smoke] [--json] [--reps N]`.
  */
 import { pathToFileURL } from "node:url"
-import type { FakeServerConfig, LedgerSnapshot, PollIntervalConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import {
   type BenchReport,
   cliFlags,
@@ -31,7 +32,7 @@ import { type Call, extTasksSide, mcpHandlesSide, type Side } from "./sides.js"
 interface ToolShape {
   readonly name: string
   readonly durationMs: number
-  readonly pollIntervalMs: PollIntervalConfig
+  readonly pollIntervalMs: Config.PollInterval
   readonly label: string
 }
 
@@ -74,7 +75,7 @@ const smokeTools: ReadonlyArray<ToolShape> = [
   },
 ]
 
-const intervalAt = (config: PollIntervalConfig, elapsed: number): number => {
+const intervalAt = (config: Config.PollInterval, elapsed: number): number => {
   if (typeof config === "number") return config
   let current = config[0]?.pollIntervalMs ?? 1_000
   for (const change of config) if (elapsed >= change.afterMs) current = change.pollIntervalMs
@@ -82,7 +83,7 @@ const intervalAt = (config: PollIntervalConfig, elapsed: number): number => {
 }
 
 /** The fewest polls of a client that never polls early: DESIGN.md's `ceil(D / I) + 1`, generalised. */
-export const minimumPolls = (durationMs: number, config: PollIntervalConfig): number => {
+export const minimumPolls = (durationMs: number, config: Config.PollInterval): number => {
   let t = 0
   let polls = 0
   while (t < durationMs) {
@@ -100,7 +101,7 @@ interface SideCount {
   readonly perTool: Map<string, { polls: number; tasks: number; max: number }>
 }
 
-const count = (ledger: LedgerSnapshot, tools: ReadonlyArray<ToolShape>): SideCount => {
+const count = (ledger: Ledger.Snapshot, tools: ReadonlyArray<ToolShape>): SideCount => {
   const byName = new Map(tools.map((t) => [t.name, t]))
   let polls = 0
   let minimum = 0
@@ -142,7 +143,7 @@ export const runB4 = async (options: {
   const reps = options.reps ?? (smoke ? 1 : 3)
   const loadBefore = loadAverage()
   const temp = tempDir("mcp-handles-b4-")
-  const config: FakeServerConfig = {
+  const config: Config.Config = {
     tools: tools.map((t) => ({ name: t.name, durationMs: t.durationMs, pollIntervalMs: t.pollIntervalMs })),
     recordRequests: false,
   }

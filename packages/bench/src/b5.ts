@@ -8,7 +8,7 @@
  * Run: `node dist/b5.js [--smoke] [--json] [--reps N] [--calls N]`.
  */
 import { pathToFileURL } from "node:url"
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import {
   type BenchReport,
   cliFlags,
@@ -40,7 +40,7 @@ export const runB5 = async (options: {
   const reps = options.reps ?? (smoke ? 1 : 8)
   const loadBefore = loadAverage()
   const temp = tempDir("mcp-handles-b5-")
-  const config: FakeServerConfig = { tools: tools.map((t) => ({ ...t })), recordRequests: false }
+  const config: Config.Config = { tools: tools.map((t) => ({ ...t })), recordRequests: false }
   const server = await startFakeServer(config, { dir: temp.dir })
   const sides: Record<"mh" | "ext", Side> = {
     mh: await mcpHandlesSide({ url: server.url, dir: temp.dir, synchronous: "FULL", minIntervalMs: 10 }),

@@ -28,7 +28,7 @@ import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
 import * as Effect from "effect/Effect"
@@ -359,7 +359,7 @@ const measureInChild = async (
   intervalMs: number,
 ): Promise<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> => {
   const temp = tempDir("mcp-handles-b8-")
-  const config: FakeServerConfig = {
+  const config: Config.Config = {
     tools: [{ name: TOOL, durationMs: TASK_DURATION_MS, pollIntervalMs: intervalMs }],
     recordRequests: false,
   }

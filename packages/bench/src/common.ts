@@ -7,7 +7,8 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 
 /** What one benchmark reports: its headline numbers, and Markdown for its BENCHMARKS.md section. */
 export interface BenchReport {
@@ -103,7 +104,7 @@ export const formatValue = (r: Pick<TargetResult, "value" | "unit">): string =>
 export interface RunningServer {
   readonly url: string
   readonly origin: string
-  ledger(): Promise<LedgerSnapshot>
+  ledger(): Promise<Ledger.Snapshot>
   clearLedger(): Promise<void>
   stop(): Promise<void>
 }
@@ -114,7 +115,7 @@ export const fakeServerBin = (): string => {
   // `@mcp-handles/fake-server/package.json` is not exported; resolve the entry, then its package.
   let dir = path.dirname(require.resolve("@mcp-handles/fake-server"))
   while (!fs.existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir)
-  const bin = path.join(dir, "dist", "bin", "fake-mcp-server.js")
+  const bin = path.join(dir, "dist", "bin.js")
   if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run \`pnpm build\` first`)
   return bin
 }
@@ -124,7 +125,7 @@ export const fakeServerBin = (): string => {
  * `--state` file of tasks it already holds). Its CPU is its own process's, not the client's.
  */
 export const startFakeServer = async (
-  config: FakeServerConfig,
+  config: Config.Config,
   options: { readonly state?: string; readonly dir: string },
 ): Promise<RunningServer> => {
   const configFile = path.join(options.dir, `fake-server-${process.pid}-${Date.now()}.json`)
@@ -159,7 +160,7 @@ export const startFakeServer = async (
     ledger: async () => {
       const response = await fetch(`${origin}/_ledger`)
       if (!response.ok) throw new Error(`GET /_ledger: HTTP ${response.status}`)
-      return (await response.json()) as LedgerSnapshot
+      return (await response.json()) as Ledger.Snapshot
     },
     clearLedger: async () => {
       await fetch(`${origin}/_ledger`, { method: "DELETE" })

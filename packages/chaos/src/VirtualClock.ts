@@ -7,6 +7,8 @@
  * are suspended by polling with real `setTimeout`s (several milliseconds per wake-up): too slow
  * for thousands of wake-ups per sequence. Like `TestClock`, time starts at 0 and never moves on
  * its own.
+ *
+ * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -18,6 +20,8 @@ interface Sleeper {
   readonly wake: () => void
 }
 
+// A class, as Effect's own clocks are: the runtime calls these methods on the clock object itself.
+/** @since 0.1.0 */
 export class VirtualClock implements Clock.Clock {
   readonly [Clock.ClockTypeId]: Clock.ClockTypeId = Clock.ClockTypeId
   private now = 0

@@ -9,12 +9,12 @@
  * exactly that case.
  */
 import { parseArgs } from "node:util"
-import { checkFleet } from "./fleet-property.js"
-import { checkModel } from "./model.js"
-import { runProcessChaos } from "./process-chaos.js"
-import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./settings.js"
-import { type StoreKind, storeKinds } from "./stores.js"
-import { emptyStats } from "./world.js"
+import * as FleetModel from "./FleetModel.js"
+import * as Model from "./Model.js"
+import * as ProcessChaos from "./ProcessChaos.js"
+import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./Settings.js"
+import * as Stores from "./Stores.js"
+import { emptyStats } from "./World.js"
 
 const { values } = parseArgs({
   options: {
@@ -52,9 +52,9 @@ if (instances !== undefined && (instances < 1 || instances > 4)) {
 }
 const kills = positive(values.kills, "kills") ?? killsFor()
 const seed = positive(values.seed, "seed") ?? seedFrom()
-const stores = (values.store ?? storeKinds) as ReadonlyArray<StoreKind>
+const stores = (values.store ?? Stores.kinds) as ReadonlyArray<Stores.Kind>
 for (const store of stores) {
-  if (!storeKinds.includes(store)) {
+  if (!Stores.kinds.includes(store)) {
     console.error(`unknown store ${store} (memory, sqlite, postgres)`)
     process.exit(2)
   }
@@ -68,29 +68,28 @@ console.log(`chaos: seed ${seed}`)
 try {
   if (!values["process-only"]) {
     for (const store of stores) {
-      const path = values.path === undefined ? {} : { path: values.path }
+      const path = values.path
       // Counted straight into the totals, so that a failed run's summary still has them.
-      const s = totals
       const before = { ...totals }
       const result =
         instances === undefined
-          ? await checkModel({ store, runs: runs ?? ciRuns[store], seed, stats: totals, ...path })
-          : await checkFleet({
+          ? await Model.check({ store, runs: runs ?? ciRuns[store], seed, stats: totals, path })
+          : await FleetModel.check({
               store,
               runs: runs ?? ciFleetRuns[store],
               seed,
               instances,
               stats: totals,
-              ...path,
+              path,
             })
-      const d = (key: keyof typeof totals) => s[key] - before[key]
+      const d = (key: keyof typeof totals) => totals[key] - before[key]
       console.log(
         `  model ${store.padEnd(8)}: ${d("sequences")} sequences, ${d("steps")} steps, ${d("crashes")} crashes, ${d("restarts")} restarts, ${d("serverFaults")} server faults, ${d("serverRestarts")} server restarts, ${d("checks")} checks (${(result.millis / 1000).toFixed(1)} s)`,
       )
     }
   }
   if (!values["model-only"] && kills > 0) {
-    const result = await runProcessChaos({ kills, seed })
+    const result = await ProcessChaos.run({ kills, seed })
     totals.kills += result.kills
     totals.checks += result.checks
     console.log(

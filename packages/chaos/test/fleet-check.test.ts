@@ -2,7 +2,7 @@
  * Each fleet check flags a hand-built state that breaks it, and passes its lawful neighbour.
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type { LaunchEntry, LedgerSnapshot, RequestEntry, TaskEntry } from "@mcp-handles/fake-server"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import { describe, expect, it } from "vitest"
 import {
   type Ask,
@@ -15,8 +15,8 @@ import {
   pollDiscipline,
   sharedTaskIds,
   terminalFinal,
-} from "../src/fleet-check.js"
-import { violations } from "../src/model.js"
+} from "../src/FleetCheck.js"
+import { violations } from "../src/Model.js"
 
 const row = (fields: Partial<HandleRecord.HandleRecord> & { key: string }): HandleRecord.HandleRecord =>
   ({
@@ -48,7 +48,7 @@ const row = (fields: Partial<HandleRecord.HandleRecord> & { key: string }): Hand
     ...fields,
   }) as HandleRecord.HandleRecord
 
-const task = (taskId: string, key: string, fields: Partial<TaskEntry> = {}): TaskEntry => ({
+const task = (taskId: string, key: string, fields: Partial<Ledger.Task> = {}): Ledger.Task => ({
   taskId,
   tool: "task",
   launchSeq: 1,
@@ -65,7 +65,7 @@ const task = (taskId: string, key: string, fields: Partial<TaskEntry> = {}): Tas
   ...fields,
 })
 
-const launch = (seq: number, key: string, taskId: string | null): LaunchEntry => ({
+const launch = (seq: number, key: string, taskId: string | null): Ledger.Launch => ({
   seq,
   tool: "task",
   arguments: {},
@@ -81,8 +81,8 @@ const request = (
   method: string,
   startedAt: number,
   endedAt: number,
-  fields: Partial<RequestEntry> = {},
-): RequestEntry => ({
+  fields: Partial<Ledger.Request> = {},
+): Ledger.Request => ({
   seq: 1,
   at: startedAt,
   startedAt,
@@ -99,7 +99,7 @@ const request = (
   ...fields,
 })
 
-const ledger = (fields: Partial<LedgerSnapshot>): LedgerSnapshot => ({
+const ledger = (fields: Partial<Ledger.Snapshot>): Ledger.Snapshot => ({
   launches: [],
   tasks: [],
   requests: [],
@@ -193,8 +193,8 @@ describe("fleet checks", () => {
         doubleLaunches(ledger({ requests }), [row({ key: "k" })], { gone: new Map([["a", 1_500]]) }),
       ).toEqual([])
       const oneAfterTheOther = [
-        requests[0] as RequestEntry,
-        { ...(requests[1] as RequestEntry), startedAt: 3_000 },
+        requests[0] as Ledger.Request,
+        { ...(requests[1] as Ledger.Request), startedAt: 3_000 },
       ]
       expect(
         doubleLaunches(ledger({ requests: oneAfterTheOther }), [row({ key: "k" })], { gone: new Map() }),

@@ -3,9 +3,9 @@
  * strictly (no tolerated causes) and fail until core is fixed.
  */
 import { describe, expect, it } from "vitest"
-import { replay, type Sequence } from "../src/model.js"
+import * as Model from "../src/Model.js"
 
-const setup: Sequence["setup"] = {
+const setup: Model.Sequence["setup"] = {
   inDoubtPolicy: "surface",
   dedup: false,
   durableServer: false,
@@ -19,7 +19,7 @@ describe("chaos regressions", () => {
   // than the task's last pollIntervalMs (700 ms): the server sees an early poll.
   it("a poll whose answer was lost is retried no sooner than the task's interval", async () => {
     await expect(
-      replay("memory", {
+      Model.replay("memory", {
         setup,
         steps: [
           { kind: "call", tool: "varying", n: 0 },
@@ -35,7 +35,7 @@ describe("chaos regressions", () => {
   // interval grid (here one refused poll shifts the grid by ~400 ms).
   it("the TTL backstop never polls sooner than the task's interval", async () => {
     await expect(
-      replay("memory", {
+      Model.replay("memory", {
         setup,
         steps: [
           { kind: "fault", fault: { method: "tasks/get", kind: "refused" } },
@@ -52,7 +52,7 @@ describe("chaos regressions", () => {
   // rests pending forever (liveness).
   it("a reissued call whose process stopped before the answer becomes in doubt again", async () => {
     await expect(
-      replay("memory", {
+      Model.replay("memory", {
         setup,
         steps: [
           { kind: "call", tool: "confirm", n: 0 },

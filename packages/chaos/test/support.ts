@@ -1,18 +1,18 @@
 import { expect, it } from "vitest"
-import { checkFleet } from "../src/fleet-property.js"
-import { checkModel, knownEarlyPollBugs } from "../src/model.js"
-import { fleetRunsFor, pathFrom, runsFor, seedFrom } from "../src/settings.js"
-import type { StoreKind } from "../src/stores.js"
+import * as FleetModel from "../src/FleetModel.js"
+import * as Model from "../src/Model.js"
+import { fleetRunsFor, pathFrom, runsFor, seedFrom } from "../src/Settings.js"
+import type * as Stores from "../src/Stores.js"
 
 /** One property per store: random sequences, every invariant after every step. */
-export const modelProperty = (store: StoreKind) =>
+export const modelProperty = (store: Stores.Kind) =>
   it(`keeps every invariant over random sequences of calls, crashes, restarts and faults (${store})`, async () => {
     const path = pathFrom()
-    const result = await checkModel({
+    const result = await Model.check({
       store,
       runs: runsFor(store),
       seed: seedFrom(),
-      tolerate: knownEarlyPollBugs,
+      tolerate: Model.knownEarlyPollBugs,
       ...(path === undefined ? {} : { path }),
     })
     const { stats } = result
@@ -23,10 +23,10 @@ export const modelProperty = (store: StoreKind) =>
   }, 600_000)
 
 /** One fleet property per store: several live instances, every fleet invariant after every step. */
-export const fleetProperty = (store: StoreKind, instances = 4) =>
+export const fleetProperty = (store: Stores.Kind, instances = 4) =>
   it(`keeps every fleet invariant with up to ${instances} live instances on one ${store} store`, async () => {
     const path = pathFrom()
-    const result = await checkFleet({
+    const result = await FleetModel.check({
       store,
       runs: fleetRunsFor(store),
       seed: seedFrom(),

@@ -5,14 +5,14 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { openTaskClient } from "@mcp-handles/core"
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type FakeServer, fakeServer, processTestTimeout, type Workspace, workspace } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-const config: FakeServerConfig = {
+const config: Config.Config = {
   deduplicateByKey: true,
   tools: [
     { name: "quick", shape: "direct", outcome: { kind: "result", text: "quick {{args.n}}" } },

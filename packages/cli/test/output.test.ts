@@ -2,7 +2,7 @@
  * Each command's `--json` output against its schema in `Output` (no field missing, none extra,
  * one line), and each command's exit codes as the README gives them.
  */
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import * as Output from "../src/Output.js"
@@ -17,7 +17,7 @@ import {
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-const config: FakeServerConfig = {
+const config: Config.Config = {
   deduplicateByKey: true,
   tools: [
     { name: "quick", shape: "direct", outcome: { kind: "result", text: "quick" } },

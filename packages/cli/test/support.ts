@@ -8,7 +8,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
-import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 export const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
@@ -62,11 +63,11 @@ export const workspace = (): Workspace => {
 
 export interface FakeServer {
   readonly url: string
-  readonly ledger: () => Promise<LedgerSnapshot>
+  readonly ledger: () => Promise<Ledger.Snapshot>
   readonly stop: () => void
 }
 
-export const fakeServer = (dir: string, config: FakeServerConfig): Promise<FakeServer> =>
+export const fakeServer = (dir: string, config: Config.Config): Promise<FakeServer> =>
   new Promise((resolve, reject) => {
     const file = join(dir, "server.json")
     writeFileSync(file, JSON.stringify(config))
@@ -77,7 +78,7 @@ export const fakeServer = (dir: string, config: FakeServerConfig): Promise<FakeS
       const url = line.trim()
       resolve({
         url,
-        ledger: async () => (await (await fetch(new URL("/_ledger", url))).json()) as LedgerSnapshot,
+        ledger: async () => (await (await fetch(new URL("/_ledger", url))).json()) as Ledger.Snapshot,
         stop: () => killGroup(child, "SIGTERM"),
       })
     })

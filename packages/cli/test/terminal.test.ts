@@ -5,14 +5,14 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { bin, type FakeServer, fakeServer, processTestTimeout, type Workspace, workspace } from "./support.js"
 import * as Terminal from "./terminal.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-const config: FakeServerConfig = {
+const config: Config.Config = {
   tools: [
     {
       name: "deploy",

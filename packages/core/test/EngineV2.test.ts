@@ -10,7 +10,8 @@ import * as vm from "node:vm"
 import { describe, expect, it } from "@effect/vitest"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
-import type { FakeServerConfig, TaskEntry } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { elapse, type Harness, makeHarness, runFor, startProcess, withStore } from "./support/harness.js"
@@ -24,7 +25,7 @@ const heapAfterGc = () => {
   return process.memoryUsage().heapUsed
 }
 
-type Tool = FakeServerConfig["tools"][number]
+type Tool = Config.Config["tools"][number]
 
 const slow = (over: Partial<Tool> = {}): Tool => ({
   name: "slow",
@@ -35,7 +36,7 @@ const slow = (over: Partial<Tool> = {}): Tool => ({
 })
 
 /** Every server task launched under one idempotency key. */
-const tasksOfKey = (h: Harness, key: string): ReadonlyArray<TaskEntry> =>
+const tasksOfKey = (h: Harness, key: string): ReadonlyArray<Ledger.Task> =>
   h.server.ledger.tasks.filter((task) => task.idempotencyKey === key)
 
 const row = (h: Harness, key: string) =>

@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import * as Effect from "effect/Effect"
 import { elapse, type Harness, makeHarness, rewriteAnswers, runFor, startProcess } from "./support/harness.js"
 
-type Tool = FakeServerConfig["tools"][number]
+type Tool = Config.Config["tools"][number]
 
 const slow = (over: Partial<Tool> = {}): Tool => ({
   name: "slow",

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { openTaskClient } from "@mcp-handles/core"
-import { makeFakeServer } from "@mcp-handles/fake-server"
+import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import * as Duration from "effect/Duration"
 import { describe, expect, it } from "vitest"
@@ -12,7 +12,7 @@ import { listen } from "./support/wire.js"
 
 // The facade in real time, with short tasks: plain async code, no Effect in sight.
 describe("openTaskClient", () => {
-  const server = makeFakeServer({
+  const server = FakeServer.unsafeMake({
     tools: [
       {
         name: "slow",
@@ -81,7 +81,7 @@ describe("openTaskClient", () => {
 // What a Promise user meets: Error subclasses with a tag and a sentence, a close that ends every
 // wait, `await using`, durations as the CLI writes them.
 describe("openTaskClient, natively", () => {
-  const server = makeFakeServer({
+  const server = FakeServer.unsafeMake({
     tools: [{ name: "slow", shape: "task", durationMs: 60_000, pollIntervalMs: 250 }],
   })
   const servers = [{ name: "fake", url: "http://fake.test/mcp" }]
@@ -203,7 +203,7 @@ describe("openTaskClient, natively", () => {
 describe("openTaskClient and the process", () => {
   const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "call-and-close.mjs")
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
-  const server = makeFakeServer({
+  const server = FakeServer.unsafeMake({
     tools: [{ name: "quick", shape: "task", durationMs: 300, pollIntervalMs: 250 }],
   })
   const serve = () =>

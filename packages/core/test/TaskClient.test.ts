@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type { FakeServerConfig, LedgerSnapshot } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -14,7 +15,7 @@ import {
   startProcess,
 } from "./support/harness.js"
 
-const slow = (over: Partial<FakeServerConfig["tools"][number]> = {}) => ({
+const slow = (over: Partial<Config.Config["tools"][number]> = {}) => ({
   name: "slow",
   shape: "task" as const,
   durationMs: 5_000,
@@ -29,7 +30,7 @@ const allRows = (h: Harness, scope = "default") =>
  * No orphan: every task the server created is recorded with its id, or covered by an in-doubt
  * row of the call that created it. No double launch: at most one launch per key.
  */
-const checkInvariants = (ledger: LedgerSnapshot, rows: ReadonlyArray<HandleRecord.HandleRecord>) => {
+const checkInvariants = (ledger: Ledger.Snapshot, rows: ReadonlyArray<HandleRecord.HandleRecord>) => {
   const byKey = new Map(rows.map((r) => [r.key, r]))
   for (const task of ledger.tasks) {
     const row = task.idempotencyKey === null ? undefined : byKey.get(task.idempotencyKey)

@@ -1,44 +1,10 @@
-export { type Clock, type ManualClock, manualClock, systemClock } from "./clock.js"
-export type {
-  DurationConfig,
-  ExpiryConfig,
-  FakeServerConfig,
-  Fault,
-  FaultMatch,
-  FaultPhase,
-  FaultRule,
-  InputRequest,
-  InputRequests,
-  InputStep,
-  Outcome,
-  OutcomeConfig,
-  PollIntervalChange,
-  PollIntervalConfig,
-  RateLimitConfig,
-  ResultShape,
-  ToolAnnotations,
-  ToolBehaviour,
-  ToolConfig,
-  WeightedOutcome,
-  WrongShape,
-} from "./config.js"
-export type { Json, JsonObject } from "./json.js"
-export { jsonFilePersistence } from "./json-file-persistence.js"
-export {
-  type LaunchEntry,
-  Ledger,
-  type LedgerSnapshot,
-  type RequestEntry,
-  type RestartEntry,
-  type TaskEntry,
-  type TaskUpdateEntry,
-} from "./ledger.js"
-export { memoryPersistence, type TaskPersistence, type TaskPlan, type TaskRecord } from "./persistence.js"
-export { conformanceProfile } from "./profiles/conformance.js"
-export {
-  ConnectionDropped,
-  type FakeServer,
-  type FakeServerOptions,
-  makeFakeServer,
-  type ServeResult,
-} from "./server.js"
+/**
+ * @since 0.1.0
+ */
+export * as Config from "./Config.js"
+export * as FakeServer from "./FakeServer.js"
+export * as Json from "./Json.js"
+export * as Ledger from "./Ledger.js"
+export * as Persistence from "./Persistence.js"
+export * as Profile from "./Profile.js"
+export * as ServerClock from "./ServerClock.js"

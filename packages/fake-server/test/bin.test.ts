@@ -8,11 +8,11 @@ import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
-import type { FakeServerConfig } from "../src/index.js"
+import type * as Config from "../src/Config.js"
 import { request } from "./helpers.js"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-const bin = join(packageDir, "dist/bin/fake-mcp-server.js")
+const bin = join(packageDir, "dist/bin.js")
 const work = mkdtempSync(join(tmpdir(), "fake-mcp-server-"))
 
 type Child = ChildProcessByStdio<null, Readable, Readable>
@@ -66,7 +66,7 @@ describe("fake-mcp-server binary", () => {
   })
 
   it("reads --config, and a drop fault cuts the socket after creating the task", async () => {
-    const config: FakeServerConfig = {
+    const config: Config.Config = {
       tools: [{ name: "job", durationMs: 60_000 }],
       faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "drop" } }],
     }

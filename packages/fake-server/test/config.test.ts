@@ -1,27 +1,24 @@
 import { describe, expect, it } from "vitest"
-import {
-  type FakeServerConfig,
-  makeFakeServer,
-  manualClock,
-  memoryPersistence,
-  type ToolConfig,
-} from "../src/index.js"
+import type * as Config from "../src/Config.js"
+import * as FakeServer from "../src/FakeServer.js"
+import * as Persistence from "../src/Persistence.js"
+import * as ServerClock from "../src/ServerClock.js"
 import { type AnyJson, call, errorOf, rpc } from "./helpers.js"
 
 const T0 = Date.UTC(2026, 6, 28, 12)
 
-const serverWith = (tools: ToolConfig[], extra: Partial<FakeServerConfig> = {}) => {
-  const clock = manualClock(T0)
-  return { clock, server: makeFakeServer({ tools, ...extra }, { clock }) }
+const serverWith = (tools: Config.Tool[], extra: Partial<Config.Config> = {}) => {
+  const clock = ServerClock.manual(T0)
+  return { clock, server: FakeServer.unsafeMake({ tools, ...extra }, { clock }) }
 }
 
 const start = async (
-  server: ReturnType<typeof makeFakeServer>,
+  server: ReturnType<typeof FakeServer.unsafeMake>,
   name: string,
   args: Record<string, unknown> = {},
 ) => call(server, "tools/call", { name, arguments: args })
 
-const get = (server: ReturnType<typeof makeFakeServer>, taskId: string) =>
+const get = (server: ReturnType<typeof FakeServer.unsafeMake>, taskId: string) =>
   call(server, "tasks/get", { taskId })
 
 describe("result shape", () => {
@@ -424,15 +421,15 @@ describe("idempotency keys", () => {
   })
 
   it("keeps deduplicating across a durable restart, but not after a lossy one", async () => {
-    const durable = makeFakeServer(
+    const durable = FakeServer.unsafeMake(
       { tools: [{ name: "t", durationMs: 100 }], deduplicateByKey: true },
-      { persistence: memoryPersistence() },
+      { persistence: Persistence.memory() },
     )
     const first = await call(durable, "tools/call", { name: "t" }, { key: "k" })
     durable.restart()
     expect((await call(durable, "tools/call", { name: "t" }, { key: "k" })).taskId).toBe(first.taskId)
 
-    const lossy = makeFakeServer({ tools: [{ name: "t", durationMs: 100 }], deduplicateByKey: true })
+    const lossy = FakeServer.unsafeMake({ tools: [{ name: "t", durationMs: 100 }], deduplicateByKey: true })
     const before = await call(lossy, "tools/call", { name: "t" }, { key: "k" })
     lossy.restart()
     expect((await call(lossy, "tools/call", { name: "t" }, { key: "k" })).taskId).not.toBe(before.taskId)

@@ -1,36 +1,30 @@
 import { describe, expect, it } from "vitest"
-import {
-  ConnectionDropped,
-  type FakeServerConfig,
-  type FakeServerOptions,
-  type Fault,
-  type FaultMatch,
-  makeFakeServer,
-  manualClock,
-  memoryPersistence,
-} from "../src/index.js"
+import type * as Config from "../src/Config.js"
+import * as FakeServer from "../src/FakeServer.js"
+import * as Persistence from "../src/Persistence.js"
+import * as ServerClock from "../src/ServerClock.js"
 import { call, errorOf, request, rpc } from "./helpers.js"
 
 const T0 = Date.UTC(2026, 6, 28)
-const tools: FakeServerConfig["tools"] = [
+const tools: Config.Config["tools"] = [
   { name: "job", durationMs: 1000, pollIntervalMs: 100 },
   { name: "direct", shape: "direct" },
 ]
 
 const withFault = (
-  fault: Fault,
-  when: FaultMatch = { method: "tools/call" },
-  options: FakeServerOptions = {},
+  fault: Config.Fault,
+  when: Config.FaultMatch = { method: "tools/call" },
+  options: FakeServer.Options = {},
 ) => {
-  const clock = manualClock(T0)
-  return { clock, server: makeFakeServer({ tools, faults: [{ when, fault }] }, { clock, ...options }) }
+  const clock = ServerClock.manual(T0)
+  return { clock, server: FakeServer.unsafeMake({ tools, faults: [{ when, fault }] }, { clock, ...options }) }
 }
 
 describe("dropped connections", () => {
   it("after: the task is created, then the response body breaks (error-body style)", async () => {
     const { server } = withFault({ kind: "drop" })
     const response = await server.handler(request("tools/call", { name: "job" }, { key: "k1" }))
-    await expect(response.text()).rejects.toBeInstanceOf(ConnectionDropped)
+    await expect(response.text()).rejects.toBeInstanceOf(FakeServer.ConnectionDropped)
     // The server holds a task the client never heard of: the orphan window.
     expect(server.taskIds()).toHaveLength(1)
     expect(server.ledger.launches).toEqual([
@@ -53,7 +47,7 @@ describe("dropped connections", () => {
   it("throw style rejects the handler itself", async () => {
     const { server } = withFault({ kind: "drop" }, { method: "tools/call" }, { dropStyle: "throw" })
     await expect(server.handler(request("tools/call", { name: "job" }))).rejects.toBeInstanceOf(
-      ConnectionDropped,
+      FakeServer.ConnectionDropped,
     )
     expect(server.taskIds()).toHaveLength(1)
   })
@@ -114,8 +108,8 @@ describe("latency", () => {
   })
 
   it("takes the clock after the wait (a virtual clock can advance during it)", async () => {
-    const clock = manualClock(T0)
-    const server = makeFakeServer(
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
       { tools, faults: [{ when: { method: "tools/call" }, fault: { kind: "latency", ms: 300 } }] },
       { clock, sleep: async (ms) => clock.advance(ms) },
     )
@@ -126,8 +120,8 @@ describe("latency", () => {
 
 describe("late answers and in-flight times", () => {
   it("latency after: the task is created at once, the answer leaves later; the ledger has both ends", async () => {
-    const clock = manualClock(T0)
-    const server = makeFakeServer(
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
       {
         tools,
         faults: [{ when: { method: "tools/call" }, fault: { kind: "latency", ms: 5000, phase: "after" } }],
@@ -154,8 +148,8 @@ describe("late answers and in-flight times", () => {
   })
 
   it("faults passed with one request apply to that request only", async () => {
-    const clock = manualClock(T0)
-    const server = makeFakeServer({ tools }, { clock })
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake({ tools }, { clock })
     const first = await server.handler(request("tools/call", { name: "job" }, { key: "k1" }), [
       { kind: "status", status: 503, phase: "after" },
     ])
@@ -229,15 +223,15 @@ describe("restarts", () => {
   })
 
   it("a durable server keeps tasks, answers and cancels across restart()", async () => {
-    const clock = manualClock(T0)
-    const persistence = memoryPersistence()
-    const server = makeFakeServer({ tools }, { clock, persistence })
+    const clock = ServerClock.manual(T0)
+    const persistence = Persistence.memory()
+    const server = FakeServer.unsafeMake({ tools }, { clock, persistence })
     const created = await call(server, "tools/call", { name: "job" })
     await call(server, "tasks/cancel", { taskId: created.taskId })
     expect(server.restart()).toEqual({ at: T0, durable: true, lostTaskIds: [] })
     expect((await call(server, "tasks/get", { taskId: created.taskId })).status).toBe("cancelled")
     // A second server over the same store is a new process finding the old tasks.
-    const reborn = makeFakeServer({ tools }, { clock, persistence })
+    const reborn = FakeServer.unsafeMake({ tools }, { clock, persistence })
     expect(reborn.taskIds()).toEqual([created.taskId])
   })
 })
@@ -253,8 +247,8 @@ describe("skewed timestamps", () => {
 
 describe("schedules", () => {
   it("nth, times and tool matching are exact", async () => {
-    const clock = manualClock(T0)
-    const server = makeFakeServer(
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
       {
         tools,
         faults: [
@@ -274,7 +268,7 @@ describe("schedules", () => {
 
   it("probabilistic faults are reproducible from the seed", async () => {
     const run = async (seed: number) => {
-      const server = makeFakeServer({
+      const server = FakeServer.unsafeMake({
         tools,
         seed,
         faults: [

@@ -1,8 +1,8 @@
-import type { FakeServer } from "../src/index.js"
+import type * as FakeServer from "../src/FakeServer.js"
 
-export const TASKS = "io.modelcontextprotocol/tasks"
-export const WITH_TASKS = { extensions: { [TASKS]: {} } }
-export const URL_BASE = "http://fake-mcp.test/mcp"
+export const tasksExtension = "io.modelcontextprotocol/tasks"
+export const withTasks = { extensions: { [tasksExtension]: {} } }
+export const urlBase = "http://fake-mcp.test/mcp"
 
 const NAME_FIELD: Record<string, string> = {
   "tools/call": "name",
@@ -33,7 +33,7 @@ export const request = (
       ? undefined
       : {
           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? WITH_TASKS,
+          "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? withTasks,
           "io.modelcontextprotocol/clientInfo": { name: "test", version: "1.0.0" },
           ...(options.key === undefined ? {} : { "mcp-handles/key": options.key }),
           ...options.meta,
@@ -56,7 +56,7 @@ export const request = (
     delete headers[name.toLowerCase()]
     if (value !== null) headers[name.toLowerCase()] = value
   }
-  return new Request(URL_BASE, { method: "POST", headers, body: JSON.stringify(body) })
+  return new Request(urlBase, { method: "POST", headers, body: JSON.stringify(body) })
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes
@@ -69,7 +69,7 @@ export interface RpcReply {
 }
 
 export const rpc = async (
-  server: FakeServer,
+  server: FakeServer.FakeServer,
   method: string,
   params: Record<string, unknown> = {},
   options: RpcOptions = {},
@@ -90,7 +90,7 @@ export const rpc = async (
 
 /** The `result` of a successful call (throws with the error otherwise). */
 export const call = async (
-  server: FakeServer,
+  server: FakeServer.FakeServer,
   method: string,
   params: Record<string, unknown> = {},
   options: RpcOptions = {},
@@ -101,7 +101,7 @@ export const call = async (
 }
 
 export const errorOf = async (
-  server: FakeServer,
+  server: FakeServer.FakeServer,
   method: string,
   params: Record<string, unknown> = {},
   options: RpcOptions = {},

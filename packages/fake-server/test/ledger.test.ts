@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest"
-import { makeFakeServer, manualClock } from "../src/index.js"
+import * as FakeServer from "../src/FakeServer.js"
+import * as ServerClock from "../src/ServerClock.js"
 import { call } from "./helpers.js"
 
 const T0 = Date.UTC(2026, 6, 28)
 
 const setup = () => {
-  const clock = manualClock(T0)
-  const server = makeFakeServer(
+  const clock = ServerClock.manual(T0)
+  const server = FakeServer.unsafeMake(
     {
       tools: [
         { name: "job", durationMs: 1000, pollIntervalMs: 300 },
@@ -102,7 +103,7 @@ describe("launch ledger", () => {
   })
 
   it("can skip per-request records for long runs", async () => {
-    const server = makeFakeServer({ tools: [{ name: "d", shape: "direct" }], recordRequests: false })
+    const server = FakeServer.unsafeMake({ tools: [{ name: "d", shape: "direct" }], recordRequests: false })
     await call(server, "tools/call", { name: "d" })
     expect(server.ledger.requests).toEqual([])
     expect(server.ledger.launches).toHaveLength(1)

@@ -1,9 +1,9 @@
 import { setupServer } from "msw/node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeFakeServerHandlers } from "../src/msw.js"
+import * as MswHandlers from "../src/MswHandlers.js"
 import { request } from "./helpers.js"
 
-const { server: fake, handlers } = makeFakeServerHandlers(
+const { server: fake, handlers } = MswHandlers.unsafeMake(
   {
     tools: [{ name: "job", durationMs: 60_000 }],
     faults: [{ when: { method: "tools/call", nth: 2 }, fault: { kind: "drop" } }],

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { type FakeServerConfig, makeFakeServer, manualClock } from "../src/index.js"
-import { call, errorOf, request, rpc, TASKS, URL_BASE, WITH_TASKS } from "./helpers.js"
+import type * as Config from "../src/Config.js"
+import * as FakeServer from "../src/FakeServer.js"
+import * as ServerClock from "../src/ServerClock.js"
+import { call, errorOf, request, rpc, tasksExtension, urlBase, withTasks } from "./helpers.js"
 
-const config: FakeServerConfig = {
+const config: Config.Config = {
   tools: [
     { name: "echo", shape: "direct", outcome: { kind: "result", text: "echo {{args.text}}" } },
     {
@@ -17,8 +19,8 @@ const config: FakeServerConfig = {
 }
 
 const setup = () => {
-  const clock = manualClock(Date.UTC(2026, 6, 28))
-  return { clock, server: makeFakeServer(config, { clock }) }
+  const clock = ServerClock.manual(Date.UTC(2026, 6, 28))
+  return { clock, server: FakeServer.unsafeMake(config, { clock }) }
 }
 
 describe("discovery", () => {
@@ -27,7 +29,7 @@ describe("discovery", () => {
     const result = await call(server, "server/discover")
     expect(result.resultType).toBe("complete")
     expect(result.supportedVersions).toEqual(["2026-07-28"])
-    expect(result.capabilities.extensions[TASKS]).toEqual({})
+    expect(result.capabilities.extensions[tasksExtension]).toEqual({})
     expect(result.capabilities.tasks).toBeUndefined()
     expect(result._meta["io.modelcontextprotocol/serverInfo"].name).toBeTypeOf("string")
   })
@@ -120,7 +122,7 @@ describe("capability negotiation", () => {
         status: 400,
         code: -32021,
         message: "Missing required client capability",
-        data: { requiredCapabilities: { extensions: { [TASKS]: {} } } },
+        data: { requiredCapabilities: { extensions: { [tasksExtension]: {} } } },
       })
     }
   })
@@ -143,7 +145,7 @@ describe("capability negotiation", () => {
     expect(error).toMatchObject({
       status: 400,
       code: -32021,
-      data: { requiredCapabilities: { extensions: { [TASKS]: {} } } },
+      data: { requiredCapabilities: { extensions: { [tasksExtension]: {} } } },
     })
     expect(server.ledger.launches).toHaveLength(0)
   })
@@ -223,7 +225,7 @@ describe("routing headers (SEP-2243 / SEP-2663)", () => {
   })
 
   it("can be switched off for clients that send no routing headers", async () => {
-    const server = makeFakeServer({ ...config, validateHeaders: false })
+    const server = FakeServer.unsafeMake({ ...config, validateHeaders: false })
     const reply = await rpc(
       server,
       "tools/call",
@@ -276,7 +278,7 @@ describe("the _meta envelope and malformed requests", () => {
     const { server } = setup()
     const post = (body: string) =>
       server.handler(
-        new Request(URL_BASE, { method: "POST", body, headers: { "content-type": "application/json" } }),
+        new Request(urlBase, { method: "POST", body, headers: { "content-type": "application/json" } }),
       )
     const notJson = await post("{nope")
     expect(notJson.status).toBe(400)
@@ -304,13 +306,13 @@ describe("the _meta envelope and malformed requests", () => {
   it("accepts notifications with 202 and rejects GET on the MCP path with 405", async () => {
     const { server } = setup()
     const notification = await server.handler(
-      new Request(URL_BASE, {
+      new Request(urlBase, {
         method: "POST",
         body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: {} }),
       }),
     )
     expect(notification.status).toBe(202)
-    expect((await server.handler(new Request(URL_BASE))).status).toBe(405)
+    expect((await server.handler(new Request(urlBase))).status).toBe(405)
   })
 
   it("puts resultType on every result", async () => {
@@ -333,7 +335,7 @@ describe("the _meta envelope and malformed requests", () => {
 describe("durable creation", () => {
   it("a task is visible to tasks/get the instant its CreateTaskResult is returned", async () => {
     const { server } = setup()
-    const created = await call(server, "tools/call", { name: "job" }, { capabilities: WITH_TASKS })
+    const created = await call(server, "tools/call", { name: "job" }, { capabilities: withTasks })
     expect((await call(server, "tasks/get", { taskId: created.taskId })).taskId).toBe(created.taskId)
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { makeFakeServer, manualClock } from "../src/index.js"
+import * as FakeServer from "../src/FakeServer.js"
+import * as ServerClock from "../src/ServerClock.js"
 import { type AnyJson, call, errorOf, request } from "./helpers.js"
 
 const T0 = Date.UTC(2026, 6, 28)
@@ -29,8 +30,8 @@ const frames = (response: Response) => {
 
 describe("subscriptions/listen", () => {
   it("acknowledges first, then sends notifications/tasks on every change, then ends at terminal", async () => {
-    const clock = manualClock(T0)
-    const server = makeFakeServer(
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
       {
         tools: [
           {
@@ -86,7 +87,7 @@ describe("subscriptions/listen", () => {
   })
 
   it("requires the tasks extension to listen for tasks (-32021)", async () => {
-    const server = makeFakeServer({ tools: [{ name: "t" }] })
+    const server = FakeServer.unsafeMake({ tools: [{ name: "t" }] })
     const error = await errorOf(
       server,
       "subscriptions/listen",
@@ -98,7 +99,7 @@ describe("subscriptions/listen", () => {
   })
 
   it("keeps a stream without tasks open until the client leaves; restart closes streams", async () => {
-    const server = makeFakeServer({ tools: [{ name: "t" }] }, { notifyEveryMs: 0 })
+    const server = FakeServer.unsafeMake({ tools: [{ name: "t" }] }, { notifyEveryMs: 0 })
     const response = await server.handler(
       request("subscriptions/listen", { notifications: { toolsListChanged: true } }),
     )
@@ -109,8 +110,11 @@ describe("subscriptions/listen", () => {
   })
 
   it("pushes on its own timer in real time", async () => {
-    const clock = manualClock(T0)
-    const server = makeFakeServer({ tools: [{ name: "t", durationMs: 10 }] }, { clock, notifyEveryMs: 5 })
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
+      { tools: [{ name: "t", durationMs: 10 }] },
+      { clock, notifyEveryMs: 5 },
+    )
     const { taskId } = await call(server, "tools/call", { name: "t" })
     const stream = frames(
       await server.handler(request("subscriptions/listen", { notifications: { taskIds: [taskId] } })),

@@ -1,22 +1,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import { type Clock, makeFakeServer } from "../src/index.js"
+import * as FakeServer from "../src/FakeServer.js"
+import type * as ServerClock from "../src/ServerClock.js"
 import { request } from "./helpers.js"
 
 /** The server reads time from the Effect clock of the running test: TestClock drives it. */
 const effectClock = Effect.map(
   Effect.clock,
-  (clock): Clock => ({ now: () => clock.unsafeCurrentTimeMillis() }),
+  (clock): ServerClock.ServerClock => ({ now: () => clock.unsafeCurrentTimeMillis() }),
 )
 
-const send = (server: ReturnType<typeof makeFakeServer>, method: string, params: Record<string, unknown>) =>
-  Effect.promise(async () => (await (await server.handler(request(method, params))).json()).result)
+const send = (
+  server: ReturnType<typeof FakeServer.unsafeMake>,
+  method: string,
+  params: Record<string, unknown>,
+) => Effect.promise(async () => (await (await server.handler(request(method, params))).json()).result)
 
 describe("driven by Effect's TestClock", () => {
   it.effect("a task's life follows simulated time exactly, with no real waiting", () =>
     Effect.gen(function* () {
       const clock = yield* effectClock
-      const server = makeFakeServer(
+      const server = FakeServer.unsafeMake(
         {
           tools: [
             {

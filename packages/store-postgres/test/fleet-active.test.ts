@@ -50,14 +50,8 @@ const LATE_ANSWER_MS = 3_500
 /** A fleet that has not moved for this long is stuck (a lease runs 3 s, a task at most 8 s). */
 const STALL_MS = 30_000
 
-const seed = Number(process.env.FLEET_SEED ?? Math.floor(Math.random() * 2 ** 31))
+const seed = Fleet.seedFromEnv()
 
-const outcome = {
-  weighted: [
-    { weight: 9, outcome: { kind: "result", text: "done {{args.n}}" } },
-    { weight: 1, outcome: { kind: "error", code: -32001, message: "job {{args.n}} failed" } },
-  ],
-}
 const elicit = (message: string) => ({
   method: "elicitation/create",
   params: {
@@ -65,11 +59,7 @@ const elicit = (message: string) => ({
     requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
   },
 })
-const job = {
-  durationMs: { fromArgument: "ms", defaultMs: 1_000 },
-  pollIntervalMs: POLL_INTERVAL_MS,
-  outcome,
-}
+const job = Fleet.job(POLL_INTERVAL_MS)
 const serverConfig = (seed: number) => ({
   seed,
   tools: [
@@ -94,8 +84,7 @@ const serverConfig = (seed: number) => ({
   ],
 })
 
-const terminal = new Set(["completed", "failed", "cancelled", "expired"])
-const rests = (status: string) => terminal.has(status) || status === "in_doubt"
+const rests = (status: string) => Fleet.terminal.has(status) || status === "in_doubt"
 
 interface Planned extends Fleet.ActCall {
   readonly owner: string
@@ -156,156 +145,144 @@ const plan = (rand: () => number, ids: ReadonlyArray<string>) => {
   return calls
 }
 
-const runFleet = async (url: string, schema: string) => {
-  const rand = Fleet.random(seed)
-  const dir = Fleet.tempDir("mcp-handles-fleet-active-")
-  const db = Fleet.database(url)
-  const server = await Fleet.startFakeServer(serverConfig(seed), dir)
-  const ledger = () => server.ledger() as unknown as Promise<FullLedger>
-  const actors: Array<Fleet.Actor> = []
-  try {
-    const ids = Array.from({ length: WORKERS }, (_, i) => `a${i + 1}`)
-    const victimId = ids[Math.floor(rand() * WORKERS)] as string
-    const calls = plan(rand, ids)
-    const byKey = new Map(calls.map((c) => [c.key, c]))
-    const logs = new Map(ids.map((id) => [id, path.join(dir, `${id}.jsonl`)]))
-    // Each worker also cancels two keys that survivors launch (a victim's key may never be
-    // launched, and a cancel waits for its row): plain settle calls, chosen by the seed.
-    const foreignFor = (id: string) => {
-      const candidates = calls.filter((c) => c.owner !== id && c.owner !== victimId && c.after !== "cancel")
-      return Array.from({ length: 2 }, () => {
-        const c = candidates[Math.floor(rand() * candidates.length)] as Planned
-        return { key: c.key, afterMs: Math.floor(rand() * 500) }
-      })
-    }
-    actors.push(
-      ...(await Promise.all(
-        ids.map((instanceId) =>
-          Fleet.spawnActor({
-            url,
-            schema,
-            server: server.url,
-            instanceId,
-            leaseMs: LEASE_MS,
-            tickMs: 100,
-            batchSize: 25,
-            pool: 5,
-            log: logs.get(instanceId) as string,
-            concurrency: 4,
-            calls: calls.filter((c) => c.owner === instanceId),
-            foreignCancels: foreignFor(instanceId),
-          }),
-        ),
-      )),
-    )
-    const victim = actors.find((a) => a.instanceId === victimId) as Fleet.Actor
-    const survivors = actors.filter((a) => a !== victim)
-    const t0 = Date.now()
-    await Promise.all(actors.map((a) => a.go()))
-
-    // The kill point: the server launched one of the victim's calls and has not answered it
-    // yet (a late answer), after the victim has several calls going.
-    const inFlight = (l: FullLedger) => {
-      const answered = new Set(
-        l.requests.filter((r) => r.method === "tools/call").map((r) => r.idempotencyKey),
-      )
-      return l.launches
-        .map((x) => x.idempotencyKey)
-        .filter((k): k is string => k !== null && byKey.get(k)?.owner === victimId && !answered.has(k))
-    }
-    const atKill = await Fleet.waitForProgress(
-      "the kill point (a launched, unanswered tools/call of the victim)",
-      async () => {
-        const l = await ledger()
-        const dispatched = Fleet.readEvents(logs.get(victimId) as string).filter(
-          (e) => e.t === "dispatched",
-        ).length
-        const flying = inFlight(l)
-        if (victim.isDone()) throw new Error(`${victimId} finished before the kill point`)
-        return {
-          progress: l.requests.length,
-          dispatched,
-          flying,
-          done: dispatched >= 4 && flying.length > 0,
-        }
-      },
-      { stallMs: STALL_MS, everyMs: 50 },
-    )
-    const killStart = Date.now()
-    const killed = await victim.kill()
-    const killedAt = Date.now()
-
-    // A survivor cancels the killed call's key: its row is pending under a dead lease, or in doubt.
-    const told = atKill.flying[0]
-    const canceller = survivors[0] as Fleet.Actor
-    const toldCancel = told === undefined ? Promise.resolve("") : canceller.cancel(told)
-
-    await Fleet.waitForProgress(
-      "the survivors to finish and every row to rest",
-      async () => {
-        const rows = await db.rows(schema)
-        const open = rows.filter((r) => !rests(r.status))
-        const events = survivors.reduce(
-          (n, a) => n + Fleet.readEvents(logs.get(a.instanceId) as string).length,
-          0,
-        )
-        const finished = survivors.filter((a) => a.isDone()).length
-        return {
-          progress: events + rows.length - open.length,
-          open: open.map((r) => `${r.key}:${r.status}`).slice(0, 10),
-          finished,
-          done: open.length === 0 && finished === survivors.length,
-        }
-      },
-      { stallMs: STALL_MS },
-    )
-    await toldCancel
-    const settledAt = Date.now()
-    await Promise.all(survivors.map((a) => a.stop()))
-
-    const bodies = await db.bodies(schema)
-    const events = ids.flatMap((id) => Fleet.readEvents(logs.get(id) as string))
-    const final = await ledger()
-    // Which calls were in flight when it died: launched before the kill, and their answer (the
-    // ledger logs a request when its answer leaves) left the server after the SIGKILL was sent,
-    // or never: the victim cannot have read it.
-    const answers = final.requests.filter((r) => r.method === "tools/call")
-    const flyingAtKill = atKill.flying.filter(
-      (k) => !answers.some((r) => r.idempotencyKey === k && r.endedAt <= killStart),
-    )
-    return {
-      atKill: {
-        ...atKill,
-        killStart,
-        answers: answers.filter((r) => atKill.flying.includes(r.idempotencyKey ?? "")),
-      },
-      calls,
-      byKey,
-      victimId,
-      killed,
-      killedAt,
-      flyingAtKill,
-      told,
-      t0,
-      runMs: settledAt - t0,
-      bodies,
-      ledger: final,
-      logged: Fleet.readLogs(
-        ids.map((id) => ({
-          instanceId: id,
-          file: logs.get(id) as string,
-          ...(id === victimId ? { diedAt: killedAt } : {}),
+const runFleet = (url: string, schema: string) =>
+  Fleet.withFleet(
+    { url, config: serverConfig(seed), prefix: "mcp-handles-fleet-active-" },
+    async ({ dir, db, server, track }) => {
+      const rand = Fleet.random(seed)
+      const ledger = () => server.ledger() as unknown as Promise<FullLedger>
+      const ids = Array.from({ length: WORKERS }, (_, i) => `a${i + 1}`)
+      const victimId = ids[Math.floor(rand() * WORKERS)] as string
+      const calls = plan(rand, ids)
+      const byKey = new Map(calls.map((c) => [c.key, c]))
+      const logs = new Map(ids.map((id) => [id, path.join(dir, `${id}.jsonl`)]))
+      // Each worker also cancels two keys that survivors launch (a victim's key may never be
+      // launched, and a cancel waits for its row): plain settle calls, chosen by the seed.
+      const foreignFor = (id: string) => {
+        const candidates = calls.filter((c) => c.owner !== id && c.owner !== victimId && c.after !== "cancel")
+        return Array.from({ length: 2 }, () => {
+          const c = candidates[Math.floor(rand() * candidates.length)] as Planned
+          return { key: c.key, afterMs: Math.floor(rand() * 500) }
+        })
+      }
+      const actors = track(
+        await Fleet.spawnFleet(Fleet.spawnActor, ids, dir, (instanceId) => ({
+          url,
+          schema,
+          server: server.url,
+          leaseMs: LEASE_MS,
+          tickMs: 100,
+          batchSize: 25,
+          pool: 5,
+          concurrency: 4,
+          calls: calls.filter((c) => c.owner === instanceId),
+          foreignCancels: foreignFor(instanceId),
         })),
-      ).byTask,
-      events,
-      stderr: Object.fromEntries(actors.map((a) => [a.instanceId, a.stderr().slice(-2000)])),
-    }
-  } finally {
-    for (const a of actors) await Promise.race([a.kill(), Fleet.sleep(2_000)])
-    await server.stop()
-    await db.close()
-  }
-}
+      )
+      const victim = actors.find((a) => a.instanceId === victimId) as Fleet.Actor
+      const survivors = actors.filter((a) => a !== victim)
+      const t0 = Date.now()
+      await Promise.all(actors.map((a) => a.go()))
+
+      // The kill point: the server launched one of the victim's calls and has not answered it
+      // yet (a late answer), after the victim has several calls going.
+      const inFlight = (l: FullLedger) => {
+        const answered = new Set(
+          l.requests.filter((r) => r.method === "tools/call").map((r) => r.idempotencyKey),
+        )
+        return l.launches
+          .map((x) => x.idempotencyKey)
+          .filter((k): k is string => k !== null && byKey.get(k)?.owner === victimId && !answered.has(k))
+      }
+      const atKill = await Fleet.waitForProgress(
+        "the kill point (a launched, unanswered tools/call of the victim)",
+        async () => {
+          const l = await ledger()
+          const dispatched = Fleet.readEvents(logs.get(victimId) as string).filter(
+            (e) => e.t === "dispatched",
+          ).length
+          const flying = inFlight(l)
+          if (victim.isDone()) throw new Error(`${victimId} finished before the kill point`)
+          return {
+            progress: l.requests.length,
+            dispatched,
+            flying,
+            done: dispatched >= 4 && flying.length > 0,
+          }
+        },
+        { stallMs: STALL_MS, everyMs: 50 },
+      )
+      const killStart = Date.now()
+      const killed = await victim.kill()
+      const killedAt = Date.now()
+
+      // A survivor cancels the killed call's key: its row is pending under a dead lease, or in doubt.
+      const told = atKill.flying[0]
+      const canceller = survivors[0] as Fleet.Actor
+      const toldCancel = told === undefined ? Promise.resolve("") : canceller.cancel(told)
+
+      await Fleet.waitForProgress(
+        "the survivors to finish and every row to rest",
+        async () => {
+          const rows = await db.rows(schema)
+          const open = rows.filter((r) => !rests(r.status))
+          const events = survivors.reduce(
+            (n, a) => n + Fleet.readEvents(logs.get(a.instanceId) as string).length,
+            0,
+          )
+          const finished = survivors.filter((a) => a.isDone()).length
+          return {
+            progress: events + rows.length - open.length,
+            open: open.map((r) => `${r.key}:${r.status}`).slice(0, 10),
+            finished,
+            done: open.length === 0 && finished === survivors.length,
+          }
+        },
+        { stallMs: STALL_MS },
+      )
+      await toldCancel
+      const settledAt = Date.now()
+      await Promise.all(survivors.map((a) => a.stop()))
+
+      const bodies = await db.bodies(schema)
+      const events = ids.flatMap((id) => Fleet.readEvents(logs.get(id) as string))
+      const final = await ledger()
+      // Which calls were in flight when it died: launched before the kill, and their answer (the
+      // ledger logs a request when its answer leaves) left the server after the SIGKILL was sent,
+      // or never: the victim cannot have read it.
+      const answers = final.requests.filter((r) => r.method === "tools/call")
+      const flyingAtKill = atKill.flying.filter(
+        (k) => !answers.some((r) => r.idempotencyKey === k && r.endedAt <= killStart),
+      )
+      return {
+        atKill: {
+          ...atKill,
+          killStart,
+          answers: answers.filter((r) => atKill.flying.includes(r.idempotencyKey ?? "")),
+        },
+        calls,
+        byKey,
+        victimId,
+        killed,
+        killedAt,
+        flyingAtKill,
+        told,
+        t0,
+        runMs: settledAt - t0,
+        bodies,
+        ledger: final,
+        logged: Fleet.readLogs(
+          ids.map((id) => ({
+            instanceId: id,
+            file: logs.get(id) as string,
+            ...(id === victimId ? { diedAt: killedAt } : {}),
+          })),
+        ).byTask,
+        events,
+        stderr: Object.fromEntries(actors.map((a) => [a.instanceId, a.stderr().slice(-2000)])),
+      }
+    },
+  )
 
 describe("active fleet of worker processes on one PostgreSQL store", () => {
   it.layer(TestDatabase.layerClient({ maxConnections: 2 }), { timeout: 60_000 })((it) => {

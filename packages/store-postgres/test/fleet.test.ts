@@ -31,145 +31,119 @@ const POLL_INTERVAL_MS = 500
 /** A fleet in which no row settles for this long is stuck (a lease runs 3 s, a task at most 3 s). */
 const STALL_MS = 30_000
 
-const seed = Number(process.env.FLEET_SEED ?? Math.floor(Math.random() * 2 ** 31))
+const seed = Fleet.seedFromEnv()
 
 const serverConfig = (seed: number) => ({
   seed,
-  tools: [
-    {
-      name: "job",
-      durationMs: { fromArgument: "ms", defaultMs: 1_000 },
-      pollIntervalMs: POLL_INTERVAL_MS,
-      outcome: {
-        weighted: [
-          { weight: 9, outcome: { kind: "result", text: "done {{args.n}}" } },
-          { weight: 1, outcome: { kind: "error", code: -32001, message: "job {{args.n}} failed" } },
-        ],
-      },
-    },
-  ],
+  tools: [{ name: "job", ...Fleet.job(POLL_INTERVAL_MS) }],
 })
 
-const terminal = new Set(["completed", "failed", "cancelled", "expired"])
+const { terminal } = Fleet
 
-const runFleet = async (url: string, schema: string) => {
-  const rand = Fleet.random(seed)
-  const dir = Fleet.tempDir("mcp-handles-fleet-")
-  const db = Fleet.database(url)
-  const server = await Fleet.startFakeServer(serverConfig(seed), dir)
-  const workers: Array<Fleet.Worker> = []
-  try {
-    const durations = Array.from({ length: TASKS }, () => 300 + Math.floor(rand() * 2_700))
+const runFleet = (url: string, schema: string) =>
+  Fleet.withFleet(
+    { url, config: serverConfig(seed), prefix: "mcp-handles-fleet-" },
+    async ({ dir, db, server, track }) => {
+      const rand = Fleet.random(seed)
+      const durations = Array.from({ length: TASKS }, () => 300 + Math.floor(rand() * 2_700))
 
-    const logs = Array.from({ length: WORKERS }, (_, i) => ({
-      instanceId: `w${i + 1}`,
-      file: path.join(dir, `w${i + 1}.jsonl`),
-    }))
-    workers.push(
-      ...(await Promise.all(
-        logs.map(({ instanceId, file }) =>
-          Fleet.spawnWorker({
-            url,
-            schema,
-            server: server.url,
-            instanceId,
-            leaseMs: LEASE_MS,
-            tickMs: 100,
-            batchSize: 25,
-            pool: 5,
-            log: file,
-          }),
-        ),
-      )),
-    )
-    const t0 = Date.now()
-    await Promise.all(workers.map((w) => w.go()))
-    // Calls arrive while the fleet runs: the seeder launches them and hands each row off at once.
-    // Two seeder processes, half the keys each (launching is CPU work, and there are two cores).
-    const seeding = Promise.all(
-      [0, 1].map((s) =>
-        Fleet.runSeeder({
+      const ids = Array.from({ length: WORKERS }, (_, i) => `w${i + 1}`)
+      const logs = ids.map((instanceId) => ({ instanceId, file: path.join(dir, `${instanceId}.jsonl`) }))
+      const workers = track(
+        await Fleet.spawnFleet(Fleet.spawnWorker, ids, dir, () => ({
           url,
           schema,
           server: server.url,
-          durations: durations.slice((s * TASKS) / 2, ((s + 1) * TASKS) / 2),
-          keyPrefix: `k${s}`,
-          concurrency: 16,
-        }),
-      ),
-    ).then((reports) => ({
-      seeded: reports.reduce((n, r) => n + r.seeded, 0),
-      ms: Math.max(...reports.map((r) => r.ms)),
-    }))
-    seeding.catch(() => {}) // awaited below; a failure must not go unhandled meanwhile
+          leaseMs: LEASE_MS,
+          tickMs: 100,
+          batchSize: 25,
+          pool: 5,
+        })),
+      )
+      const t0 = Date.now()
+      await Promise.all(workers.map((w) => w.go()))
+      // Calls arrive while the fleet runs: the seeder launches them and hands each row off at once.
+      // Two seeder processes, half the keys each (launching is CPU work, and there are two cores).
+      const seeding = Promise.all(
+        [0, 1].map((s) =>
+          Fleet.runSeeder({
+            url,
+            schema,
+            server: server.url,
+            durations: durations.slice((s * TASKS) / 2, ((s + 1) * TASKS) / 2),
+            keyPrefix: `k${s}`,
+            concurrency: 16,
+          }),
+        ),
+      ).then((reports) => ({
+        seeded: reports.reduce((n, r) => n + r.seeded, 0),
+        ms: Math.max(...reports.map((r) => r.ms)),
+      }))
+      seeding.catch(() => {}) // awaited below; a failure must not go unhandled meanwhile
 
-    // Kill one worker once some of the work is done and plenty is still open, at a moment its
-    // log shows it driving a task (polled, not ended): that task is the others' to take over.
-    const victim = workers[Math.floor(rand() * WORKERS)] as Fleet.Worker
-    const victimLog = logs.find((l) => l.instanceId === victim.instanceId)?.file ?? ""
-    const killAt = Math.floor(TASKS * (0.2 + rand() * 0.3))
-    const settledCount = async () => {
-      const counts = await db.statusCounts(schema)
-      const settled = Object.entries(counts)
-        .filter(([status]) => terminal.has(status))
-        .reduce((n, [, c]) => n + c, 0)
-      return { settled, counts }
-    }
-    // Progress, not a fixed time, bounds these waits: under load the fleet is slower, not stuck.
-    await Fleet.waitForProgress(
-      "the kill point",
-      async () => {
-        const now = await settledCount()
-        if (now.settled >= TASKS) throw new Error(`every row settled before the kill point (${killAt})`)
-        const done = now.settled >= killAt && Fleet.drivenTasks(victimLog).length > 0
-        return { ...now, progress: now.settled, done }
-      },
-      { stallMs: STALL_MS, everyMs: 50 },
-    )
-    const killed = await victim.kill()
-    const killedAt = Date.now()
-    const atKill = await settledCount()
+      // Kill one worker once some of the work is done and plenty is still open, at a moment its
+      // log shows it driving a task (polled, not ended): that task is the others' to take over.
+      const victim = workers[Math.floor(rand() * WORKERS)] as Fleet.Worker
+      const victimLog = logs.find((l) => l.instanceId === victim.instanceId)?.file ?? ""
+      const killAt = Math.floor(TASKS * (0.2 + rand() * 0.3))
+      const settledCount = async () => {
+        const counts = await db.statusCounts(schema)
+        const settled = Object.entries(counts)
+          .filter(([status]) => terminal.has(status))
+          .reduce((n, [, c]) => n + c, 0)
+        return { settled, counts }
+      }
+      // Progress, not a fixed time, bounds these waits: under load the fleet is slower, not stuck.
+      await Fleet.waitForProgress(
+        "the kill point",
+        async () => {
+          const now = await settledCount()
+          if (now.settled >= TASKS) throw new Error(`every row settled before the kill point (${killAt})`)
+          const done = now.settled >= killAt && Fleet.drivenTasks(victimLog).length > 0
+          return { ...now, progress: now.settled, done }
+        },
+        { stallMs: STALL_MS, everyMs: 50 },
+      )
+      const killed = await victim.kill()
+      const killedAt = Date.now()
+      const atKill = await settledCount()
 
-    await Fleet.waitForProgress(
-      "every row to settle",
-      async () => {
-        const now = await settledCount()
-        return { ...now, progress: now.settled, done: now.settled >= TASKS }
-      },
-      { stallMs: STALL_MS },
-    )
-    const settledAt = Date.now()
-    const seeded = await seeding
-    const survivors = workers.filter((w) => w !== victim)
-    await Promise.all(survivors.map((w) => w.stop()))
+      await Fleet.waitForProgress(
+        "every row to settle",
+        async () => {
+          const now = await settledCount()
+          return { ...now, progress: now.settled, done: now.settled >= TASKS }
+        },
+        { stallMs: STALL_MS },
+      )
+      const settledAt = Date.now()
+      const seeded = await seeding
+      const survivors = workers.filter((w) => w !== victim)
+      await Promise.all(survivors.map((w) => w.stop()))
 
-    const rows = await db.rows(schema)
-    const ledger = await server.ledger()
-    const { byTask, lines } = Fleet.readLogs(
-      logs.map((l) => (l.instanceId === victim.instanceId ? { ...l, diedAt: killedAt } : l)),
-    )
-    return {
-      seeded,
-      victim: victim.instanceId,
-      killed,
-      killedAt,
-      killAt,
-      atKill,
-      t0,
-      runMs: settledAt - t0,
-      rows,
-      ledger,
-      byTask,
-      lines,
-      violations: Fleet.leaseViolations(byTask),
-      stderr: Object.fromEntries(workers.map((w) => [w.instanceId, w.stderr()])),
-    }
-  } finally {
-    for (const w of workers) await Promise.race([w.kill(), Fleet.sleep(2_000)])
-    await server.stop()
-    await db.close()
-  }
-}
+      const rows = await db.rows(schema)
+      const ledger = await server.ledger()
+      const { byTask, lines } = Fleet.readLogs(
+        logs.map((l) => (l.instanceId === victim.instanceId ? { ...l, diedAt: killedAt } : l)),
+      )
+      return {
+        seeded,
+        victim: victim.instanceId,
+        killed,
+        killedAt,
+        killAt,
+        atKill,
+        t0,
+        runMs: settledAt - t0,
+        rows,
+        ledger,
+        byTask,
+        lines,
+        violations: Fleet.leaseViolations(byTask),
+        stderr: Object.fromEntries(workers.map((w) => [w.instanceId, w.stderr()])),
+      }
+    },
+  )
 
 describe("fleet of worker processes on one PostgreSQL store", () => {
   it.layer(TestDatabase.layerClient({ maxConnections: 2 }), { timeout: 60_000 })((it) => {

@@ -4,13 +4,13 @@
  *
  * @since 0.1.0
  */
-import type { FakeServerConfig } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
 
 /**
  * @since 0.1.0
  * @category constants
  */
-export const config: FakeServerConfig = {
+export const config: Config.Config = {
   // A server that deduplicates on the idempotency key makes re-issuing an in-doubt call safe.
   deduplicateByKey: true,
   tools: [

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
-import type { LedgerSnapshot } from "@mcp-handles/fake-server"
+import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Render from "../Render.js"
@@ -71,8 +71,8 @@ const readRows = (filename: string): Promise<ReadonlyArray<HandleRecord.HandleRe
     }).pipe(Effect.provide(SqliteStore.layer({ filename }))),
   )
 
-const ledgerOf = async (url: string): Promise<LedgerSnapshot> =>
-  (await (await fetch(new URL("/_ledger", url))).json()) as LedgerSnapshot
+const ledgerOf = async (url: string): Promise<Ledger.Snapshot> =>
+  (await (await fetch(new URL("/_ledger", url))).json()) as Ledger.Snapshot
 
 const keyWidth = Math.max(...calls.map((c) => c.key.length)) + 2
 

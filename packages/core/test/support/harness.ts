@@ -10,7 +10,8 @@ import * as HttpWire from "@mcp-handles/core/HttpWire"
 import type * as Outcome from "@mcp-handles/core/Outcome"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
-import { type FakeServer, type FakeServerConfig, makeFakeServer } from "@mcp-handles/fake-server"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -24,14 +25,14 @@ import * as TestClock from "effect/TestClock"
 export const serverUrl = "http://fake.test/mcp"
 
 export interface Harness {
-  readonly server: FakeServer
+  readonly server: FakeServer.FakeServer
   readonly store: HandleStore.HandleStore
 }
 
-export const makeHarness = (config: FakeServerConfig): Effect.Effect<Harness> =>
+export const makeHarness = (config: Config.Config): Effect.Effect<Harness> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
-    const server = makeFakeServer(config, {
+    const server = FakeServer.unsafeMake(config, {
       clock: { now: () => clock.unsafeCurrentTimeMillis() },
       // Latency faults wait on the TestClock too.
       sleep: (ms) => Effect.runPromise(Effect.sleep(Duration.millis(ms)).pipe(Effect.withClock(clock))),

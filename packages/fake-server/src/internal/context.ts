@@ -1,21 +1,22 @@
-import type { Clock } from "../clock.js"
-import type { FakeServerConfig, ToolConfig } from "../config.js"
-import type { Json } from "../json.js"
-import type { LaunchEntry, Ledger } from "../ledger.js"
-import type { EnvelopedRequest } from "./envelope.js"
+import type { Config, Tool } from "../Config.js"
+import type { Json } from "../Json.js"
+import type * as Ledger from "../Ledger.js"
+import type { ServerClock } from "../ServerClock.js"
+import { type EnvelopedRequest, tasksExtension } from "./envelope.js"
+import type { Recorder } from "./ledger.js"
 import type { Random } from "./random.js"
-import type { RateLimiter } from "./rate-limiter.js"
-import type { RpcFailure } from "./rpc-error.js"
+import type { RateLimiter } from "./rateLimiter.js"
+import { missingCapability, type RpcFailure } from "./rpcFailure.js"
 import type { Subscriptions } from "./subscriptions.js"
-import type { TaskStore } from "./task-store.js"
+import type { TaskStore } from "./taskStore.js"
 
 /** The long-lived state every method handler works on. */
 export interface ServerContext {
-  readonly config: FakeServerConfig
-  readonly clock: Clock
-  readonly ledger: Ledger
+  readonly config: Config
+  readonly clock: ServerClock
+  readonly ledger: Recorder
   readonly store: TaskStore
-  readonly tools: ReadonlyMap<string, ToolConfig>
+  readonly tools: ReadonlyMap<string, Tool>
   readonly shapeRandom: Random
   readonly outcomeRandom: Random
   readonly rateLimiter: RateLimiter
@@ -32,8 +33,8 @@ export interface Call {
 }
 
 export type HandlerResult =
-  | { readonly kind: "result"; readonly result: Record<string, Json>; readonly launch?: LaunchEntry }
-  | { readonly kind: "failure"; readonly failure: RpcFailure; readonly launch?: LaunchEntry }
+  | { readonly kind: "result"; readonly result: Record<string, Json>; readonly launch?: Ledger.Launch }
+  | { readonly kind: "failure"; readonly failure: RpcFailure; readonly launch?: Ledger.Launch }
   | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array> }
   | {
       readonly kind: "http"
@@ -42,10 +43,10 @@ export type HandlerResult =
       readonly body: string
     }
 
-export const result = (value: Record<string, Json>, launch?: LaunchEntry): HandlerResult =>
+export const result = (value: Record<string, Json>, launch?: Ledger.Launch): HandlerResult =>
   launch === undefined ? { kind: "result", result: value } : { kind: "result", result: value, launch }
 
-export const failure = (value: RpcFailure, launch?: LaunchEntry): HandlerResult =>
+export const failure = (value: RpcFailure, launch?: Ledger.Launch): HandlerResult =>
   launch === undefined ? { kind: "failure", failure: value } : { kind: "failure", failure: value, launch }
 
 export const tooManyRequests = (retryAfterSeconds: number): HandlerResult => ({
@@ -60,7 +61,10 @@ export const declaresTasks = (capabilities: Record<string, unknown>): boolean =>
   return (
     typeof extensions === "object" &&
     extensions !== null &&
-    Object.hasOwn(extensions, "io.modelcontextprotocol/tasks") &&
-    typeof (extensions as Record<string, unknown>)["io.modelcontextprotocol/tasks"] === "object"
+    Object.hasOwn(extensions, tasksExtension) &&
+    typeof (extensions as Record<string, unknown>)[tasksExtension] === "object"
   )
 }
+
+/** The answer to a client that did not declare the tasks extension where it is needed. */
+export const tasksNotDeclared = (): RpcFailure => missingCapability({ extensions: { [tasksExtension]: {} } })

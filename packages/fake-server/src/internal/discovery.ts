@@ -1,19 +1,17 @@
-import type { Json } from "../json.js"
+import { defaults } from "../Config.js"
+import type { Json } from "../Json.js"
+import { advertisedTaskSupport, behaviourOf } from "./behaviour.js"
 import type { ServerContext } from "./context.js"
-import { SERVER_INFO_KEY, TASKS_EXTENSION } from "./envelope.js"
-import { advertisedTaskSupport, behaviourOf } from "./tool-behaviour.js"
-
-export const DEFAULT_SERVER_INFO = { name: "mcp-handles-fake-server", version: "0.1.0" } as const
-export const DEFAULT_SUPPORTED_VERSIONS = ["2026-07-28"] as const
+import { serverInfoKey, tasksExtension } from "./envelope.js"
 
 export const discover = (context: ServerContext): Record<string, Json> => ({
   resultType: "complete",
-  supportedVersions: [...(context.config.supportedVersions ?? DEFAULT_SUPPORTED_VERSIONS)],
-  capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+  supportedVersions: [...(context.config.supportedVersions ?? defaults.supportedVersions)],
+  capabilities: { tools: {}, extensions: { [tasksExtension]: {} } },
   // The list never changes during a run, but it is the caller's configuration: no sharing.
   ttlMs: 0,
   cacheScope: "private",
-  _meta: { [SERVER_INFO_KEY]: { ...(context.config.serverInfo ?? DEFAULT_SERVER_INFO) } },
+  _meta: { [serverInfoKey]: { ...(context.config.serverInfo ?? defaults.serverInfo) } },
 })
 
 export const listTools = (context: ServerContext): Record<string, Json> => ({
@@ -26,7 +24,8 @@ export const listTools = (context: ServerContext): Record<string, Json> => ({
       execution: { taskSupport: advertisedTaskSupport(tool, behaviourOf(context.config, tool)) },
     }
     if (tool.title !== undefined) entry.title = tool.title
-    if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations }
+    // An annotation set to undefined is left out of the JSON, as if absent.
+    if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations } as Json
     return entry
   }),
   ttlMs: 0,

@@ -1,31 +1,23 @@
-import {
-  type Call,
-  declaresTasks,
-  failure,
-  type HandlerResult,
-  result,
-  type ServerContext,
-} from "./context.js"
+import * as Context from "./context.js"
 import { discover, listTools } from "./discovery.js"
-import { TASKS_EXTENSION } from "./envelope.js"
-import { methodNotFound, missingCapability, RpcFailure } from "./rpc-error.js"
-import { cancelTask, decodeListen, getTask, updateTask } from "./task-methods.js"
-import { callTool } from "./tool-call.js"
+import { methodNotFound, RpcFailure } from "./rpcFailure.js"
+import { cancelTask, decodeListen, getTask, updateTask } from "./taskMethods.js"
+import { callTool } from "./toolCall.js"
 
-type Handler = (context: ServerContext, call: Call) => HandlerResult
+type Handler = (context: Context.ServerContext, call: Context.Call) => Context.HandlerResult
 
 const requireTasks =
   (handler: Handler): Handler =>
   (context, call) =>
-    declaresTasks(call.request.clientCapabilities)
+    Context.declaresTasks(call.request.clientCapabilities)
       ? handler(context, call)
-      : failure(missingCapability({ extensions: { [TASKS_EXTENSION]: {} } }))
+      : Context.failure(Context.tasksNotDeclared())
 
 const listen: Handler = (context, call) => {
   const decoded = decodeListen(call.request.params)
-  if (decoded instanceof RpcFailure) return failure(decoded)
-  if (decoded.taskIds.length > 0 && !declaresTasks(call.request.clientCapabilities)) {
-    return failure(missingCapability({ extensions: { [TASKS_EXTENSION]: {} } }))
+  if (decoded instanceof RpcFailure) return Context.failure(decoded)
+  if (decoded.taskIds.length > 0 && !Context.declaresTasks(call.request.clientCapabilities)) {
+    return Context.failure(Context.tasksNotDeclared())
   }
   // Only tasks that exist now are agreed to; the acknowledgement says which.
   const agreed = decoded.taskIds.filter((taskId) => context.store.lookup(taskId, call.now).kind === "live")
@@ -36,9 +28,9 @@ const listen: Handler = (context, call) => {
  * The served methods. Everything else, including the removed `tasks/list` and `tasks/result` and
  * the 2025-era `initialize` / `ping`, is -32601 (HTTP 404).
  */
-const METHODS: Readonly<Record<string, Handler>> = {
-  "server/discover": (context) => result(discover(context)),
-  "tools/list": (context) => result(listTools(context)),
+const methods: Readonly<Record<string, Handler>> = {
+  "server/discover": (context) => Context.result(discover(context)),
+  "tools/list": (context) => Context.result(listTools(context)),
   "tools/call": callTool,
   "tasks/get": requireTasks(getTask),
   "tasks/update": requireTasks(updateTask),
@@ -46,9 +38,9 @@ const METHODS: Readonly<Record<string, Handler>> = {
   "subscriptions/listen": listen,
 }
 
-export const dispatch = (context: ServerContext, call: Call): HandlerResult => {
+export const dispatch = (context: Context.ServerContext, call: Context.Call): Context.HandlerResult => {
   const method = call.request.method
-  const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined
-  if (handler === undefined) return failure(methodNotFound(method))
+  const handler = Object.hasOwn(methods, method) ? methods[method] : undefined
+  if (handler === undefined) return Context.failure(methodNotFound(method))
   return handler(context, call)
 }

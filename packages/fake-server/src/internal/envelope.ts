@@ -1,4 +1,4 @@
-import { isJsonObject } from "../json.js"
+import { isObject } from "./json.js"
 import {
   headerMismatch,
   invalidEnvelope,
@@ -6,16 +6,16 @@ import {
   parseError,
   type RpcFailure,
   unsupportedVersion,
-} from "./rpc-error.js"
+} from "./rpcFailure.js"
 
-export const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-export const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-export const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-export const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+export const protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+export const clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+export const clientInfoKey = "io.modelcontextprotocol/clientInfo"
+export const serverInfoKey = "io.modelcontextprotocol/serverInfo"
+export const subscriptionIdKey = "io.modelcontextprotocol/subscriptionId"
+export const tasksExtension = "io.modelcontextprotocol/tasks"
 /** The vendor `_meta` key our client puts its idempotency key under. */
-export const IDEMPOTENCY_KEY = "mcp-handles/key"
+export const idempotencyKeyMeta = "mcp-handles/key"
 
 export type RequestId = string | number
 
@@ -50,11 +50,11 @@ export interface Peek {
 }
 
 export const peek = (parsed: unknown): Peek => {
-  if (!isJsonObject(parsed))
+  if (!isObject(parsed))
     return { method: undefined, tool: undefined, taskId: undefined, idempotencyKey: undefined }
-  const params = isJsonObject(parsed.params) ? parsed.params : {}
-  const meta = isJsonObject(params._meta) ? params._meta : {}
-  const key = meta["mcp-handles/key"]
+  const params = isObject(parsed.params) ? parsed.params : {}
+  const meta = isObject(params._meta) ? params._meta : {}
+  const key = meta[idempotencyKeyMeta]
   return {
     idempotencyKey: typeof key === "string" ? key : undefined,
     method: typeof parsed.method === "string" ? parsed.method : undefined,
@@ -72,7 +72,7 @@ export const parseBody = (body: string): { ok: true; value: unknown } | { ok: fa
 }
 
 /** Methods whose body field the `Mcp-Name` header mirrors (SEP-2243, plus SEP-2663 for tasks). */
-const MCP_NAME_SOURCE: Readonly<Record<string, string>> = {
+const mcpNameSource: Readonly<Record<string, string>> = {
   "tools/call": "name",
   "prompts/get": "name",
   "resources/read": "uri",
@@ -96,7 +96,7 @@ export const decodeEnvelope = (http: InboundHttp, options: EnvelopeOptions): Env
   if (!parsed.ok) return rejected(null, parseError("Parse error: the body is not valid JSON"))
   const message = parsed.value
   if (Array.isArray(message)) return rejected(null, invalidRequest("Batch requests are not supported"))
-  if (!isJsonObject(message)) return rejected(null, invalidRequest("A JSON-RPC message must be an object"))
+  if (!isObject(message)) return rejected(null, invalidRequest("A JSON-RPC message must be an object"))
 
   const rawId = message.id
   const hasId = Object.hasOwn(message, "id")
@@ -107,16 +107,16 @@ export const decodeEnvelope = (http: InboundHttp, options: EnvelopeOptions): Env
   }
   if (hasId && id === null)
     return rejected(null, invalidRequest("Invalid Request: id must be a string or number"))
-  if (message.params !== undefined && !isJsonObject(message.params)) {
+  if (message.params !== undefined && !isObject(message.params)) {
     return rejected(id, invalidRequest("Invalid Request: params must be an object"))
   }
   const method = message.method
   if (id === null) return { kind: "notification", method }
-  const params = isJsonObject(message.params) ? message.params : {}
+  const params = isObject(message.params) ? message.params : {}
 
   const versionHeader = headerValue(http.headers, "mcp-protocol-version")
-  const meta = isJsonObject(params._meta) ? params._meta : undefined
-  const claimed = meta?.[PROTOCOL_VERSION_KEY]
+  const meta = isObject(params._meta) ? params._meta : undefined
+  const claimed = meta?.[protocolVersionKey]
   if (options.validateHeaders && versionHeader !== undefined && typeof claimed === "string") {
     if (versionHeader !== claimed) {
       return rejected(
@@ -130,15 +130,15 @@ export const decodeEnvelope = (http: InboundHttp, options: EnvelopeOptions): Env
   }
   if (meta === undefined) return rejected(id, invalidEnvelope("Invalid params: _meta is required"))
   if (typeof claimed !== "string") {
-    return rejected(id, invalidEnvelope(`Invalid params: _meta["${PROTOCOL_VERSION_KEY}"] is required`))
+    return rejected(id, invalidEnvelope(`Invalid params: _meta["${protocolVersionKey}"] is required`))
   }
-  const capabilities = meta[CLIENT_CAPABILITIES_KEY]
-  if (!isJsonObject(capabilities)) {
-    return rejected(id, invalidEnvelope(`Invalid params: _meta["${CLIENT_CAPABILITIES_KEY}"] is required`))
+  const capabilities = meta[clientCapabilitiesKey]
+  if (!isObject(capabilities)) {
+    return rejected(id, invalidEnvelope(`Invalid params: _meta["${clientCapabilitiesKey}"] is required`))
   }
-  const clientInfo = meta[CLIENT_INFO_KEY]
-  if (clientInfo !== undefined && !isJsonObject(clientInfo)) {
-    return rejected(id, invalidEnvelope(`Invalid params: _meta["${CLIENT_INFO_KEY}"] must be an object`))
+  const clientInfo = meta[clientInfoKey]
+  if (clientInfo !== undefined && !isObject(clientInfo)) {
+    return rejected(id, invalidEnvelope(`Invalid params: _meta["${clientInfoKey}"] must be an object`))
   }
   if (!options.supportedVersions.includes(claimed)) {
     return rejected(id, unsupportedVersion(claimed, options.supportedVersions))
@@ -149,7 +149,7 @@ export const decodeEnvelope = (http: InboundHttp, options: EnvelopeOptions): Env
     if (failure !== undefined) return rejected(id, failure)
   }
 
-  const key = meta[IDEMPOTENCY_KEY]
+  const key = meta[idempotencyKeyMeta]
   return {
     kind: "request",
     request: {
@@ -185,7 +185,7 @@ const checkRoutingHeaders = (
       `the Mcp-Method header is ${methodHeader} but the body method is ${method}`,
     )
   }
-  const field = Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined
+  const field = Object.hasOwn(mcpNameSource, method) ? mcpNameSource[method] : undefined
   if (field === undefined) return undefined
   const bodyValue = params[field]
   if (typeof bodyValue !== "string") return undefined

@@ -1,6 +1,6 @@
-import type { Json } from "../json.js"
+import type { Json } from "../Json.js"
 import type { RequestId } from "./envelope.js"
-import { SUBSCRIPTION_ID_KEY } from "./envelope.js"
+import { subscriptionIdKey } from "./envelope.js"
 
 /** What a subscription needs to know about one task at the current instant. */
 export interface TaskSnapshot {
@@ -29,67 +29,58 @@ const sseFrame = (message: Json): Uint8Array =>
  * (or a test calls it after moving a virtual clock), and each stream gets a `notifications/tasks`
  * for every task whose observable state changed since it last heard.
  */
-export class Subscriptions {
-  private readonly open = new Set<Subscription>()
-  private counter = 0
-
-  constructor(private readonly snapshot: (taskId: string) => TaskSnapshot | undefined) {}
-
-  get size(): number {
-    return this.open.size
-  }
-
+export interface Subscriptions {
+  readonly size: number
   listen(
     requestId: RequestId,
     taskIds: readonly string[],
     signal: AbortSignal | undefined,
-  ): ReadableStream<Uint8Array> {
-    const id = `sub-${++this.counter}`
-    let subscription: Subscription | undefined
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        subscription = {
-          id,
-          requestId,
-          controller,
-          sent: new Map(taskIds.map((t) => [t, ""])),
-          closed: false,
-        }
-        this.open.add(subscription)
-        // The acknowledgement must be the first message carrying this subscription's id.
-        controller.enqueue(
-          sseFrame({
-            jsonrpc: "2.0",
-            method: "notifications/subscriptions/acknowledged",
-            params: { notifications: { taskIds: [...taskIds] }, _meta: { [SUBSCRIPTION_ID_KEY]: id } },
-          }),
-        )
-        this.pokeOne(subscription)
-      },
-      cancel: () => {
-        if (subscription !== undefined) this.drop(subscription)
-      },
-    })
-    signal?.addEventListener("abort", () => {
-      if (subscription !== undefined) this.close(subscription, false)
-    })
-    return stream
-  }
-
-  poke(): void {
-    for (const subscription of this.open) this.pokeOne(subscription)
-  }
-
+  ): ReadableStream<Uint8Array>
+  poke(): void
   /** End every stream abruptly (a restart or shutdown). */
-  closeAll(): void {
-    for (const subscription of [...this.open]) this.close(subscription, false)
+  closeAll(): void
+}
+
+export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | undefined): Subscriptions => {
+  const open = new Set<Subscription>()
+  let counter = 0
+
+  const drop = (subscription: Subscription) => {
+    subscription.closed = true
+    open.delete(subscription)
   }
 
-  private pokeOne(subscription: Subscription): void {
+  const enqueue = (subscription: Subscription, message: Json) => {
+    try {
+      subscription.controller.enqueue(sseFrame(message))
+    } catch {
+      drop(subscription)
+    }
+  }
+
+  /** `graceful`: end with the `subscriptions/listen` result, as the spec asks on teardown. */
+  const close = (subscription: Subscription, graceful: boolean) => {
+    if (subscription.closed) return
+    if (graceful) {
+      enqueue(subscription, {
+        jsonrpc: "2.0",
+        id: subscription.requestId,
+        result: { resultType: "complete", _meta: { [subscriptionIdKey]: subscription.id } },
+      })
+    }
+    drop(subscription)
+    try {
+      subscription.controller.close()
+    } catch {
+      // Already closed or errored by the consumer.
+    }
+  }
+
+  const pokeOne = (subscription: Subscription) => {
     if (subscription.closed || subscription.sent.size === 0) return
     let allTerminal = true
     for (const [taskId, last] of subscription.sent) {
-      const current = this.snapshot(taskId)
+      const current = snapshot(taskId)
       if (current === undefined) {
         // Expired or lost: nothing more will be said about it.
         subscription.sent.delete(taskId)
@@ -99,43 +90,56 @@ export class Subscriptions {
       const serialised = JSON.stringify(current.task)
       if (serialised === last) continue
       subscription.sent.set(taskId, serialised)
-      this.enqueue(subscription, {
+      enqueue(subscription, {
         jsonrpc: "2.0",
         method: "notifications/tasks",
-        params: { ...current.task, _meta: { [SUBSCRIPTION_ID_KEY]: subscription.id } },
+        params: { ...current.task, _meta: { [subscriptionIdKey]: subscription.id } },
       })
     }
-    if (allTerminal) this.close(subscription, true)
+    if (allTerminal) close(subscription, true)
   }
 
-  private enqueue(subscription: Subscription, message: Json): void {
-    try {
-      subscription.controller.enqueue(sseFrame(message))
-    } catch {
-      this.drop(subscription)
-    }
-  }
-
-  /** `graceful`: end with the `subscriptions/listen` result, as the spec asks on teardown. */
-  private close(subscription: Subscription, graceful: boolean): void {
-    if (subscription.closed) return
-    if (graceful) {
-      this.enqueue(subscription, {
-        jsonrpc: "2.0",
-        id: subscription.requestId,
-        result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID_KEY]: subscription.id } },
+  return {
+    get size() {
+      return open.size
+    },
+    listen: (requestId, taskIds, signal) => {
+      const id = `sub-${++counter}`
+      let subscription: Subscription | undefined
+      const stream = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          subscription = {
+            id,
+            requestId,
+            controller,
+            sent: new Map(taskIds.map((t) => [t, ""])),
+            closed: false,
+          }
+          open.add(subscription)
+          // The acknowledgement must be the first message carrying this subscription's id.
+          controller.enqueue(
+            sseFrame({
+              jsonrpc: "2.0",
+              method: "notifications/subscriptions/acknowledged",
+              params: { notifications: { taskIds: [...taskIds] }, _meta: { [subscriptionIdKey]: id } },
+            }),
+          )
+          pokeOne(subscription)
+        },
+        cancel: () => {
+          if (subscription !== undefined) drop(subscription)
+        },
       })
-    }
-    this.drop(subscription)
-    try {
-      subscription.controller.close()
-    } catch {
-      // Already closed or errored by the consumer.
-    }
-  }
-
-  private drop(subscription: Subscription): void {
-    subscription.closed = true
-    this.open.delete(subscription)
+      signal?.addEventListener("abort", () => {
+        if (subscription !== undefined) close(subscription, false)
+      })
+      return stream
+    },
+    poke: () => {
+      for (const subscription of open) pokeOne(subscription)
+    },
+    closeAll: () => {
+      for (const subscription of [...open]) close(subscription, false)
+    },
   }
 }

@@ -1,5 +1,5 @@
-import type { Json } from "../json.js"
-import { isJsonObject } from "../json.js"
+import type { Json } from "../Json.js"
+import { isObject } from "./json.js"
 
 /**
  * Render `{{path}}` / `{{path|fallback}}` placeholders in every string of a JSON value. Paths are
@@ -8,7 +8,7 @@ import { isJsonObject } from "../json.js"
 export const renderTemplate = (value: Json, context: Record<string, unknown>): Json => {
   if (typeof value === "string") return renderString(value, context)
   if (Array.isArray(value)) return value.map((item: Json) => renderTemplate(item, context))
-  if (isJsonObject(value)) {
+  if (isObject(value)) {
     const out: Record<string, Json> = {}
     for (const [key, item] of Object.entries(value)) out[key] = renderTemplate(item as Json, context)
     return out
@@ -27,7 +27,7 @@ const lookup = (context: Record<string, unknown>, path: string): unknown => {
   let current: unknown = context
   for (const segment of path.split(".")) {
     // Own properties only: a template must never reach into the prototype chain.
-    if (!isJsonObject(current) || !Object.hasOwn(current, segment)) return undefined
+    if (!isObject(current) || !Object.hasOwn(current, segment)) return undefined
     current = current[segment]
   }
   return current

@@ -1,8 +1,9 @@
-import type { Outcome } from "../config.js"
-import type { Json, JsonObject } from "../json.js"
-import type { TaskRecord, TaskView } from "./task-record.js"
-import { pollIntervalAt } from "./task-timeline.js"
+import type { Outcome } from "../Config.js"
+import type { Json, JsonObject } from "../Json.js"
+import type { TaskRecord } from "../Persistence.js"
+import type { TaskView } from "./taskRecord.js"
 import { renderString, renderTemplate } from "./template.js"
+import { pollIntervalAt } from "./timeline.js"
 
 /** A rendered outcome: a `CallToolResult` or a JSON-RPC error object. */
 export type RenderedOutcome =
@@ -38,13 +39,16 @@ export const taskContext = (record: TaskRecord): Record<string, unknown> => {
 
 export const iso = (ms: number): string => new Date(ms).toISOString()
 
+/** A task as one answer shows it: its record, its state at `now`, the answer's timestamp skew. */
+export interface Observed {
+  readonly record: TaskRecord
+  readonly view: TaskView
+  readonly now: number
+  readonly skewMs: number
+}
+
 /** The `Task` fields shared by `CreateTaskResult`, `tasks/get` and `notifications/tasks`. */
-export const taskFields = (
-  record: TaskRecord,
-  view: TaskView,
-  now: number,
-  skewMs: number,
-): Record<string, Json> => {
+export const taskFields = ({ record, view, now, skewMs }: Observed): Record<string, Json> => {
   const fields: Record<string, Json> = {
     taskId: record.taskId,
     status: view.status,
@@ -61,13 +65,9 @@ export const taskFields = (
 }
 
 /** A `DetailedTask`: the task fields plus what its status carries. */
-export const detailedTask = (
-  record: TaskRecord,
-  view: TaskView,
-  now: number,
-  skewMs: number,
-): Record<string, Json> => {
-  const fields = taskFields(record, view, now, skewMs)
+export const detailedTask = (observed: Observed): Record<string, Json> => {
+  const { record, view } = observed
+  const fields = taskFields(observed)
   if (view.status === "input_required" && view.inputRequests !== undefined) {
     fields.inputRequests = renderTemplate(view.inputRequests as unknown as Json, taskContext(record))
   }

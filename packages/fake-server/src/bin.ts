@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+import { readFileSync } from "node:fs"
+import { parseArgs } from "node:util"
+import type { Config } from "./Config.js"
+import * as FakeServer from "./FakeServer.js"
+import { listen } from "./internal/nodeHttp.js"
+import * as Persistence from "./Persistence.js"
+import * as Profile from "./Profile.js"
+
+const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --profile conformance] [--state FILE]
+
+  --port N        port to listen on (0 picks a free one; default 0)
+  --host H        interface to bind (default 127.0.0.1)
+  --config FILE   a Config (see Config.ts) as JSON
+  --profile NAME  a built-in configuration: "conformance"
+  --state FILE    keep tasks in this JSON file, so they survive a restart of the process
+  --path P        MCP endpoint path in the printed URL (default /mcp; every non-control path serves MCP)
+
+Prints the MCP endpoint URL on its first line. The ledger is at GET <origin>/_ledger.`
+
+const main = async () => {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
+      config: { type: "string" },
+      profile: { type: "string" },
+      state: { type: "string" },
+      path: { type: "string", default: "/mcp" },
+      help: { type: "boolean", default: false },
+    },
+  })
+  if (values.help) {
+    console.log(usage)
+    return
+  }
+  const config = loadConfig(values.config, values.profile)
+  const port = Number(values.port)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${values.port}`)
+  const server = FakeServer.unsafeMake(config, {
+    persistence: values.state === undefined ? undefined : Persistence.jsonFile(values.state),
+  })
+  const listening = await listen(server, { port, host: values.host, path: values.path })
+  console.log(listening.url)
+  const shutdown = () => {
+    void listening.close().then(() => process.exit(0))
+  }
+  process.once("SIGTERM", shutdown)
+  process.once("SIGINT", shutdown)
+}
+
+const loadConfig = (file: string | undefined, profile: string | undefined): Config => {
+  if (file !== undefined && profile !== undefined) throw new Error("use either --config or --profile")
+  if (profile !== undefined) {
+    if (profile !== "conformance") throw new Error(`unknown profile ${profile}`)
+    return Profile.conformance
+  }
+  if (file === undefined) return Profile.conformance
+  const parsed: unknown = JSON.parse(readFileSync(file, "utf8"))
+  if (
+    typeof parsed !== "object" ||
+    parsed === null ||
+    !Array.isArray((parsed as { tools?: unknown }).tools)
+  ) {
+    throw new Error(`${file}: a config needs a "tools" array`)
+  }
+  return parsed as Config
+}
+
+main().catch((error: unknown) => {
+  console.error(`fake-mcp-server: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
+})

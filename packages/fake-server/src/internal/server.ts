@@ -1,0 +1,358 @@
+import { type Config, defaults, type Fault, type Tool } from "../Config.js"
+import type { FakeServer, Options, ServeResult } from "../FakeServer.js"
+import type { Json } from "../Json.js"
+import type * as Ledger from "../Ledger.js"
+import * as ServerClock from "../ServerClock.js"
+import { type HandlerResult, type ServerContext, tooManyRequests } from "./context.js"
+import { dispatch } from "./dispatcher.js"
+import { decodeEnvelope, parseBody, peek, type RequestId } from "./envelope.js"
+import { faultLabel, makeFaultSchedule, phaseOf } from "./faultSchedule.js"
+import * as LedgerRecorder from "./ledger.js"
+import { seededRandom, streamSeed } from "./random.js"
+import { makeRateLimiter } from "./rateLimiter.js"
+import { makeSubscriptions } from "./subscriptions.js"
+import { observe } from "./taskMethods.js"
+import { isTerminal } from "./taskRecord.js"
+import { makeTaskStore } from "./taskStore.js"
+import { distort } from "./wrongShape.js"
+
+/** The options a server is built with when none are given. */
+export const optionDefaults = {
+  dropStyle: "error-body",
+  notifyEveryMs: 100,
+} as const
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * A fake MCP Tasks server built from a configuration. `connectionDropped` makes the error a cut
+ * connection shows (the public `ConnectionDropped`, passed in so that this module does not import
+ * the one that imports it).
+ */
+export const makeServer = (config: Config, options: Options, connectionDropped: () => Error): FakeServer => {
+  const clock = options.clock ?? ServerClock.system
+  const sleep = options.sleep ?? defaultSleep
+  const seed = config.seed ?? defaults.seed
+  const ledger = LedgerRecorder.make()
+  const store = makeTaskStore(config.expiry ?? {}, ledger, options.persistence)
+  const tools = new Map<string, Tool>(config.tools.map((tool) => [tool.name, tool]))
+  const faults = makeFaultSchedule(config.faults ?? [], seededRandom(streamSeed(seed, "faults")))
+  const controlPrefix = config.controlPrefix ?? defaults.controlPrefix
+  const recordRequests = config.recordRequests ?? true
+  const envelopeOptions = {
+    supportedVersions: config.supportedVersions ?? defaults.supportedVersions,
+    validateHeaders: config.validateHeaders ?? true,
+  }
+
+  const subscriptions = makeSubscriptions((taskId) => {
+    const now = clock.now()
+    const found = store.lookup(taskId, now)
+    if (found.kind === "unknown") return undefined
+    if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
+    const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
+    return { task, terminal: isTerminal(view.status) }
+  })
+
+  const context: ServerContext = {
+    config,
+    clock,
+    ledger,
+    store,
+    tools,
+    shapeRandom: seededRandom(streamSeed(seed, "shape")),
+    outcomeRandom: seededRandom(streamSeed(seed, "outcome")),
+    rateLimiter: makeRateLimiter(),
+    subscriptions,
+    newTaskId: options.newTaskId ?? (() => crypto.randomUUID()),
+  }
+
+  let timer: ReturnType<typeof setInterval> | undefined
+  const notifyEveryMs = options.notifyEveryMs ?? optionDefaults.notifyEveryMs
+  const notify = () => {
+    subscriptions.poke()
+    if (subscriptions.size === 0 && timer !== undefined) {
+      clearInterval(timer)
+      timer = undefined
+    }
+  }
+  const ensureTimer = () => {
+    if (timer !== undefined || notifyEveryMs <= 0 || subscriptions.size === 0) return
+    timer = setInterval(notify, notifyEveryMs)
+    // A forgotten listen stream must not keep a test process alive.
+    if (typeof timer === "object" && timer !== null && "unref" in timer) timer.unref()
+  }
+
+  const restart = (): Ledger.Restart => {
+    subscriptions.closeAll()
+    const now = clock.now()
+    const lost = store.restart()
+    for (const taskId of lost) {
+      const entry = ledger.taskEntry(taskId)
+      if (entry !== undefined) entry.lostAt = now
+    }
+    const entry: Ledger.Restart = { at: now, durable: options.persistence !== undefined, lostTaskIds: lost }
+    ledger.recordRestart(entry)
+    return entry
+  }
+
+  const control = async (request: Request, path: string): Promise<Response> => {
+    if (path === "ledger" && request.method === "GET") return Response.json(ledger.snapshot())
+    if (path === "ledger" && request.method === "DELETE") {
+      ledger.clear()
+      return new Response(null, { status: 204 })
+    }
+    if (path === "restart" && request.method === "POST") return Response.json(restart())
+    if (path === "health" && request.method === "GET") return Response.json({ ok: true })
+    return new Response("Not Found", { status: 404 })
+  }
+
+  const serve = async (request: Request, extra: readonly Fault[] = []): Promise<ServeResult> => {
+    const url = new URL(request.url)
+    if (url.pathname.startsWith(controlPrefix)) {
+      return { kind: "response", response: await control(request, url.pathname.slice(controlPrefix.length)) }
+    }
+    if (request.method !== "POST") {
+      return {
+        kind: "response",
+        response: new Response("Method Not Allowed", { status: 405, headers: { allow: "POST" } }),
+      }
+    }
+    const startedAt = clock.now()
+    const body = await request.text()
+    const parsed = parseBody(body)
+    const peeked = peek(parsed.ok ? parsed.value : undefined)
+    const fired = [...faults.next(peeked), ...extra]
+    const label = fired.length === 0 ? null : fired.map(faultLabel).join(",")
+
+    if (fired.some((fault) => fault.kind === "restart")) restart()
+    for (const fault of fired) if (fault.kind === "latency" && fault.phase !== "after") await sleep(fault.ms)
+    const now = clock.now()
+    // Logged when the answer leaves, so that the entry says how long the request was in flight.
+    const log = async (entry: LogFields) => {
+      for (const fault of fired)
+        if (fault.kind === "latency" && fault.phase === "after") await sleep(fault.ms)
+      if (!recordRequests) return
+      ledger.recordRequest({
+        at: now,
+        startedAt,
+        endedAt: clock.now(),
+        method: peeked.method ?? null,
+        tool: peeked.tool ?? null,
+        taskId: peeked.taskId ?? null,
+        idempotencyKey: peeked.idempotencyKey ?? null,
+        client: request.headers.get("x-client-id"),
+        fault: label,
+        ...entry,
+      })
+    }
+
+    const before = fired.find((fault) => phaseOf(fault) === "before")
+    if (before !== undefined) {
+      const faulted = faultReply(before, undefined)
+      await log(faulted.log)
+      return faulted.result
+    }
+
+    const globalLimit = config.rateLimit
+    const retryAfter =
+      globalLimit === undefined ? undefined : context.rateLimiter.take("global", globalLimit, now)
+    const handled: Handled =
+      retryAfter !== undefined
+        ? fromHandler(tooManyRequests(retryAfter), null)
+        : handle(body, request.headers, now, fired, request.signal)
+
+    const launch = handled.kind === "rpc" ? handled.launch : undefined
+    const after = fired.find((fault) => phaseOf(fault) === "after")
+    if (launch !== undefined && label !== null) launch.fault = label
+    if (after !== undefined && after.kind !== "wrong-shape") {
+      // The work is done but its answer never arrives intact: the window the library exists for.
+      if (launch !== undefined) launch.responseDelivered = false
+      const faulted = faultReply(after, handled)
+      notify()
+      await log(faulted.log)
+      return faulted.result
+    }
+    const reply = toResponse(handled, after?.kind === "wrong-shape" ? after : undefined)
+    notify()
+    await log(reply.log)
+    ensureTimer()
+    return { kind: "response", response: reply.response }
+  }
+
+  const handle = (
+    body: string,
+    headers: Headers,
+    now: number,
+    fired: readonly Fault[],
+    signal: AbortSignal | undefined,
+  ): Handled => {
+    const envelope = decodeEnvelope({ body, headers }, envelopeOptions)
+    if (envelope.kind === "rejected")
+      return fromHandler({ kind: "failure", failure: envelope.failure }, envelope.id)
+    if (envelope.kind === "notification") return { kind: "accepted" }
+    let skewMs = config.timestampSkewMs ?? 0
+    for (const fault of fired) if (fault.kind === "skew") skewMs += fault.ms
+    return fromHandler(
+      dispatch(context, { request: envelope.request, now, skewMs, signal }),
+      envelope.request.id,
+    )
+  }
+
+  const faultReply = (
+    fault: Fault,
+    handled: Handled | undefined,
+  ): { result: ServeResult; log: LogFields } => {
+    switch (fault.kind) {
+      case "drop":
+        return { result: { kind: "drop" }, log: { httpStatus: 0, outcome: "dropped", errorCode: null } }
+      case "status": {
+        const headers: Record<string, string> = { "content-type": "text/plain" }
+        if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter)
+        return {
+          result: {
+            kind: "response",
+            response: new Response(fault.body ?? statusText(fault.status), { status: fault.status, headers }),
+          },
+          log: { httpStatus: fault.status, outcome: "error", errorCode: null },
+        }
+      }
+      case "malformed-json": {
+        const id = handled?.kind === "rpc" ? handled.id : null
+        // A response cut off mid-object: valid HTTP, invalid JSON.
+        return {
+          result: {
+            kind: "response",
+            response: new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"resultType":`, {
+              status: 200,
+              headers: { "content-type": "application/json" },
+            }),
+          },
+          log: { httpStatus: 200, outcome: "malformed", errorCode: null },
+        }
+      }
+      default:
+        throw new Error(`fake-server: fault ${fault.kind} has no reply of its own`)
+    }
+  }
+
+  const handler = async (request: Request, extra?: readonly Fault[]): Promise<Response> => {
+    const served = await serve(request, extra)
+    if (served.kind === "response") return served.response
+    if (options.dropStyle === "throw") throw connectionDropped()
+    const broken = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.error(connectionDropped()),
+    })
+    return new Response(broken, { status: 200, headers: { "content-type": "application/json" } })
+  }
+
+  return {
+    handler,
+    serve,
+    ledger,
+    config,
+    restart,
+    notify,
+    taskIds: () => store.ids(),
+    close: () => {
+      subscriptions.closeAll()
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+    },
+  }
+}
+
+/** What the ledger records of an answer. */
+type LogFields = Pick<Ledger.Request, "httpStatus" | "outcome" | "errorCode">
+
+/** A handled request, ready to be written as HTTP. */
+type Handled =
+  | { readonly kind: "accepted" }
+  | {
+      readonly kind: "http"
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+      readonly body: string
+    }
+  | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array> }
+  | {
+      readonly kind: "rpc"
+      readonly id: RequestId | null
+      readonly message: Record<string, Json>
+      readonly status: number
+      readonly errorCode: number | null
+      readonly launch: Ledger.Launch | undefined
+    }
+
+const fromHandler = (handled: HandlerResult, id: RequestId | null): Handled => {
+  switch (handled.kind) {
+    case "http":
+    case "stream":
+      return handled
+    case "result":
+      return {
+        kind: "rpc",
+        id,
+        message: { jsonrpc: "2.0", id, result: handled.result },
+        status: 200,
+        errorCode: null,
+        launch: handled.launch,
+      }
+    case "failure":
+      return {
+        kind: "rpc",
+        id,
+        message: { jsonrpc: "2.0", id, error: handled.failure.toJson() },
+        status: handled.failure.httpStatus,
+        errorCode: handled.failure.code,
+        launch: handled.launch,
+      }
+  }
+}
+
+const toResponse = (
+  handled: Handled,
+  wrongShape: Extract<Fault, { kind: "wrong-shape" }> | undefined,
+): { response: Response; log: LogFields } => {
+  switch (handled.kind) {
+    case "accepted":
+      return {
+        response: new Response(null, { status: 202 }),
+        log: { httpStatus: 202, outcome: "result", errorCode: null },
+      }
+    case "http":
+      return {
+        response: new Response(handled.body, { status: handled.status, headers: handled.headers }),
+        log: { httpStatus: handled.status, outcome: "error", errorCode: null },
+      }
+    case "stream":
+      return {
+        response: new Response(handled.stream, {
+          status: 200,
+          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+        }),
+        log: { httpStatus: 200, outcome: "stream", errorCode: null },
+      }
+    case "rpc": {
+      const message = wrongShape === undefined ? handled.message : distort(handled.message, wrongShape.shape)
+      return {
+        response: new Response(JSON.stringify(message), {
+          status: handled.status,
+          headers: { "content-type": "application/json" },
+        }),
+        log: {
+          httpStatus: handled.status,
+          outcome: handled.errorCode === null ? "result" : "error",
+          errorCode: handled.errorCode,
+        },
+      }
+    }
+  }
+}
+
+const statusText = (status: number): string =>
+  ({
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+  })[status] ?? `HTTP ${status}`
