@@ -41,14 +41,12 @@ import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Effect from "effect/Effect"
 import * as Fleet from "./fixtures/fleet-harness.mjs"
 
-const WORKERS = 4
 const CALLS_PER_WORKER = 16
-const LEASE_MS = 3_000
 const POLL_INTERVAL_MS = 300
 /** Late `tools/call` answers: longer than a lease, so the dispatcher must keep renewing it. */
 const LATE_ANSWER_MS = 3_500
-/** A fleet that has not moved for this long is stuck (a lease runs 3 s, a task at most 8 s). */
-const STALL_MS = 30_000
+/** A fleet that has not moved for STALL_MS is stuck (a lease runs 3 s, a task at most 8 s). */
+const { workers: WORKERS, leaseMs: LEASE_MS, stallMs: STALL_MS } = Fleet.settings
 
 const seed = Fleet.seedFromEnv()
 
@@ -147,8 +145,8 @@ const plan = (rand: () => number, ids: ReadonlyArray<string>) => {
 
 const runFleet = (url: string, schema: string) =>
   Fleet.withFleet(
-    { url, config: serverConfig(seed), prefix: "mcp-handles-fleet-active-" },
-    async ({ dir, db, server, track }) => {
+    { url, schema, config: serverConfig(seed), prefix: "mcp-handles-fleet-active-" },
+    async ({ dir, db, server, spawn }) => {
       const rand = Fleet.random(seed)
       const ledger = () => server.ledger() as unknown as Promise<FullLedger>
       const ids = Array.from({ length: WORKERS }, (_, i) => `a${i + 1}`)
@@ -165,20 +163,12 @@ const runFleet = (url: string, schema: string) =>
           return { key: c.key, afterMs: Math.floor(rand() * 500) }
         })
       }
-      const actors = track(
-        await Fleet.spawnFleet(Fleet.spawnActor, ids, dir, (instanceId) => ({
-          url,
-          schema,
-          server: server.url,
-          leaseMs: LEASE_MS,
-          tickMs: 100,
-          batchSize: 25,
-          pool: 5,
-          concurrency: 4,
-          calls: calls.filter((c) => c.owner === instanceId),
-          foreignCancels: foreignFor(instanceId),
-        })),
-      )
+      const actors = await spawn(Fleet.spawnActor, ids, (instanceId) => ({
+        leaseMs: LEASE_MS,
+        concurrency: 4,
+        calls: calls.filter((c) => c.owner === instanceId),
+        foreignCancels: foreignFor(instanceId),
+      }))
       const victim = actors.find((a) => a.instanceId === victimId) as Fleet.Actor
       const survivors = actors.filter((a) => a !== victim)
       const t0 = Date.now()

@@ -25,11 +25,9 @@ import { runGroup } from "../../../scripts/testing/process-groups.mjs"
 import * as Fleet from "./fixtures/fleet-harness.mjs"
 
 const TASKS = 1_000
-const WORKERS = 4
-const LEASE_MS = 3_000
 const POLL_INTERVAL_MS = 500
-/** A fleet in which no row settles for this long is stuck (a lease runs 3 s, a task at most 3 s). */
-const STALL_MS = 30_000
+/** A fleet in which no row settles for STALL_MS is stuck (a lease runs 3 s, a task at most 3 s). */
+const { workers: WORKERS, leaseMs: LEASE_MS, stallMs: STALL_MS } = Fleet.settings
 
 const seed = Fleet.seedFromEnv()
 
@@ -42,24 +40,14 @@ const { terminal } = Fleet
 
 const runFleet = (url: string, schema: string) =>
   Fleet.withFleet(
-    { url, config: serverConfig(seed), prefix: "mcp-handles-fleet-" },
-    async ({ dir, db, server, track }) => {
+    { url, schema, config: serverConfig(seed), prefix: "mcp-handles-fleet-" },
+    async ({ dir, db, server, spawn }) => {
       const rand = Fleet.random(seed)
       const durations = Array.from({ length: TASKS }, () => 300 + Math.floor(rand() * 2_700))
 
       const ids = Array.from({ length: WORKERS }, (_, i) => `w${i + 1}`)
       const logs = ids.map((instanceId) => ({ instanceId, file: path.join(dir, `${instanceId}.jsonl`) }))
-      const workers = track(
-        await Fleet.spawnFleet(Fleet.spawnWorker, ids, dir, () => ({
-          url,
-          schema,
-          server: server.url,
-          leaseMs: LEASE_MS,
-          tickMs: 100,
-          batchSize: 25,
-          pool: 5,
-        })),
-      )
+      const workers = await spawn(Fleet.spawnWorker, ids, () => ({ leaseMs: LEASE_MS }))
       const t0 = Date.now()
       await Promise.all(workers.map((w) => w.go()))
       // Calls arrive while the fleet runs: the seeder launches them and hands each row off at once.
