@@ -30,12 +30,14 @@ export const protocolVersion = "2026-07-28"
 export const tasksExtension = "io.modelcontextprotocol/tasks"
 
 /**
- * The `_meta` key that carries our idempotency key to servers that care.
+ * The `_meta` key that carries our idempotency key to servers that care. In reverse-DNS form, as
+ * the schema asks of vendor keys (a prefix whose second label is `modelcontextprotocol` or `mcp`
+ * is reserved). A server that deduplicates `tools/call` reads it.
  *
  * @since 0.1.0
  * @category constants
  */
-export const idempotencyKeyMeta = "mcp-handles/key"
+export const idempotencyKeyMeta = "io.github.mcp-handles/key"
 
 /**
  * Where a server lives and how to authenticate to it. Credentials are looked up at call time
@@ -129,7 +131,7 @@ export interface DiscoverInfo {
 export interface CallToolRequest {
   readonly name: string
   readonly arguments: JsonObject
-  /** Travels as `_meta["mcp-handles/key"]`. */
+  /** Travels as `_meta["io.github.mcp-handles/key"]` (`idempotencyKeyMeta`). */
   readonly idempotencyKey: string
   /** Multi round-trip retry: the answers and the state the server echoed. */
   readonly inputResponses?: Readonly<Record<string, JsonValue>> | undefined

@@ -20,13 +20,14 @@ import {
   tasksExtension,
 } from "../../Wire.js"
 import { describeParseError } from "./classify.js"
+import * as Timestamp from "./timestamp.js"
 
 /** ISO 8601 date(-time) text to epoch milliseconds. */
 const IsoTimestamp = Schema.transformOrFail(Schema.String, Schema.Number, {
   strict: true,
   decode: (text, _, ast) => {
-    const millis = /^\d{4}-\d{2}-\d{2}([Tt ].*)?$/.test(text) ? Date.parse(text) : Number.NaN
-    return Number.isFinite(millis)
+    const millis = Timestamp.parse(text)
+    return millis !== undefined
       ? ParseResult.succeed(millis)
       : ParseResult.fail(new ParseResult.Type(ast, text, "expected an ISO 8601 timestamp"))
   },
