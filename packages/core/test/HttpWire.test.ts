@@ -64,7 +64,7 @@ afterEach(() => {
     }
     if (body.method === "tools/call") {
       expect(headers.get("mcp-name")).toBe(body.params.name)
-      expect(meta["mcp-handles/key"]).toBe("key-1")
+      expect(meta["io.github.mcp-handles/key"]).toBe("key-1")
     }
   }
   resetRecorder()

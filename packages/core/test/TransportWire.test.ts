@@ -42,7 +42,7 @@ describe("TransportWire", () => {
       expect(answer._tag === "Task" && answer.task.createdAt).toBe(createdAtMs)
       const meta = fake.seen[0]?.params._meta as Record<string, unknown>
       expect(meta["io.modelcontextprotocol/protocolVersion"]).toBe("2026-07-28")
-      expect(meta["mcp-handles/key"]).toBe("k1")
+      expect(meta["io.github.mcp-handles/key"]).toBe("k1")
       expect(meta["io.modelcontextprotocol/clientCapabilities"]).toEqual({
         extensions: { "io.modelcontextprotocol/tasks": {} },
       })

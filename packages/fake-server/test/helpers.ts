@@ -35,7 +35,7 @@ export const request = (
           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? withTasks,
           "io.modelcontextprotocol/clientInfo": { name: "test", version: "1.0.0" },
-          ...(options.key === undefined ? {} : { "mcp-handles/key": options.key }),
+          ...(options.key === undefined ? {} : { "io.github.mcp-handles/key": options.key }),
           ...options.meta,
         }
   const body = {

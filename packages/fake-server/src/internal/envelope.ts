@@ -15,7 +15,7 @@ export const serverInfoKey = "io.modelcontextprotocol/serverInfo"
 export const subscriptionIdKey = "io.modelcontextprotocol/subscriptionId"
 export const tasksExtension = "io.modelcontextprotocol/tasks"
 /** The vendor `_meta` key our client puts its idempotency key under. */
-export const idempotencyKeyMeta = "mcp-handles/key"
+export const idempotencyKeyMeta = "io.github.mcp-handles/key"
 
 export type RequestId = string | number
 

@@ -29,6 +29,25 @@ export interface RpcRequest {
   readonly params: JsonObject
 }
 
+const isObject = (value: unknown): value is JsonObject =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+
+/**
+ * The caller's capabilities with the Tasks extension declared: every extension the caller
+ * declared is kept (a server may offer it only to clients that say so), and its own settings for
+ * the Tasks extension too, if it gave any.
+ *
+ * @internal
+ */
+export const withTasksExtension = (capabilities: JsonObject): JsonObject => {
+  const declared = isObject(capabilities.extensions) ? capabilities.extensions : {}
+  const tasks = declared[tasksExtension]
+  return {
+    ...capabilities,
+    extensions: { ...declared, [tasksExtension]: isObject(tasks) ? tasks : {} },
+  }
+}
+
 /**
  * A JSON-RPC request with the envelope in `params._meta`. `extraMeta` adds keys (the idempotency
  * key of `tools/call`); it cannot replace the envelope's own keys.
@@ -52,7 +71,7 @@ export const request = (
       ...extraMeta,
       [protocolVersionMeta]: protocolVersion,
       [clientInfoMeta]: { name: clientInfo.name, version: clientInfo.version },
-      [clientCapabilitiesMeta]: { ...capabilities, extensions: { [tasksExtension]: {} } },
+      [clientCapabilitiesMeta]: withTasksExtension(capabilities),
     },
   },
 })
