@@ -623,7 +623,15 @@ export const layerUrl = (
         maxConnections: maxConnections ?? defaults.maxConnections,
         connectTimeout: Duration.decode(connectTimeout ?? defaults.connectTimeout),
         applicationName: applicationName ?? defaults.applicationName,
-      }),
+      }).pipe(
+        // The pool's first connection meets the same passing conditions as any query (a server
+        // at its connection limit, starting up, failing over): waited out within the same budget.
+        Layer.retry(
+          retrySchedule(storeOptions.retry).pipe(
+            Schedule.whileInput((error: SqlError | ConfigError.ConfigError) => isTransientSqlError(error)),
+          ),
+        ),
+      ),
     ),
   )
 }
