@@ -73,7 +73,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         return yield* classify(observed.value, { method, id: message.id, now, limits: adapter.limits })
       })
 
-    return fromRpc(rpc)
+    return fromRpc(rpc, options)
   })
 
 /**

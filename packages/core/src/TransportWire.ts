@@ -152,7 +152,7 @@ export const make = (options: Options): Effect.Effect<Wire, never, Scope.Scope> 
         }
       })
 
-    return fromRpc(rpc)
+    return fromRpc(rpc, options)
   })
 
 /**

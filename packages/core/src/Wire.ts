@@ -220,10 +220,36 @@ export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("Malf
 }) {}
 
 /**
+ * The server and the client have no protocol version in common: the server refused the request
+ * with `-32022` (unsupported protocol version) and listed none the client speaks, or
+ * `server/discover` listed none. Nothing was processed (for `tools/call`: no task was created);
+ * asking again changes nothing until one side is upgraded.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()("UnsupportedVersion", {
+  method: Schema.String,
+  /** The version the refused request named. */
+  requested: Schema.String,
+  /** The versions the server says it supports. */
+  supported: Schema.Array(Schema.String),
+  /** The server's `-32022` answer, or one in its words when `server/discover` said it. */
+  error: RpcError,
+}) {}
+
+/**
  * @since 0.1.0
  * @category errors
  */
-export type WireError = NotSent | NoAnswer | RpcErrorAnswer | ServerBusy | Unauthorized | MalformedAnswer
+export type WireError =
+  | NotSent
+  | NoAnswer
+  | RpcErrorAnswer
+  | ServerBusy
+  | Unauthorized
+  | MalformedAnswer
+  | UnsupportedVersion
 
 /**
  * JSON-RPC "invalid params": for `tasks/*` it means the task id is unknown or expired.
@@ -282,6 +308,11 @@ export interface AdapterOptions {
    * `{ elicitation: {} }` when input requests can be answered).
    */
   readonly clientCapabilities?: JsonObject | undefined
+  /**
+   * The protocol versions this client speaks, most preferred first; each endpoint is spoken to in
+   * the first of them it supports (see `UnsupportedVersion`). Defaults to `[protocolVersion]`.
+   */
+  readonly protocolVersions?: ReadonlyArray<string> | undefined
 }
 
 /**

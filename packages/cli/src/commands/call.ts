@@ -101,6 +101,10 @@ export const preflight = (wire: Wire.Wire, server: Wire.ServerEndpoint): Effect.
             failed(
               `${server.url} does not speak the MCP 2026-07-28 protocol: server/discover answered ${e.error.code} ${e.error.message}`,
             ),
+          UnsupportedVersion: (e) =>
+            failed(
+              `${server.url} speaks no protocol version this client does (it supports ${e.supported.join(", ") || "none"})`,
+            ),
         }),
       ),
     ),

@@ -104,5 +104,7 @@ export const problemOf = (error: Wire.WireError): string => {
       return `unauthorized (HTTP ${error.status}); check the credentials`
     case "MalformedAnswer":
       return `malformed answer: ${error.reason}`
+    case "UnsupportedVersion":
+      return `no protocol version in common (the server supports ${error.supported.join(", ") || "none"})`
   }
 }

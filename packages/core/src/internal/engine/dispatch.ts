@@ -81,6 +81,7 @@ const onFailure = (ctx: Engine, record: HandleRecord.HandleRecord, error: Wire.W
     const inDoubt = (reason: string) => act(Transition.Event.CallInDoubt({ reason, now }))
     switch (error._tag) {
       case "RpcErrorAnswer":
+      case "UnsupportedVersion":
         return yield* act(Transition.Event.CallRejected({ error: error.error, now }))
       case "MalformedAnswer": {
         if (error.taskId === undefined) return yield* inDoubt(error.reason)

@@ -50,7 +50,8 @@ export const withTasksExtension = (capabilities: JsonObject): JsonObject => {
 
 /**
  * A JSON-RPC request with the envelope in `params._meta`. `extraMeta` adds keys (the idempotency
- * key of `tools/call`); it cannot replace the envelope's own keys.
+ * key of `tools/call`); it cannot replace the envelope's own keys, but for the protocol version,
+ * which the version negotiation chooses per endpoint (see negotiation.ts).
  *
  * @internal
  */
@@ -61,17 +62,21 @@ export const request = (
   clientInfo: ClientInfo,
   extraMeta: JsonObject = {},
   capabilities: JsonObject = {},
-): RpcRequest => ({
-  jsonrpc: "2.0",
-  id,
-  method,
-  params: {
-    ...params,
-    _meta: {
-      ...extraMeta,
-      [protocolVersionMeta]: protocolVersion,
-      [clientInfoMeta]: { name: clientInfo.name, version: clientInfo.version },
-      [clientCapabilitiesMeta]: withTasksExtension(capabilities),
+): RpcRequest => {
+  // The one envelope key `extraMeta` may set: the version the negotiation chose for the endpoint.
+  const version = extraMeta[protocolVersionMeta]
+  return {
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        ...extraMeta,
+        [protocolVersionMeta]: typeof version === "string" ? version : protocolVersion,
+        [clientInfoMeta]: { name: clientInfo.name, version: clientInfo.version },
+        [clientCapabilitiesMeta]: withTasksExtension(capabilities),
+      },
     },
-  },
-})
+  }
+}

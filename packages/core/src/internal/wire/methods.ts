@@ -16,6 +16,7 @@ import {
   Wire,
   type WireError,
 } from "../../Wire.js"
+import * as Negotiation from "./negotiation.js"
 import * as Protocol from "./protocol.js"
 
 /** Sends one request with the envelope; `extraMeta` joins `params._meta`. @internal */
@@ -36,8 +37,16 @@ const malformed =
       ? Effect.succeed(decoded.right)
       : Effect.fail(new MalformedAnswer({ method, reason: decoded.left }))
 
+/** What the requests take from the adapter's options. @internal */
+export interface Options {
+  readonly protocolVersions?: ReadonlyArray<string> | undefined
+}
+
 /** @internal */
-export const fromRpc = (rpc: Rpc): Wire => {
+export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
+  // Every request goes out in the endpoint's negotiated version.
+  const negotiation = Negotiation.make(sendRpc, options.protocolVersions)
+  const rpc = negotiation.rpc
   const callTool: Wire["callTool"] = (server, request) => {
     const method = "tools/call"
     const params: Record<string, Json.JsonValue> = { name: request.name, arguments: request.arguments }
@@ -88,6 +97,7 @@ export const fromRpc = (rpc: Rpc): Wire => {
     discover: (server) =>
       rpc(server, "server/discover", {}).pipe(
         Effect.flatMap((result) => malformed("server/discover")(Protocol.decodeDiscover(result))),
+        Effect.tap((info) => negotiation.discovered(server, info.protocolVersions)),
       ),
     listTools,
     callTool,
