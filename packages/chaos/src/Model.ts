@@ -141,6 +141,7 @@ interface KeyModel {
   settles: Array<string>
 }
 
+/** @since 0.1.0 */
 export interface Model {
   readonly keys: Map<string, KeyModel>
 }
@@ -154,7 +155,11 @@ const keyModel = (model: Model, key: string): KeyModel => {
   return found
 }
 
-/** Every violation of invariants 1-4 in this state of the world (empty when all hold). */
+/**
+ * Every violation of invariants 1-4 in this state of the world (empty when all hold).
+ *
+ * @since 0.1.0
+ */
 export const violations = (
   model: Model,
   ledger: Ledger.Snapshot,
@@ -269,6 +274,8 @@ const intervalAt = (tool: string, createdAt: number, at: number): number | undef
 /**
  * Causes of early polls found so far, each a core bug with its regression test
  * (test/regressions.test.ts). `CHAOS_TOLERATE=cause,cause` ignores them while hunting for others.
+ *
+ * @since 0.1.0
  */
 export type EarlyCause = "retry after a lost poll answer" | "poll capped at the TTL deadline" | "unexplained"
 
@@ -276,10 +283,16 @@ export type EarlyCause = "retry after a lost poll answer" | "poll capped at the 
  * Known core bugs to tolerate while hunting for others, by the cause their early polls show.
  * Empty: both early-poll bugs found so far (retry after a lost poll answer, poll capped at the
  * TTL deadline) are fixed in core (6283426) and pinned by test/regressions.test.ts.
+ *
+ * @since 0.1.0
  */
 export const knownEarlyPollBugs: ReadonlyArray<EarlyCause> = []
 
-/** The server's early-poll rule (see fake-server getTask), with a likely cause for each. */
+/**
+ * The server's early-poll rule (see fake-server getTask), with a likely cause for each.
+ *
+ * @since 0.1.0
+ */
 export const earlyPolls = (
   task: Ledger.Task,
   garbledCreates: ReadonlySet<string>,
