@@ -204,24 +204,31 @@ export const repeated = <A>(self: Flag<A>): Flag<Array<A>> => ({
   doc: { ...self.doc, repeated: true },
 })
 
-/**
- * A positional argument with a text value.
- *
- * @since 0.2.0
- * @category constructors
- */
-export const arg = (name: string, text: FlagText): Arg<string> => ({
+const positional = <A>(
+  args: Args.Args<A>,
+  name: string,
+  text: FlagText,
+  choices?: ReadonlyArray<string>,
+): Arg<A> => ({
   _tag: "Arg",
-  args: Args.text({ name }).pipe(Args.withDescription(text.description)),
+  args: Args.withDescription(args, text.description),
   doc: {
     name: name.toUpperCase(),
     description: text.description,
     example: text.example,
     optional: false,
     repeated: false,
-    choices: undefined,
+    choices,
   },
 })
+
+/**
+ * A positional argument with a text value.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const arg = (name: string, text: FlagText): Arg<string> => positional(Args.text({ name }), name, text)
 
 /**
  * A positional argument with one of a few values.
@@ -233,21 +240,16 @@ export const argChoice = <const C extends ReadonlyArray<string>>(
   name: string,
   choices: C,
   text: FlagText,
-): Arg<C[number]> => ({
-  _tag: "Arg",
-  args: Args.choice(
-    choices.map((c) => [c, c] as const),
-    { name },
-  ).pipe(Args.withDescription(text.description)),
-  doc: {
-    name: name.toUpperCase(),
-    description: text.description,
-    example: text.example,
-    optional: false,
-    repeated: false,
+): Arg<C[number]> =>
+  positional(
+    Args.choice(
+      choices.map((c) => [c, c] as const),
+      { name },
+    ),
+    name,
+    text,
     choices,
-  },
-})
+  )
 
 /**
  * A positional argument given any number of times (zero included).

@@ -8,21 +8,14 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import {
-  type FakeServer,
-  fakeServer,
-  oneLine,
-  processTestTimeout,
-  type Workspace,
-  workspace,
-} from "./support.js"
+import * as Support from "./support.js"
 
-vi.setConfig({ testTimeout: processTestTimeout })
+vi.setConfig({ testTimeout: Support.processTestTimeout })
 
 const secret = "Bearer s3cret-token-value"
 
-let ws: Workspace
-let upstream: FakeServer
+let ws: Support.Workspace
+let upstream: Support.FakeServer
 let proxy: Server
 let guarded: string
 /** The headers of every request the guarded server saw. */
@@ -62,8 +55,8 @@ const guard = (target: string): Server =>
   })
 
 beforeAll(async () => {
-  ws = workspace()
-  upstream = await fakeServer(ws.dir, {
+  ws = Support.workspace()
+  upstream = await Support.fakeServer(ws.dir, {
     tools: [
       {
         name: "job",
@@ -97,7 +90,7 @@ describe("headers", () => {
   it("without credentials the server refuses, and nothing is recorded", async () => {
     const ran = await ws.run("call", guarded, "job")
     expect(ran.code).toBe(1)
-    expect(oneLine(ran)).toMatch(/refused the request \(HTTP 401\): check the credentials/)
+    expect(Support.oneLine(ran)).toMatch(/refused the request \(HTTP 401\): check the credentials/)
   })
 
   it("--header-env and --header reach the server on every request; nothing is written", async () => {
@@ -158,11 +151,13 @@ describe("headers", () => {
   it("an unset variable is named, its value never printed", async () => {
     const ran = await ws.run("call", guarded, "job", "--header-env", "Authorization=NO_SUCH_VAR")
     expect(ran.code).toBe(2)
-    expect(oneLine(ran)).toBe(
+    expect(Support.oneLine(ran)).toBe(
       "mcp-handles: --header-env Authorization: environment variable NO_SUCH_VAR is not set",
     )
     const bad = await ws.run("call", guarded, "job", "--header", "no colon here")
     expect(bad.code).toBe(2)
-    expect(oneLine(bad)).toBe("mcp-handles: --header: expected 'NAME: VALUE', got a value without a colon")
+    expect(Support.oneLine(bad)).toBe(
+      "mcp-handles: --header: expected 'NAME: VALUE', got a value without a colon",
+    )
   })
 })

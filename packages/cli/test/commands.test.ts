@@ -7,8 +7,8 @@ import { join } from "node:path"
 import { openTaskClient } from "@mcp-handles/core"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { type FakeServer, fakeServer, processTestTimeout, type Workspace, workspace } from "./support.js"
+import { describe, expect, it, vi } from "vitest"
+import { askTool, fixture, processTestTimeout } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -25,24 +25,7 @@ const config: Config.Config = {
       outcome: { kind: "result", text: "done {{args.n}}" },
     },
     { name: "long", shape: "task", durationMs: 60_000, pollIntervalMs: 250 },
-    {
-      name: "ask",
-      shape: "task",
-      durationMs: 600,
-      pollIntervalMs: 250,
-      inputSteps: [
-        {
-          atMs: 200,
-          requests: {
-            ok: {
-              method: "elicitation/create",
-              params: { mode: "form", message: "OK?", requestedSchema: { type: "object" } },
-            },
-          },
-        },
-      ],
-      outcome: { kind: "result", text: "answer {{inputs.ok.content.ok}}" },
-    },
+    askTool({ durationMs: 600, pollIntervalMs: 250, atMs: 200 }),
     { name: "slow_answer", shape: "task", durationMs: 300, pollIntervalMs: 250 },
   ],
   // The first two calls of slow_answer launch their tasks at once and are answered only a minute
@@ -56,26 +39,15 @@ const config: Config.Config = {
   ],
 }
 
-let ws: Workspace
-let server: FakeServer
-
-beforeAll(async () => {
-  ws = workspace()
-  server = await fakeServer(ws.dir, config)
-})
-
-afterAll(() => {
-  server?.stop()
-  ws?.dispose()
-})
+const fx = fixture(config)
 
 const taskIdOf = async (key: string) =>
-  (await server.ledger()).tasks.find((t) => t.idempotencyKey === key)?.taskId
+  (await fx.server.ledger()).tasks.find((t) => t.idempotencyKey === key)?.taskId
 
 /** Resolves once the server's ledger shows a launch of every key. */
 const launched = async (keys: ReadonlyArray<string>): Promise<void> => {
   for (;;) {
-    const { launches } = await server.ledger()
+    const { launches } = await fx.server.ledger()
     if (keys.every((key) => launches.some((l) => l.idempotencyKey === key))) return
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
@@ -83,7 +55,7 @@ const launched = async (keys: ReadonlyArray<string>): Promise<void> => {
 
 describe("call", () => {
   it("records the call, follows it, and prints the outcome", async () => {
-    const ran = await ws.run("call", server.url, "job", "--args", '{"n":1}', "--key", "j1")
+    const ran = await fx.ws.run("call", fx.server.url, "job", "--args", '{"n":1}', "--key", "j1")
     expect(ran.code, ran.stderr).toBe(0)
     expect(ran.stdout.trim()).toBe("j1: completed: done 1")
     expect(ran.stderr).toMatch(/^j1: recorded; working, task [0-9a-f]{4}…[0-9a-f]{2}$/m)
@@ -91,31 +63,40 @@ describe("call", () => {
     expect(taskId).toBeDefined()
     expect(ran.stdout + ran.stderr).not.toContain(taskId)
     // The server is remembered beside the store, by name and URL only.
-    const servers = JSON.parse(readFileSync(join(ws.dir, ".mcp-handles", "tasks.db.servers.json"), "utf8"))
-    expect(servers.servers).toEqual([expect.objectContaining({ url: server.url })])
+    const servers = JSON.parse(readFileSync(join(fx.ws.dir, ".mcp-handles", "tasks.db.servers.json"), "utf8"))
+    expect(servers.servers).toEqual([expect.objectContaining({ url: fx.server.url })])
   })
 
   it("prints JSON with --json, and attaches to an existing key instead of launching again", async () => {
-    const first = await ws.run("call", server.url, "quick", "--args", '{"n":2}', "--key", "q1", "--json")
+    const first = await fx.ws.run(
+      "call",
+      fx.server.url,
+      "quick",
+      "--args",
+      '{"n":2}',
+      "--key",
+      "q1",
+      "--json",
+    )
     expect(first.code, first.stderr).toBe(0)
     expect(JSON.parse(first.stdout)).toMatchObject({
       outcome: "Completed",
       key: "q1",
       result: { content: [{ type: "text", text: "quick 2" }] },
     })
-    const again = await ws.run("call", server.url, "quick", "--args", '{"n":2}', "--key", "q1")
+    const again = await fx.ws.run("call", fx.server.url, "quick", "--args", '{"n":2}', "--key", "q1")
     expect(again.code).toBe(0)
     expect(again.stderr).toContain("attached to the existing call")
-    expect((await server.ledger()).launches.filter((l) => l.idempotencyKey === "q1")).toHaveLength(1)
-    const reused = await ws.run("call", server.url, "quick", "--args", '{"n":3}', "--key", "q1")
+    expect((await fx.server.ledger()).launches.filter((l) => l.idempotencyKey === "q1")).toHaveLength(1)
+    const reused = await fx.ws.run("call", fx.server.url, "quick", "--args", '{"n":3}', "--key", "q1")
     expect(reused.code).toBe(2)
     expect(reused.stderr).toMatch(/^mcp-handles: key "q1" is already used/)
   })
 
   it("answers input requests with --answer", async () => {
-    const ran = await ws.run(
+    const ran = await fx.ws.run(
       "call",
-      server.url,
+      fx.server.url,
       "ask",
       "--key",
       "a1",
@@ -128,12 +109,12 @@ describe("call", () => {
   })
 
   it("without --answer and without a terminal, stops at input instead of hanging; resume --answer finishes", async () => {
-    const waiting = await ws.run("call", server.url, "ask", "--key", "a2")
+    const waiting = await fx.ws.run("call", fx.server.url, "ask", "--key", "a2")
     expect(waiting.code, waiting.stderr).toBe(3)
     expect(waiting.stdout.trim()).toMatch(
       /^a2: waiting for input \(ok\); answer with `mcp-handles resume --answer ok=JSON`/,
     )
-    const resumed = await ws.run("resume", "--answer", '{"action":"accept","content":{"ok":"later"}}')
+    const resumed = await fx.ws.run("resume", "--answer", '{"action":"accept","content":{"ok":"later"}}')
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stderr).toContain("a2: completed: answer later")
   })
@@ -141,11 +122,20 @@ describe("call", () => {
 
 describe("detach, list, show, resume", () => {
   it("a detached call is listed open, shown redacted, and finished by resume", async () => {
-    const detached = await ws.run("call", server.url, "job", "--args", '{"n":4}', "--key", "j2", "--detach")
+    const detached = await fx.ws.run(
+      "call",
+      fx.server.url,
+      "job",
+      "--args",
+      '{"n":4}',
+      "--key",
+      "j2",
+      "--detach",
+    )
     expect(detached.code, detached.stderr).toBe(0)
     expect(detached.stdout.trim()).toBe("j2")
 
-    const open = await ws.run("list", "--status", "open")
+    const open = await fx.ws.run("list", "--status", "open")
     expect(open.code, open.stderr).toBe(0)
     const [header, ...rows] = open.stdout.trim().split("\n")
     expect(header).toMatch(
@@ -158,18 +148,18 @@ describe("detach, list, show, resume", () => {
     )
 
     const taskId = await taskIdOf("j2")
-    const shown = await ws.run("show", "j2")
+    const shown = await fx.ws.run("show", "j2")
     expect(shown.stdout).toMatch(/^status\s+working$/m)
     expect(shown.stdout).not.toContain(taskId)
-    const revealed = await ws.run("show", "j2", "--reveal")
+    const revealed = await fx.ws.run("show", "j2", "--reveal")
     expect(revealed.stdout).toMatch(new RegExp(`^task id\\s+${taskId}$`, "m"))
 
-    const resumed = await ws.run("resume")
+    const resumed = await fx.ws.run("resume")
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stdout).toContain("resumed 1 open call(s): 1 completed")
     expect(resumed.stderr).toContain("j2: completed: done 4")
 
-    const listed = JSON.parse((await ws.run("list", "--json")).stdout) as Array<Record<string, unknown>>
+    const listed = JSON.parse((await fx.ws.run("list", "--json")).stdout) as Array<Record<string, unknown>>
     expect(listed.find((r) => r.key === "j2")).toMatchObject({
       status: "completed",
       taskId: expect.stringMatching(/…/),
@@ -180,7 +170,7 @@ describe("detach, list, show, resume", () => {
 
 describe("a call killed before its answer: in doubt, then reissue or abandon", () => {
   it("resume surfaces it; reissue re-sends with the same key; abandon gives up", async () => {
-    const callers = ["s1", "s2"].map((key) => ws.start("call", server.url, "slow_answer", "--key", key))
+    const callers = ["s1", "s2"].map((key) => fx.ws.start("call", fx.server.url, "slow_answer", "--key", key))
     const exits = callers.map((c) => new Promise((resolve) => c.once("exit", resolve)))
     // Kill them once the server launched both (each intent was on disk before its request left),
     // while it holds both answers back.
@@ -192,36 +182,36 @@ describe("a call killed before its answer: in doubt, then reissue or abandon", (
     ])
     for (const caller of callers) caller.kill("SIGKILL")
     await Promise.all(exits)
-    const pending = (await ws.run("list", "--status", "open")).stdout
+    const pending = (await fx.ws.run("list", "--status", "open")).stdout
     expect(pending).toMatch(/^s1\s+pending/m)
     expect(pending).toMatch(/^s2\s+pending/m)
 
-    const resumed = await ws.run("resume")
+    const resumed = await fx.ws.run("resume")
     // Calls in doubt need someone to decide: exit 3.
     expect(resumed.code, resumed.stderr).toBe(3)
     expect(resumed.stderr).toContain("2 interrupted call(s) now in doubt")
     expect(resumed.stdout).toContain("2 call(s) in doubt")
 
-    const inDoubt = await ws.run("list", "--status", "in-doubt")
+    const inDoubt = await fx.ws.run("list", "--status", "in-doubt")
     expect(inDoubt.stdout).toMatch(/^s1\s+in_doubt/m)
 
-    const reissued = await ws.run("reissue", "s1")
+    const reissued = await fx.ws.run("reissue", "s1")
     expect(reissued.code, reissued.stderr).toBe(0)
     expect(reissued.stdout.trim()).toBe("s1: completed: ok")
     // The server deduplicates on the key: the re-issue did not launch a second task.
-    const ledger = await server.ledger()
+    const ledger = await fx.server.ledger()
     expect(ledger.launches.filter((l) => l.idempotencyKey === "s1")).toHaveLength(1)
-    const shown = await ws.run("show", "s1", "--json", "--reveal")
+    const shown = await fx.ws.run("show", "s1", "--json", "--reveal")
     expect(JSON.parse(shown.stdout)).toMatchObject({
       status: "completed",
       launches: 2,
       taskId: await taskIdOf("s1"),
     })
 
-    const abandoned = await ws.run("abandon", "s2")
+    const abandoned = await fx.ws.run("abandon", "s2")
     expect(abandoned.code, abandoned.stderr).toBe(0)
     expect(abandoned.stdout.trim()).toBe("s2: abandoned; now cancelled")
-    const twice = await ws.run("abandon", "s2")
+    const twice = await fx.ws.run("abandon", "s2")
     expect(twice.code).toBe(2)
     expect(twice.stderr.trim()).toBe("mcp-handles: s2 is not in doubt (it is cancelled); nothing to decide")
   })
@@ -229,18 +219,18 @@ describe("a call killed before its answer: in doubt, then reissue or abandon", (
 
 describe("cancel and gc", () => {
   it("cancel sends tasks/cancel and reports the end; gc deletes settled calls only", async () => {
-    await ws.run("call", server.url, "long", "--key", "l1", "--detach")
-    const cancelled = await ws.run("cancel", "l1")
+    await fx.ws.run("call", fx.server.url, "long", "--key", "l1", "--detach")
+    const cancelled = await fx.ws.run("cancel", "l1")
     expect(cancelled.code, cancelled.stderr).toBe(0)
     expect(cancelled.stdout.trim()).toMatch(/^l1: cancelled/)
-    const task = (await server.ledger()).tasks.find((t) => t.idempotencyKey === "l1")
+    const task = (await fx.server.ledger()).tasks.find((t) => t.idempotencyKey === "l1")
     expect(task?.cancels).toHaveLength(1)
 
-    await ws.run("call", server.url, "long", "--key", "l2", "--detach")
-    const gc = await ws.run("gc", "--older-than", "0s")
+    await fx.ws.run("call", fx.server.url, "long", "--key", "l2", "--detach")
+    const gc = await fx.ws.run("gc", "--older-than", "0s")
     expect(gc.code, gc.stderr).toBe(0)
     expect(gc.stdout).toMatch(/^deleted [1-9]\d* settled call\(s\) older than 0s/)
-    const left = await ws.run("list")
+    const left = await fx.ws.run("list")
     expect(
       left.stdout
         .trim()
@@ -248,50 +238,50 @@ describe("cancel and gc", () => {
         .slice(1)
         .map((l) => l.split(/\s+/)[0]),
     ).toEqual(["l2"])
-    const older = await ws.run("gc", "--older-than", "7d")
+    const older = await fx.ws.run("gc", "--older-than", "7d")
     expect(older.stdout).toMatch(/^deleted 0 settled/)
-    await ws.run("cancel", "l2", "--wait", "0")
+    await fx.ws.run("cancel", "l2", "--wait", "0")
   })
 })
 
 describe("calls an application made under its own server name", () => {
   it("resume skips them until --server NAME=URL names the server", async () => {
-    mkdirSync(join(ws.dir, ".mcp-handles"), { recursive: true })
+    mkdirSync(join(fx.ws.dir, ".mcp-handles"), { recursive: true })
     const app = await openTaskClient({
-      store: SqliteStore.layer({ filename: join(ws.dir, ".mcp-handles", "tasks.db") }),
-      servers: [{ name: "research", url: server.url }],
+      store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
+      servers: [{ name: "research", url: fx.server.url }],
       background: false,
     })
     await app.callTool("research", "job", { n: 9 }, { key: "app-1" })
     await app.close() // hands the open call off
 
-    const skipped = await ws.run("resume")
+    const skipped = await fx.ws.run("resume")
     // A skipped call needs someone to name its server: exit 3, and the hint that works.
     expect(skipped.code, skipped.stderr).toBe(3)
     expect(skipped.stderr).toMatch(
       /app-1: skipped; its server research is not in .*servers\.json \(pass --server research=URL\)/,
     )
-    const resumed = await ws.run("resume", "--server", `research=${server.url}`)
+    const resumed = await fx.ws.run("resume", "--server", `research=${fx.server.url}`)
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stderr).toContain("app-1: completed: done 9")
-    const listed = await ws.run("list", "--server", `research=${server.url}`)
+    const listed = await fx.ws.run("list", "--server", `research=${fx.server.url}`)
     expect(listed.stdout).toMatch(/^app-1\s+completed\s+job\s+research\s/m)
   })
 })
 
 describe("--store", () => {
   it("takes sqlite:PATH, or MCP_HANDLES_STORE", async () => {
-    const path = join(ws.dir, "other.db")
-    const ran = await ws.run("call", server.url, "quick", "--key", "o1", "--store", `sqlite:${path}`)
+    const path = join(fx.ws.dir, "other.db")
+    const ran = await fx.ws.run("call", fx.server.url, "quick", "--key", "o1", "--store", `sqlite:${path}`)
     expect(ran.code, ran.stderr).toBe(0)
     expect(existsSync(path)).toBe(true)
-    const listed = await ws.run("list", "--store", `sqlite:${path}`)
+    const listed = await fx.ws.run("list", "--store", `sqlite:${path}`)
     expect(listed.stdout).toMatch(/^o1\s+completed/m)
-    ws.env.MCP_HANDLES_STORE = `sqlite:${path}`
+    fx.ws.env.MCP_HANDLES_STORE = `sqlite:${path}`
     try {
-      expect((await ws.run("show", "o1")).code).toBe(0)
+      expect((await fx.ws.run("show", "o1")).code).toBe(0)
     } finally {
-      delete ws.env.MCP_HANDLES_STORE
+      delete fx.ws.env.MCP_HANDLES_STORE
     }
   })
 })

@@ -4,23 +4,15 @@
  */
 import type * as Config from "@mcp-handles/fake-server/Config"
 import * as Schema from "effect/Schema"
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import * as Output from "../src/Output.js"
-import {
-  type FakeServer,
-  fakeServer,
-  processTestTimeout,
-  type Ran,
-  type Workspace,
-  workspace,
-} from "./support.js"
+import { askTool, fixture, processTestTimeout, type Ran } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
 const config: Config.Config = {
   deduplicateByKey: true,
   tools: [
-    { name: "quick", shape: "direct", outcome: { kind: "result", text: "quick" } },
     {
       name: "job",
       shape: "task",
@@ -38,24 +30,7 @@ const config: Config.Config = {
     { name: "refused", shape: "direct", outcome: { kind: "result", text: "no", isError: true } },
     { name: "long", shape: "task", durationMs: 600_000, pollIntervalMs: 100, cancelDelayMs: 600_000 },
     { name: "quits", shape: "task", durationMs: 600_000, pollIntervalMs: 100 },
-    {
-      name: "ask",
-      shape: "task",
-      durationMs: 300,
-      pollIntervalMs: 100,
-      inputSteps: [
-        {
-          atMs: 100,
-          requests: {
-            ok: {
-              method: "elicitation/create",
-              params: { mode: "form", message: "OK?", requestedSchema: { type: "object" } },
-            },
-          },
-        },
-      ],
-      outcome: { kind: "result", text: "answer {{inputs.ok.content.ok}}" },
-    },
+    askTool({ durationMs: 300, pollIntervalMs: 100, atMs: 100 }),
     { name: "slow_a", shape: "task", durationMs: 200, pollIntervalMs: 100 },
     { name: "slow_b", shape: "task", durationMs: 200, pollIntervalMs: 100 },
   ],
@@ -67,18 +42,7 @@ const config: Config.Config = {
   })),
 }
 
-let ws: Workspace
-let server: FakeServer
-
-beforeAll(async () => {
-  ws = workspace()
-  server = await fakeServer(ws.dir, config)
-})
-
-afterAll(() => {
-  server?.stop()
-  ws?.dispose()
-})
+const fx = fixture(config)
 
 /** Decodes stdout with the command's schema: one line, every field, nothing else. */
 const decode = <A, I>(schema: Schema.Schema<A, I>, ran: Ran): A => {
@@ -87,39 +51,33 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, ran: Ran): A => {
   return Schema.decodeUnknownSync(schema, { onExcessProperty: "error" })(JSON.parse(ran.stdout))
 }
 
-const serverName = () => new URL(server.url).host
+const serverName = () => new URL(fx.server.url).host
 
-/** Resolves once the server's ledger shows a launch of `key`. */
-const launched = async (key: string): Promise<void> => {
-  for (;;) {
-    if ((await server.ledger()).launches.some((l) => l.idempotencyKey === key)) return
+/** Calls `tool` and kills the caller once the server launched it, before its answer: in doubt. */
+const killedInFlight = async (tool: string, key: string): Promise<void> => {
+  const caller = fx.ws.start("call", fx.server.url, tool, "--key", key)
+  const exited = new Promise((resolve) => caller.once("exit", resolve))
+  while (!(await fx.server.ledger()).launches.some((l) => l.idempotencyKey === key)) {
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
+  caller.kill("SIGKILL")
+  await exited
 }
 
 describe("call --json", () => {
   it("completed: exit 0, the row and the outcome, the server by name", async () => {
-    const ran = await ws.run("call", server.url, "job", "--key", "c1", "--json")
+    const ran = await fx.ws.run("call", fx.server.url, "job", "--key", "c1", "--json")
     expect(ran.code, ran.stderr).toBe(0)
     const out = decode(Output.Call, ran)
     expect(out).toMatchObject({ key: "c1", outcome: "Completed", status: "completed", server: serverName() })
-    expect(out.serverUrl).toBe(server.url)
+    expect(out.serverUrl).toBe(fx.server.url)
     expect(out.result).toMatchObject({ content: [{ type: "text", text: "done" }] })
   })
 
   it("--detach: the same shape, outcome null", async () => {
     // In a scope of its own: this call stays open for good, and resume must not follow it.
-    const ran = await ws.run(
-      "call",
-      server.url,
-      "long",
-      "--key",
-      "c2",
-      "--scope",
-      "slow",
-      "--detach",
-      "--json",
-    )
+    const slow = ["--scope", "slow"]
+    const ran = await fx.ws.run("call", fx.server.url, "long", "--key", "c2", ...slow, "--detach", "--json")
     expect(ran.code, ran.stderr).toBe(0)
     const out = decode(Output.Call, ran)
     expect(out).toMatchObject({ key: "c2", outcome: null, status: "working", server: serverName() })
@@ -127,16 +85,16 @@ describe("call --json", () => {
   })
 
   it("failed and isError: exit 1", async () => {
-    const failed = await ws.run("call", server.url, "broken", "--key", "c3", "--json")
+    const failed = await fx.ws.run("call", fx.server.url, "broken", "--key", "c3", "--json")
     expect(failed.code, failed.stderr).toBe(1)
     expect(decode(Output.Call, failed)).toMatchObject({ outcome: "Failed", error: { message: "it broke" } })
-    const refused = await ws.run("call", server.url, "refused", "--key", "c4", "--json")
+    const refused = await fx.ws.run("call", fx.server.url, "refused", "--key", "c4", "--json")
     expect(refused.code, refused.stderr).toBe(1)
     expect(decode(Output.Call, refused)).toMatchObject({ outcome: "Completed", result: { isError: true } })
   })
 
   it("input nobody here can give: exit 3; --answer KEY=JSON answers that key", async () => {
-    const waiting = await ws.run("call", server.url, "ask", "--key", "c5", "--json")
+    const waiting = await fx.ws.run("call", fx.server.url, "ask", "--key", "c5", "--json")
     expect(waiting.code, waiting.stderr).toBe(3)
     expect(decode(Output.Call, waiting)).toMatchObject({
       outcome: "WaitingForInput",
@@ -144,14 +102,10 @@ describe("call --json", () => {
       waitingFor: ["ok"],
     })
     // An answer for another key does not answer this one.
-    const other = await ws.run("resume", "--answer", 'nope={"action":"decline"}', "--json")
+    const other = await fx.ws.run("resume", "--answer", 'nope={"action":"decline"}', "--json")
     expect(other.code, other.stderr).toBe(3)
-    const answered = await ws.run(
-      "resume",
-      "--answer",
-      'ok={"action":"accept","content":{"ok":"yes"}}',
-      "--json",
-    )
+    const accept = 'ok={"action":"accept","content":{"ok":"yes"}}'
+    const answered = await fx.ws.run("resume", "--answer", accept, "--json")
     expect(answered.code, answered.stderr).toBe(0)
     const report = decode(Output.Resume, answered)
     expect(report.calls).toEqual([
@@ -162,78 +116,70 @@ describe("call --json", () => {
 
 describe("the other commands' --json", () => {
   it("list, show, gc: exit 0", async () => {
-    const list = await ws.run("list", "--json")
+    const list = await fx.ws.run("list", "--json")
     expect(list.code, list.stderr).toBe(0)
     const rows = decode(Output.List, list)
     // c2 is in a scope of its own.
     expect(rows.map((r) => r.key)).toEqual(["c1", "c3", "c4", "c5"])
     expect(new Set(rows.map((r) => r.server))).toEqual(new Set([serverName()]))
-    const show = await ws.run("show", "c1", "--json")
+    const show = await fx.ws.run("show", "c1", "--json")
     expect(show.code, show.stderr).toBe(0)
     expect(decode(Output.Show, show)).toEqual(rows.find((r) => r.key === "c1"))
-    const gc = await ws.run("gc", "--older-than", "1d", "--json")
+    const gc = await fx.ws.run("gc", "--older-than", "1d", "--json")
     expect(gc.code, gc.stderr).toBe(0)
     expect(decode(Output.Gc, gc)).toEqual({ deleted: 0, olderThan: "1d", scope: "default" })
   })
 
   it("cancel: exit 0 once it ended, 3 while it still runs", async () => {
     // The server acknowledges this cancel but keeps the task running for a long time.
-    const running = await ws.run("cancel", "c2", "--scope", "slow", "--wait", "0", "--json")
+    const running = await fx.ws.run("cancel", "c2", "--scope", "slow", "--wait", "0", "--json")
     expect(running.code, running.stderr).toBe(3)
     expect(decode(Output.Cancel, running)).toMatchObject({ key: "c2", cancel: { sent: true } })
-    await ws.run("call", server.url, "quits", "--key", "c6", "--detach")
-    const cancelled = await ws.run("cancel", "c6", "--json")
+    await fx.ws.run("call", fx.server.url, "quits", "--key", "c6", "--detach")
+    const cancelled = await fx.ws.run("cancel", "c6", "--json")
     expect(cancelled.code, cancelled.stderr).toBe(0)
     expect(decode(Output.Cancel, cancelled)).toMatchObject({
       key: "c6",
       status: "cancelled",
       server: serverName(),
     })
-    const again = await ws.run("cancel", "c6", "--json")
+    const again = await fx.ws.run("cancel", "c6", "--json")
     expect(again.code, again.stderr).toBe(0)
   })
 
   it("resume exits 3 with a call in doubt; reissue and abandon print their shapes", async () => {
-    const caller = ws.start("call", server.url, "slow_a", "--key", "d1")
-    const exited = new Promise((resolve) => caller.once("exit", resolve))
-    await launched("d1")
-    caller.kill("SIGKILL")
-    await exited
-    const resumed = await ws.run("resume", "--json")
+    await killedInFlight("slow_a", "d1")
+    const resumed = await fx.ws.run("resume", "--json")
     expect(resumed.code, resumed.stderr).toBe(3)
     const report = decode(Output.Resume, resumed)
     expect(report.inDoubt.map((r) => r.key)).toContain("d1")
     expect(report.inDoubt[0]?.server).toBe(serverName())
 
-    const reissued = await ws.run("reissue", "d1", "--json")
+    const reissued = await fx.ws.run("reissue", "d1", "--json")
     expect(reissued.code, reissued.stderr).toBe(0)
     expect(decode(Output.Reissue, reissued)).toMatchObject({ key: "d1", outcome: "Completed", launches: 2 })
-    const abandoned = await ws.run("abandon", "d1", "--json")
+    const abandoned = await fx.ws.run("abandon", "d1", "--json")
     expect(abandoned.code).toBe(2)
     expect(abandoned.stdout).toBe("")
   })
 
   it("abandon: exit 0", async () => {
-    const caller = ws.start("call", server.url, "slow_b", "--key", "d2")
-    const exited = new Promise((resolve) => caller.once("exit", resolve))
-    await launched("d2")
-    caller.kill("SIGKILL")
-    await exited
-    expect((await ws.run("resume")).code).toBe(3)
-    const abandoned = await ws.run("abandon", "d2", "--json")
+    await killedInFlight("slow_b", "d2")
+    expect((await fx.ws.run("resume")).code).toBe(3)
+    const abandoned = await fx.ws.run("abandon", "d2", "--json")
     expect(abandoned.code, abandoned.stderr).toBe(0)
     expect(decode(Output.Abandon, abandoned)).toMatchObject({ key: "d2", status: "cancelled" })
   })
 
   it("resume exits 1 when a followed call failed, 0 when all completed", async () => {
-    await ws.run("call", server.url, "broken", "--key", "f1", "--scope", "r1", "--detach")
-    const failed = await ws.run("resume", "--scope", "r1", "--json")
+    await fx.ws.run("call", fx.server.url, "broken", "--key", "f1", "--scope", "r1", "--detach")
+    const failed = await fx.ws.run("resume", "--scope", "r1", "--json")
     expect(failed.code, failed.stderr).toBe(1)
     expect(decode(Output.Resume, failed).calls).toEqual([
       expect.objectContaining({ key: "f1", outcome: "Failed" }),
     ])
-    await ws.run("call", server.url, "job", "--key", "f2", "--scope", "r2", "--detach")
-    const completed = await ws.run("resume", "--scope", "r2", "--json")
+    await fx.ws.run("call", fx.server.url, "job", "--key", "f2", "--scope", "r2", "--detach")
+    const completed = await fx.ws.run("resume", "--scope", "r2", "--json")
     expect(completed.code, completed.stderr).toBe(0)
     expect(decode(Output.Resume, completed)).toMatchObject({ inDoubt: [], skipped: [] })
   })

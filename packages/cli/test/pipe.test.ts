@@ -8,34 +8,23 @@ import * as HandleStore from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { runGroup } from "../../../scripts/testing/process-groups.mjs"
 import * as Output from "../src/Output.js"
-import { bin, type FakeServer, fakeServer, processTestTimeout, type Workspace, workspace } from "./support.js"
+import { bin, fixture, processTestTimeout, seedCall } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
-let ws: Workspace
-let server: FakeServer
-
-beforeAll(async () => {
-  ws = workspace()
-  server = await fakeServer(ws.dir, {
-    tools: [{ name: "job", shape: "task", durationMs: 300, pollIntervalMs: 50, outcome: { kind: "result" } }],
-    // The first poll gets an answer that is not JSON: the client logs a warning and keeps the
-    // task open.
-    faults: [{ when: { method: "tasks/get", nth: 1 }, fault: { kind: "malformed-json" } }],
-  })
-})
-
-afterAll(() => {
-  server?.stop()
-  ws?.dispose()
+const fx = fixture({
+  tools: [{ name: "job", shape: "task", durationMs: 300, pollIntervalMs: 50, outcome: { kind: "result" } }],
+  // The first poll gets an answer that is not JSON: the client logs a warning and keeps the
+  // task open.
+  faults: [{ when: { method: "tasks/get", nth: 1 }, fault: { kind: "malformed-json" } }],
 })
 
 describe("piped output", () => {
   it("10,000 rows of list --json pass through cat whole", async () => {
-    const dir = join(ws.dir, "big")
+    const dir = join(fx.ws.dir, "big")
     mkdirSync(join(dir, ".mcp-handles"), { recursive: true })
     const rows = 10_000
     await Effect.runPromise(
@@ -44,17 +33,12 @@ describe("piped output", () => {
         yield* Effect.forEach(
           Array.from({ length: rows }, (_, i) => i),
           (i) =>
-            store.insertOrGet({
-              scope: "default",
-              key: `row-${String(i).padStart(5, "0")}`,
-              serverId: "research:0123456789abcdef",
-              tool: "report",
-              arguments: { chapter: i, topic: "tides and the moon, chapter by chapter" },
-              argumentsHash: "0".repeat(64),
-              owner: "seed",
-              leaseMs: 0,
-              now: 1_700_000_000_000 + i,
-            }),
+            store.insertOrGet(
+              seedCall(`row-${String(i).padStart(5, "0")}`, 1_700_000_000_000 + i, {
+                chapter: i,
+                topic: "tides and the moon, chapter by chapter",
+              }),
+            ),
           { concurrency: 64, discard: true },
         )
       }).pipe(Effect.provide(SqliteStore.layer({ filename: join(dir, ".mcp-handles", "tasks.db") }))),
@@ -64,7 +48,7 @@ describe("piped output", () => {
       ["-o", "pipefail", "-c", `"${process.execPath}" "${bin}" list --json | cat`],
       {
         cwd: dir,
-        env: ws.env,
+        env: fx.ws.env,
       },
     )
     expect(ran.code, ran.stderr).toBe(0)
@@ -77,7 +61,7 @@ describe("piped output", () => {
   })
 
   it("a failed poll is logged on stderr; stdout is only the JSON document", async () => {
-    const ran = await ws.run("call", server.url, "job", "--key", "p1", "--json")
+    const ran = await fx.ws.run("call", fx.server.url, "job", "--key", "p1", "--json")
     expect(ran.code, ran.stderr).toBe(0)
     expect(Schema.decodeUnknownSync(Output.Call)(JSON.parse(ran.stdout))).toMatchObject({
       outcome: "Completed",

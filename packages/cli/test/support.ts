@@ -8,8 +8,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
+import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import type { JsonObject } from "@mcp-handles/core/Json"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import type * as Ledger from "@mcp-handles/fake-server/Ledger"
+import { afterAll, beforeAll } from "vitest"
 import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 export const bin = fileURLToPath(new URL("../dist/bin.js", import.meta.url))
@@ -61,6 +64,34 @@ export const workspace = (): Workspace => {
   }
 }
 
+/**
+ * A task tool that asks for input once (`ok`, an elicitation form) and answers with what it got:
+ * `answer {{inputs.ok.content.ok}}`.
+ */
+export const askTool = (timing: {
+  readonly durationMs: number
+  readonly pollIntervalMs: number
+  /** When, into the task, the question comes. */
+  readonly atMs: number
+}): Config.Config["tools"][number] => ({
+  name: "ask",
+  shape: "task",
+  durationMs: timing.durationMs,
+  pollIntervalMs: timing.pollIntervalMs,
+  inputSteps: [
+    {
+      atMs: timing.atMs,
+      requests: {
+        ok: {
+          method: "elicitation/create",
+          params: { mode: "form", message: "OK?", requestedSchema: { type: "object" } },
+        },
+      },
+    },
+  ],
+  outcome: { kind: "result", text: "answer {{inputs.ok.content.ok}}" },
+})
+
 export interface FakeServer {
   readonly url: string
   readonly ledger: () => Promise<Ledger.Snapshot>
@@ -102,4 +133,55 @@ export const oneLine = (ran: Ran): string => {
   if (lines.length !== 1) throw new Error(`expected one line on stderr, got:\n${ran.stderr}`)
   if (/^\s+at /m.test(ran.stderr)) throw new Error(`stack trace on stderr:\n${ran.stderr}`)
   return lines[0] ?? ""
+}
+
+/** Where a seeded call goes, and the intent's fixed parts: tests set only what they are about. */
+const seedTarget = { scope: "default", serverId: "research:0123456789abcdef", tool: "report" } as const
+const seedIntent = { argumentsHash: "0".repeat(64), owner: "seed", leaseMs: 0 } as const
+
+/**
+ * A call to write straight into a store (`insertOrGet`), to the server named `research`, created
+ * at `now`.
+ */
+export const seedCall = (key: string, now: number, args: JsonObject = {}): HandleStore.NewHandle => ({
+  ...seedTarget,
+  ...seedIntent,
+  key,
+  now,
+  arguments: args,
+})
+
+/** A test file's workspace and fake server. */
+export interface Fixture {
+  readonly ws: Workspace
+  readonly server: FakeServer
+}
+
+/**
+ * A workspace and a fake server with `config`, made before the file's tests and removed after
+ * them (call it at the top of the file).
+ */
+export const fixture = (config: Config.Config): Fixture => {
+  let ws: Workspace | undefined
+  let server: FakeServer | undefined
+  beforeAll(async () => {
+    ws = workspace()
+    server = await fakeServer(ws.dir, config)
+  })
+  afterAll(() => {
+    server?.stop()
+    ws?.dispose()
+  })
+  const ready = <A>(value: A | undefined): A => {
+    if (value === undefined) throw new Error("the fixture is used before its beforeAll ran")
+    return value
+  }
+  return {
+    get ws() {
+      return ready(ws)
+    },
+    get server() {
+      return ready(server)
+    },
+  }
 }

@@ -6,8 +6,8 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as Config from "@mcp-handles/fake-server/Config"
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
-import { bin, type FakeServer, fakeServer, processTestTimeout, type Workspace, workspace } from "./support.js"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { bin, fixture, processTestTimeout } from "./support.js"
 import * as Terminal from "./terminal.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
@@ -52,28 +52,18 @@ const config: Config.Config = {
 
 const cli = `"${process.execPath}" "${bin}"`
 
-let ws: Workspace
-let server: FakeServer
-let terminal: Terminal.Terminal | undefined
+const fx = fixture(config)
 
-beforeAll(async () => {
-  ws = workspace()
-  server = await fakeServer(ws.dir, config)
-})
+let terminal: Terminal.Terminal | undefined
 
 afterEach(() => {
   terminal?.close()
   terminal = undefined
 })
 
-afterAll(() => {
-  server?.stop()
-  ws?.dispose()
-})
-
 describe.skipIf(!Terminal.tmuxInstalled)("on a terminal (tmux)", () => {
   it("shows sending…, then the status line; the prompt pauses it and asks each form field", async () => {
-    terminal = await Terminal.open(ws.dir, ws.env, `${cli} call ${server.url} deploy --key t1`)
+    terminal = await Terminal.open(fx.ws.dir, fx.ws.env, `${cli} call ${fx.server.url} deploy --key t1`)
     await terminal.waitFor(/t1: sending…/)
     // The live status line: status, the server's message, polls, time.
     await terminal.waitFor(/t1: working · "deploying" · polls \d+ · \d+\.\ds/)
@@ -90,15 +80,15 @@ describe.skipIf(!Terminal.tmuxInstalled)("on a terminal (tmux)", () => {
     const done = await terminal.waitFor(/\[exit \d+\]/)
     expect(done).toContain("t1: completed: deployed by Ada")
     expect(done).toContain("[exit 0]")
-    expect((await server.ledger()).tasks.find((t) => t.idempotencyKey === "t1")?.updates).toHaveLength(1)
+    expect((await fx.server.ledger()).tasks.find((t) => t.idempotencyKey === "t1")?.updates).toHaveLength(1)
   })
 
   it("list --watch redraws as calls come and goes on Ctrl-C", async () => {
-    expect((await ws.run("call", server.url, "long", "--key", "w1", "--detach")).code).toBe(0)
-    terminal = await Terminal.open(ws.dir, ws.env, `${cli} list --watch --interval 1`)
+    expect((await fx.ws.run("call", fx.server.url, "long", "--key", "w1", "--detach")).code).toBe(0)
+    terminal = await Terminal.open(fx.ws.dir, fx.ws.env, `${cli} list --watch --interval 1`)
     await terminal.waitFor(/every 1s · sqlite:.*tasks\.db · scope default/)
     await terminal.waitFor(/^w1\s+working\s+long\s/m)
-    expect((await ws.run("call", server.url, "long", "--key", "w2", "--detach")).code).toBe(0)
+    expect((await fx.ws.run("call", fx.server.url, "long", "--key", "w2", "--detach")).code).toBe(0)
     await terminal.waitFor(/^w2\s+working\s+long\s/m)
     await terminal.type("C-c")
     await terminal.waitFor(/\[exit 130\]/)
@@ -107,13 +97,13 @@ describe.skipIf(!Terminal.tmuxInstalled)("on a terminal (tmux)", () => {
 
 describe.skipIf(!Terminal.tmuxInstalled)("colour on a terminal (tmux)", () => {
   it("help is bold on a terminal, and plain with NO_COLOR", async () => {
-    const { NO_COLOR: _, ...coloured } = ws.env
-    terminal = await Terminal.open(ws.dir, coloured, `${cli} list --help`)
+    const { NO_COLOR: _, ...coloured } = fx.ws.env
+    terminal = await Terminal.open(fx.ws.dir, coloured, `${cli} list --help`)
     await terminal.waitFor(/\[exit 0\]/)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for the bold escape
     expect(await terminal.styled()).toMatch(/\x1b\[1m--status/)
     terminal.close()
-    terminal = await Terminal.open(ws.dir, { ...ws.env, NO_COLOR: "1" }, `${cli} list --help`)
+    terminal = await Terminal.open(fx.ws.dir, { ...fx.ws.env, NO_COLOR: "1" }, `${cli} list --help`)
     await terminal.waitFor(/\[exit 0\]/)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for any escape sequence
     expect(await terminal.styled()).not.toMatch(/\x1b\[[0-9;]*m/)
@@ -122,11 +112,11 @@ describe.skipIf(!Terminal.tmuxInstalled)("colour on a terminal (tmux)", () => {
 
 describe.skipIf(!Terminal.tmuxInstalled || !Terminal.zshInstalled)("zsh completion (tmux, zsh)", () => {
   it("completes commands, a command's own options, and choice values", async () => {
-    const binDir = join(ws.dir, "bin")
+    const binDir = join(fx.ws.dir, "bin")
     mkdirSync(binDir, { recursive: true })
     writeFileSync(join(binDir, "mcp-handles"), `#!/bin/sh\nexec ${cli} "$@"\n`, { mode: 0o755 })
-    const env = { ...ws.env, PATH: `${binDir}:${ws.env.PATH ?? ""}` }
-    terminal = await Terminal.open(ws.dir, env, "zsh -f")
+    const env = { ...fx.ws.env, PATH: `${binDir}:${fx.ws.env.PATH ?? ""}` }
+    terminal = await Terminal.open(fx.ws.dir, env, "zsh -f")
     await terminal.type(
       "PS1='zsh> '; autoload -Uz compinit && compinit -u && source <(mcp-handles completion zsh)",
       "Enter",

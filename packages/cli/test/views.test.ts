@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import * as Output from "../src/Output.js"
-import { processTestTimeout, type Workspace, workspace } from "./support.js"
+import { processTestTimeout, seedCall, type Workspace, workspace } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout })
 
@@ -27,17 +27,7 @@ const seed = (
   Effect.gen(function* () {
     const store = yield* HandleStore.HandleStore
     const now = Date.now()
-    const { record } = yield* store.insertOrGet({
-      scope: "default",
-      key,
-      serverId: "research:0123456789abcdef",
-      tool: "report",
-      arguments: {},
-      argumentsHash: "0".repeat(64),
-      owner: "seed",
-      leaseMs: 0,
-      now: now - createdAgoMs,
-    })
+    const { record } = yield* store.insertOrGet(seedCall(key, now - createdAgoMs))
     const changes = fields(now)
     if (Object.keys(changes).length > 0)
       yield* store.update(new HandleRecord.HandleRecord({ ...record, ...changes }))
