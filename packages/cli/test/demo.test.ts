@@ -1,5 +1,7 @@
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { processTestTimeout, workspace } from "./support.js"
+import { runGroup } from "../../../scripts/testing/process-groups.mjs"
+import { bin, oneLine, processTestTimeout, workspace } from "./support.js"
 
 describe("mcp-handles demo", () => {
   it(
@@ -27,6 +29,28 @@ describe("mcp-handles demo", () => {
         expect(out).toMatch(/^OK: /m)
         // Task ids are redacted unless --reveal.
         expect(out).toMatch(/[0-9a-f]{4}…[0-9a-f]{2} = server's/)
+      } finally {
+        ws.dispose()
+      }
+    },
+    processTestTimeout,
+  )
+
+  it(
+    "without the fake server (a development dependency) says so in one line",
+    async () => {
+      const hide = fileURLToPath(new URL("./fixtures/without-fake-server.mjs", import.meta.url))
+      const ws = workspace()
+      try {
+        const ran = await runGroup(process.execPath, ["--import", hide, bin, "demo"], {
+          cwd: ws.dir,
+          env: ws.env,
+        })
+        expect(ran.code).toBe(1)
+        expect(oneLine(ran)).toBe(
+          "mcp-handles: demo: the demo needs the fake MCP server (@mcp-handles/fake-server), a development dependency of @mcp-handles/cli that is not installed here; run the demo from the repository: pnpm install && pnpm demo",
+        )
+        expect(ran.stdout).toBe("")
       } finally {
         ws.dispose()
       }
