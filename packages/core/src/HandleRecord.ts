@@ -102,6 +102,16 @@ export class TaskSnapshot extends Schema.Class<TaskSnapshot>("TaskSnapshot")({
    * us wait longer, never give up early.
    */
   receivedAt: Schema.Finite,
+  /**
+   * The protocol generation the task was created under ("2025-11-25"); absent means
+   * 2026-07-28 (rows written before there were two).
+   */
+  generation: Schema.optional(Schema.String),
+  /**
+   * 2025-11-25 only: the session the task was last seen under, tried first after a restart.
+   * A credential of sorts: never log it.
+   */
+  session: Schema.optional(Schema.String),
 }) {}
 
 /**

@@ -15,7 +15,9 @@ import * as Option from "effect/Option"
 import * as Adapter from "./internal/wire/adapter.js"
 import { classify } from "./internal/wire/classify.js"
 import { exchange, makeRecorder } from "./internal/wire/exchange.js"
+import * as Generation from "./internal/wire/generation.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
+import * as V2025 from "./internal/wire/wire2025.js"
 import { type AdapterOptions, type ServerEndpoint, Wire } from "./Wire.js"
 
 /**
@@ -51,16 +53,23 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
     // Looked up per request, so a fetch installed later (a test's interceptor) is honoured.
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
 
-    const rpc: Rpc = (server, method, params, extraMeta) =>
+    const send: V2025.Send = (server, message, session) =>
       Effect.gen(function* () {
-        const message = adapter.request(method, params, extraMeta)
+        const { method } = message
         const recorder = makeRecorder()
         // The credential lookup is inside the timeout: a lookup that hangs is a request not sent.
         const observed = yield* endpointHeaders(server).pipe(
           Effect.flatMap((headers) =>
             Effect.promise((signal) =>
               exchange(
-                { url: server.url, message, headers, fetch, maxAnswerBytes: adapter.limits.maxBytes },
+                {
+                  url: server.url,
+                  message,
+                  headers,
+                  fetch,
+                  maxAnswerBytes: adapter.limits.maxBytes,
+                  session,
+                },
                 recorder,
                 signal,
               ),
@@ -69,11 +78,28 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
           Effect.timeoutOption(adapter.timeout),
         )
         if (Option.isNone(observed)) return yield* adapter.timedOut(method, recorder.fetchCalled)
+        // 2025-11-25: a 404 to a request naming a session says the session is gone.
+        if (session?.id !== undefined && observed.value.status === 404) {
+          return yield* new V2025.SessionGone({ method })
+        }
         const now = yield* Clock.currentTimeMillis
-        return yield* classify(observed.value, { method, id: message.id, now, limits: adapter.limits })
+        const result = yield* classify(observed.value, {
+          method,
+          id: message.id,
+          now,
+          limits: adapter.limits,
+        })
+        return { result, sessionId: observed.value.headers?.get("mcp-session-id") ?? undefined }
       })
 
-    return fromRpc(rpc, options)
+    const rpc: Rpc = (server, method, params, extraMeta) =>
+      send(server, adapter.request(method, params, extraMeta), undefined).pipe(
+        Effect.catchTag("SessionGone", () => Effect.die("a stateless request named no session")),
+        Effect.map((sent) => sent.result),
+      )
+
+    // The generation switch: each endpoint is spoken to in the generation it answers to.
+    return Generation.make(fromRpc(rpc, options), V2025.make(send, options))
   })
 
 /**

@@ -123,6 +123,8 @@ const snapshotOf = (task: TaskState, receivedAt: number): TaskSnapshot =>
     createdAt: task.createdAt,
     lastUpdatedAt: task.lastUpdatedAt,
     receivedAt,
+    ...(task.generation === undefined ? {} : { generation: task.generation }),
+    ...(task.session === undefined ? {} : { session: task.session }),
   })
 
 /** Input keys the server still waits on that we have answered and that were acknowledged. */

@@ -85,7 +85,27 @@ export class TaskState extends Schema.Class<TaskState>("TaskState")({
   inputRequests: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue })),
   result: Schema.optional(JsonObject),
   error: Schema.optional(RpcError),
+  /** The protocol generation the task lives under; absent means 2026-07-28. */
+  generation: Schema.optional(Schema.String),
+  /**
+   * 2025-11-25 only: the session the task was seen under (servers may scope tasks to it). A
+   * credential of sorts: never log it.
+   */
+  session: Schema.optional(Schema.String),
 }) {}
+
+/**
+ * What a row remembers of where its task lives (a `TaskSnapshot` has these fields): which
+ * protocol generation, and for 2025-11-25 which session. Passed back to `getTask`, `updateTask`
+ * and `cancelTask` so that a task created before a restart is asked for the same way.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface TaskOrigin {
+  readonly generation?: string | undefined
+  readonly session?: string | undefined
+}
 
 /**
  * The answer to `tools/call`: a direct result, a task handle, or (multi round-trip, before any
@@ -274,13 +294,22 @@ export interface Wire {
     server: ServerEndpoint,
     request: CallToolRequest,
   ) => Effect.Effect<CallAnswer, WireError>
-  readonly getTask: (server: ServerEndpoint, taskId: string) => Effect.Effect<TaskState, WireError>
+  readonly getTask: (
+    server: ServerEndpoint,
+    taskId: string,
+    origin?: TaskOrigin | undefined,
+  ) => Effect.Effect<TaskState, WireError>
   readonly updateTask: (
     server: ServerEndpoint,
     taskId: string,
     inputResponses: Readonly<Record<string, JsonValue>>,
+    origin?: TaskOrigin | undefined,
   ) => Effect.Effect<void, WireError>
-  readonly cancelTask: (server: ServerEndpoint, taskId: string) => Effect.Effect<void, WireError>
+  readonly cancelTask: (
+    server: ServerEndpoint,
+    taskId: string,
+    origin?: TaskOrigin | undefined,
+  ) => Effect.Effect<void, WireError>
 }
 
 /**

@@ -86,7 +86,9 @@ export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): St
     if (strays.length === 0 || endpoint === undefined) return record
     let current = record
     for (const stray of strays) {
-      const sent = yield* Effect.either(ctx.wire.cancelTask(endpoint, stray.taskId))
+      const sent = yield* Effect.either(
+        ctx.wire.cancelTask(endpoint, stray.taskId, record.snapshot ?? undefined),
+      )
       if (Either.isLeft(sent) && !isUnknownTask(sent.left)) {
         yield* Effect.logWarning("could not cancel a stray task; will try again", {
           key: record.key,
@@ -114,7 +116,7 @@ const sendCancel = (
   mode: LeaseMode,
 ): Step =>
   Effect.gen(function* () {
-    const sent = yield* Effect.either(ctx.wire.cancelTask(endpoint, taskId))
+    const sent = yield* Effect.either(ctx.wire.cancelTask(endpoint, taskId, record.snapshot ?? undefined))
     // -32602 here means the server will not cancel (the task is finished or unknown): the
     // intent is done with, and the next poll says how the task ended.
     if (Either.isLeft(sent) && !isUnknownTask(sent.left))
@@ -168,7 +170,9 @@ const answerInput = (
     // Until it is acknowledged, the server may or may not have these answers: only a poll after
     // this send can say whether to send them again.
     seen.polled = false
-    const sent = yield* Effect.either(ctx.wire.updateTask(endpoint, taskId, responses))
+    const sent = yield* Effect.either(
+      ctx.wire.updateTask(endpoint, taskId, responses, current.snapshot ?? undefined),
+    )
     // -32602 on an update is the server refusing these answers, not the task gone: they are not
     // sent again (a stuck task is reported as such), and polling goes on.
     if (Either.isLeft(sent) && !isUnknownTask(sent.left))
@@ -198,7 +202,9 @@ const poll = (
   seen: Seen,
 ): Step =>
   Effect.gen(function* () {
-    const polled = yield* Effect.either(ctx.wire.getTask(endpoint, taskId).pipe(holding(ctx, record, mode)))
+    const polled = yield* Effect.either(
+      ctx.wire.getTask(endpoint, taskId, record.snapshot ?? undefined).pipe(holding(ctx, record, mode)),
+    )
     if (Either.isRight(polled)) seen.polled = true
     if (Either.isLeft(polled)) {
       const error = polled.left

@@ -58,6 +58,8 @@ export interface ExchangeInput {
   readonly headers: Readonly<Record<string, string>>
   readonly fetch: typeof globalThis.fetch
   readonly maxAnswerBytes: number
+  /** 2025-11-25 only: the session to name (`Mcp-Session-Id`) and the negotiated revision. */
+  readonly session?: { readonly id: string | undefined; readonly protocolVersion: string } | undefined
 }
 
 /** A live, mutable observation; `snapshot` freezes it when the exchange ends. @internal */
@@ -247,6 +249,12 @@ export const exchange = (
     const transport = new StreamableHTTPClientTransport(url, {
       fetch: makeTap(input, recorder),
       requestInit: { headers: { ...input.headers } },
+      ...(input.session === undefined
+        ? {}
+        : {
+            protocolVersion: input.session.protocolVersion,
+            ...(input.session.id === undefined ? {} : { sessionId: input.session.id }),
+          }),
       // SSE resumption (a GET with Last-Event-ID) is off: a stateless server has nothing to
       // resume, and a dropped answer stream is "no answer", which the caller handles.
       reconnectionOptions: {

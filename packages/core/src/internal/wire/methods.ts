@@ -30,7 +30,8 @@ export type Rpc = (
 /** `tools/list` pages followed at most; a server that keeps handing out cursors is malformed. */
 const maxToolPages = 1000
 
-const malformed =
+/** An answer decoded to `A`, or the reason it is malformed as a `MalformedAnswer`. @internal */
+export const malformed =
   (method: string) =>
   <A>(decoded: Either.Either<A, string>): Effect.Effect<A, MalformedAnswer> =>
     Either.isRight(decoded)

@@ -22,8 +22,8 @@ import {
 import { describeParseError } from "./classify.js"
 import * as Timestamp from "./timestamp.js"
 
-/** ISO 8601 date(-time) text to epoch milliseconds. */
-const IsoTimestamp = Schema.transformOrFail(Schema.String, Schema.Number, {
+/** ISO 8601 date(-time) text to epoch milliseconds. @internal */
+export const IsoTimestamp = Schema.transformOrFail(Schema.String, Schema.Number, {
   strict: true,
   decode: (text, _, ast) => {
     const millis = Timestamp.parse(text)

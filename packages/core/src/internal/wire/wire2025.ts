@@ -1,0 +1,333 @@
+/**
+ * The port spoken to a 2025-11-25 server: one session per endpoint opened with `initialize`
+ * (and reopened when the server answers 404 for it), `tools/call` asking for a task when the
+ * tool's `execution.taskSupport` and the server's `tasks.requests.tools.call` allow it,
+ * `tasks/get` for the status and `tasks/result` for the payload once the task is finished,
+ * `tasks/cancel`.
+ *
+ * A task may belong to the session that created it (the official SDK 1.x scopes them so). Each
+ * task state carries its session, which the row keeps; polls after a restart try that session
+ * first. When it is gone and a new session does not know the task, the call ends failed with
+ * reason `session_lost`: never a retry or a second launch.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { localError, RpcError } from "../../HandleRecord.js"
+import type * as Json from "../../Json.js"
+import {
+  type AdapterOptions,
+  type CallAnswer,
+  type DiscoverInfo,
+  defaults,
+  idempotencyKeyMeta,
+  invalidParams,
+  MalformedAnswer,
+  NotSent,
+  RpcErrorAnswer,
+  type ServerEndpoint,
+  TaskState,
+  type ToolInfo,
+  Wire,
+  type WireError,
+} from "../../Wire.js"
+import type { RpcRequest } from "./envelope.js"
+import { fromRpc, malformed } from "./methods.js"
+import * as Protocol from "./protocol2025.js"
+
+/**
+ * The server answered HTTP 404 to a request naming a session: it no longer knows that session,
+ * and did not process the request.
+ *
+ * @internal
+ */
+export class SessionGone extends Data.TaggedError("SessionGone")<{ readonly method: string }> {}
+
+/** What one exchange gave: the `result` and the `Mcp-Session-Id` the server sent, if any. @internal */
+export interface Sent {
+  readonly result: Json.JsonObject
+  readonly sessionId: string | undefined
+}
+
+/**
+ * Sends one message (a request, or a notification when it has no id) naming `session`: the
+ * HTTP adapter's exchange, shared by both generations.
+ *
+ * @internal
+ */
+export type Send = (
+  server: ServerEndpoint,
+  message: RpcRequest,
+  /** Absent for 2026-07-28 requests, which name no session. */
+  session: { readonly id: string | undefined; readonly protocolVersion: string } | undefined,
+) => Effect.Effect<Sent, WireError | SessionGone>
+
+interface Connection {
+  readonly id: string | undefined
+  readonly init: Protocol.Initialized
+  tools: ReadonlyMap<string, ToolInfo> | undefined
+}
+
+/**
+ * A failure before `tools/call` left (opening the session, listing tools): nothing was launched,
+ * so the call may be retried. Load and credential refusals keep their meaning.
+ */
+const beforeCall = (error: WireError | SessionGone): WireError => {
+  switch (error._tag) {
+    case "ServerBusy":
+    case "Unauthorized":
+    case "NotSent":
+      return error
+    case "SessionGone":
+      return new NotSent({ method: "tools/call", reason: `${error.method}: the server dropped the session` })
+    default:
+      return new NotSent({
+        method: "tools/call",
+        reason: `${error.method} before tools/call failed: ${"reason" in error ? error.reason : error.error.message}`,
+      })
+  }
+}
+
+/** The port for 2025-11-25 servers, `discover` answered from `initialize`. @internal */
+export const make = (send: Send, options: AdapterOptions): Wire => {
+  const clientInfo = options.clientInfo ?? defaults.clientInfo
+  const connections = new Map<string, Connection>()
+  const opening = Effect.unsafeMakeSemaphore(1)
+  let lastId = 0
+  const request = (method: string, params: Json.JsonObject): RpcRequest => {
+    lastId += 1
+    return { jsonrpc: "2.0", id: lastId, method, params }
+  }
+  const keyOf = (server: ServerEndpoint) => server.url
+  const sessionOf = (id: string | undefined) => ({ id, protocolVersion: Protocol.protocolVersion })
+
+  const open = (server: ServerEndpoint): Effect.Effect<Connection, WireError> =>
+    Effect.gen(function* () {
+      const method = "initialize"
+      const sent = yield* send(
+        server,
+        request(method, {
+          protocolVersion: Protocol.protocolVersion,
+          // No client capabilities: this generation's input (elicitation, sampling inside a
+          // task) is not answered yet, so none is invited.
+          capabilities: {},
+          clientInfo: { name: clientInfo.name, version: clientInfo.version },
+        }),
+        sessionOf(undefined),
+      ).pipe(
+        Effect.catchTag("SessionGone", () =>
+          Effect.fail(new MalformedAnswer({ method, reason: "HTTP 404 to initialize" })),
+        ),
+      )
+      const init = yield* malformed(method)(Protocol.decodeInitialize(sent.result))
+      // The notification's answer (202, no body) carries nothing we need.
+      yield* Effect.ignore(
+        send(server, { jsonrpc: "2.0", method: "notifications/initialized" } as unknown as RpcRequest, {
+          id: sent.sessionId,
+          protocolVersion: init.protocolVersion,
+        }),
+      )
+      const connection: Connection = { id: sent.sessionId, init, tools: undefined }
+      connections.set(keyOf(server), connection)
+      return connection
+    })
+
+  const connection = (server: ServerEndpoint): Effect.Effect<Connection, WireError> =>
+    Effect.suspend(() => {
+      const known = connections.get(keyOf(server))
+      return known !== undefined
+        ? Effect.succeed(known)
+        : opening.withPermits(1)(
+            Effect.suspend(() => {
+              const again = connections.get(keyOf(server))
+              return again !== undefined ? Effect.succeed(again) : open(server)
+            }),
+          )
+    })
+
+  /**
+   * Runs `f` in the session `preferred` (a task's own) or the endpoint's current one. When the
+   * server says that session is gone, `f` runs once more in a fresh session, told with `moved`
+   * whether the session it was meant for is the one that went.
+   */
+  const withSession = <A>(
+    server: ServerEndpoint,
+    preferred: string | undefined,
+    f: (session: string | undefined, moved: boolean) => Effect.Effect<A, WireError | SessionGone>,
+  ): Effect.Effect<A, WireError> =>
+    Effect.gen(function* () {
+      const current = yield* connection(server)
+      const first = preferred ?? current.id
+      const tried = yield* Effect.either(f(first, false))
+      if (Either.isRight(tried)) return tried.right
+      if (tried.left._tag !== "SessionGone") return yield* Effect.fail(tried.left)
+      if (connections.get(keyOf(server))?.id === first) connections.delete(keyOf(server))
+      const fresh = yield* connection(server)
+      return yield* f(fresh.id, preferred !== undefined).pipe(
+        Effect.catchTag("SessionGone", (gone) =>
+          Effect.fail(
+            new NotSent({ method: gone.method, reason: "HTTP 404: the server does not know the session" }),
+          ),
+        ),
+      )
+    })
+
+  const rpcIn = (
+    server: ServerEndpoint,
+    session: string | undefined,
+    method: string,
+    params: Json.JsonObject,
+  ) => send(server, request(method, params), sessionOf(session))
+
+  // tools/list pages are read the same way as on 2026-07-28 (no resultType means complete).
+  const plain = fromRpc((server, method, params, extraMeta) =>
+    withSession(server, undefined, (session) =>
+      rpcIn(server, session, method, extraMeta === undefined ? params : { ...params, _meta: extraMeta }),
+    ).pipe(Effect.map((sent) => sent.result)),
+  )
+
+  const toolsOf = (server: ServerEndpoint, conn: Connection) =>
+    conn.tools !== undefined
+      ? Effect.succeed(conn.tools)
+      : Effect.map(plain.listTools(server), (tools) => {
+          const byName = new Map(tools.map((tool) => [tool.name, tool]))
+          conn.tools = byName
+          return byName as ReadonlyMap<string, ToolInfo>
+        })
+
+  const callTool: Wire["callTool"] = (server, call) =>
+    Effect.gen(function* () {
+      const method = "tools/call"
+      const conn = yield* connection(server).pipe(Effect.mapError(beforeCall))
+      const tools = yield* toolsOf(server, conn).pipe(Effect.mapError(beforeCall))
+      const support = tools.get(call.name)?.taskSupport
+      const asTask = conn.init.taskCalls && (support === "optional" || support === "required")
+      const params: Json.JsonObject = {
+        name: call.name,
+        arguments: call.arguments,
+        _meta: { [idempotencyKeyMeta]: call.idempotencyKey },
+        ...(asTask ? { task: {} } : {}),
+      }
+      // A 404 for the session means the call was not processed: it is sent again in a new one.
+      return yield* withSession(server, undefined, (session) =>
+        rpcIn(server, session, method, params).pipe(
+          Effect.flatMap((sent) => {
+            const decoded = Protocol.decodeCallAnswer(sent.result, { session })
+            if (Either.isRight(decoded)) return Effect.succeed<CallAnswer>(decoded.right)
+            const { reason, announcedTaskId } = decoded.left
+            return Effect.fail(
+              new MalformedAnswer(
+                announcedTaskId === undefined
+                  ? { method, reason }
+                  : { method, reason, taskId: announcedTaskId },
+              ),
+            )
+          }),
+        ),
+      )
+    })
+
+  /** A finished task's payload: `tasks/result` gives the tool result or the JSON-RPC error. */
+  const finished = (server: ServerEndpoint, session: string | undefined, task: Protocol.Task) =>
+    rpcIn(server, session, "tasks/result", { taskId: task.taskId }).pipe(
+      Effect.flatMap((sent) => malformed("tasks/result")(Protocol.decodeToolResult(sent.result))),
+      Effect.map((result) =>
+        // 2025-11-25 reports a tool's own error (`isError`) as a failed task; the payload is a
+        // tool result all the same, and is kept as one.
+        task.status === "completed" || result.isError === true
+          ? Protocol.toTaskState(task, { session }, { result }, "completed")
+          : Protocol.toTaskState(
+              task,
+              { session },
+              {
+                error: new RpcError({
+                  code: -32603,
+                  message: task.statusMessage ?? "the task failed",
+                  data: { result },
+                }),
+              },
+            ),
+      ),
+      Effect.catchTag("RpcErrorAnswer", (answer) =>
+        Effect.succeed(Protocol.toTaskState(task, { session }, { error: answer.error }, "failed")),
+      ),
+    )
+
+  const sessionLost = (taskId: string, session: string | undefined) =>
+    Effect.map(
+      Clock.currentTimeMillis,
+      (now) =>
+        new TaskState({
+          taskId,
+          status: "failed",
+          createdAt: now,
+          lastUpdatedAt: now,
+          ttlMs: null,
+          generation: Protocol.protocolVersion,
+          ...(session === undefined ? {} : { session }),
+          error: localError("the server no longer knows the task: its session ended", "session_lost"),
+        }),
+    )
+
+  const getTask: Wire["getTask"] = (server, taskId, origin) =>
+    withSession(server, origin?.session, (session, moved) =>
+      rpcIn(server, session, "tasks/get", { taskId }).pipe(
+        Effect.flatMap((sent) => malformed("tasks/get")(Protocol.decodeGetTask(sent.result, taskId))),
+        Effect.flatMap((task): Effect.Effect<TaskState, WireError | SessionGone> => {
+          switch (task.status) {
+            case "completed":
+            case "failed":
+              return finished(server, session, task)
+            case "input_required":
+              // Input inside a task (elicitation, sampling through tasks/result) is not
+              // answered on this generation yet: the task waits, and is polled on as working.
+              return Effect.succeed(
+                Protocol.toTaskState(
+                  { ...task, statusMessage: task.statusMessage ?? "the server waits for input" },
+                  { session },
+                  {},
+                  "working",
+                ),
+              )
+            default:
+              return Effect.succeed(Protocol.toTaskState(task, { session }))
+          }
+        }),
+        Effect.catchIf(
+          (error): error is RpcErrorAnswer =>
+            moved && error._tag === "RpcErrorAnswer" && error.error.code === invalidParams,
+          () => sessionLost(taskId, session),
+        ),
+      ),
+    )
+
+  const discover = (server: ServerEndpoint): Effect.Effect<DiscoverInfo, WireError> =>
+    Effect.map(connection(server), (conn) => ({
+      supportsTasks: conn.init.taskCalls,
+      protocolVersions: [conn.init.protocolVersion],
+      serverInfo: conn.init.serverInfo,
+    }))
+
+  return Wire.of({
+    discover,
+    listTools: plain.listTools,
+    callTool,
+    getTask,
+    updateTask: () =>
+      Effect.fail(
+        new RpcErrorAnswer({
+          method: "tasks/update",
+          error: new RpcError({ code: -32601, message: "2025-11-25 has no tasks/update" }),
+        }),
+      ),
+    cancelTask: (server, taskId, origin) =>
+      withSession(server, origin?.session, (session) =>
+        rpcIn(server, session, "tasks/cancel", { taskId }).pipe(
+          Effect.flatMap((sent) => malformed("tasks/cancel")(Protocol.decodeCancel(sent.result))),
+        ),
+      ),
+  })
+}
