@@ -69,14 +69,14 @@ export type Operation = (...args: Array<unknown>) => Effect.Effect<unknown, unkn
 export const wrap = (
   store: HandleStore.HandleStore,
   around: (
-    op: string,
+    op: keyof HandleStore.HandleStore,
     operation: Operation,
   ) => (...args: Array<unknown>) => Effect.Effect<unknown, unknown, Scope.Scope>,
 ): HandleStore.HandleStore =>
   Object.fromEntries(
     Object.entries(store).map(([op, fn]) => [
       op,
-      typeof fn === "function" ? around(op, fn as Operation) : fn,
+      typeof fn === "function" ? around(op as keyof HandleStore.HandleStore, fn as Operation) : fn,
     ]),
   ) as unknown as HandleStore.HandleStore
 

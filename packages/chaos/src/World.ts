@@ -48,7 +48,8 @@ export type CrashPoint =
     }
   | {
       readonly at: "store"
-      readonly op: "insertOrGet" | "update" | "claimDue"
+      /** Store methods by name: `Pick` fails to compile if the store renames one. */
+      readonly op: keyof Pick<HandleStore.HandleStore, "insertOrGet" | "update" | "claimDue">
       readonly nth: number
       /** `before-write`: dies before the write. `after-write`: the write is durable, the process
        * dies before it learns so (with SQLite, so do the writes group-committed with it). */
