@@ -35,8 +35,12 @@ import {
   type WireError,
 } from "../../Wire.js"
 import type { RpcRequest } from "./envelope.js"
-import { fromRpc, malformed } from "./methods.js"
+import { malformed } from "./methods.js"
+import * as Protocol2026 from "./protocol.js"
 import * as Protocol from "./protocol2025.js"
+
+/** `tools/list` pages followed at most. */
+const maxToolPages = 1000
 
 /**
  * The server answered HTTP 404 to a request naming a session: it no longer knows that session,
@@ -182,17 +186,35 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
     params: Json.JsonObject,
   ) => send(server, request(method, params), sessionOf(session))
 
-  // tools/list pages are read the same way as on 2026-07-28 (no resultType means complete).
-  const plain = fromRpc((server, method, params, extraMeta) =>
-    withSession(server, undefined, (session) =>
-      rpcIn(server, session, method, extraMeta === undefined ? params : { ...params, _meta: extraMeta }),
-    ).pipe(Effect.map((sent) => sent.result)),
-  )
+  /**
+   * Every page of `tools/list`, in one session. Pages read as on 2026-07-28 (no `resultType`
+   * means complete); a server that repeats a cursor, or never stops, is malformed.
+   */
+  const listTools: Wire["listTools"] = (server) =>
+    withSession(server, undefined, (session) => {
+      const method = "tools/list"
+      const page = (
+        cursor: string | undefined,
+        seen: ReadonlySet<string>,
+        found: ReadonlyArray<ToolInfo>,
+      ): Effect.Effect<ReadonlyArray<ToolInfo>, WireError | SessionGone> =>
+        rpcIn(server, session, method, cursor === undefined ? {} : { cursor }).pipe(
+          Effect.flatMap((sent) => malformed(method)(Protocol2026.decodeToolsPage(sent.result))),
+          Effect.flatMap(({ tools, nextCursor }) => {
+            const all = [...found, ...tools]
+            if (nextCursor === undefined) return Effect.succeed(all)
+            return seen.has(nextCursor) || seen.size >= maxToolPages
+              ? Effect.fail(new MalformedAnswer({ method, reason: "tools/list does not end" }))
+              : page(nextCursor, new Set([...seen, nextCursor]), all)
+          }),
+        )
+      return page(undefined, new Set(), [])
+    })
 
   const toolsOf = (server: ServerEndpoint, conn: Connection) =>
     conn.tools !== undefined
       ? Effect.succeed(conn.tools)
-      : Effect.map(plain.listTools(server), (tools) => {
+      : Effect.map(listTools(server), (tools) => {
           const byName = new Map(tools.map((tool) => [tool.name, tool]))
           conn.tools = byName
           return byName as ReadonlyMap<string, ToolInfo>
@@ -313,7 +335,7 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
 
   return Wire.of({
     discover,
-    listTools: plain.listTools,
+    listTools,
     callTool,
     getTask,
     updateTask: () =>

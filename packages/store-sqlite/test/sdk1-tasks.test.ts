@@ -1,0 +1,143 @@
+/**
+ * Against a server no one here wrote: a 2025-11-25 task server built on the official SDK 1.x
+ * experimental task API (test/fixtures/sdk1-server.mjs), spoken to by real client processes on
+ * a SQLite store. A slow task completes; a cancel ends in cancelled; a client killed with
+ * SIGKILL while its task runs is resumed from the store by the next process and the call
+ * completes, launched once; a task whose session the server dropped ends `session_lost`, never
+ * launched again.
+ */
+import type { ChildProcess } from "node:child_process"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const packageDir = path.resolve(here, "..")
+const serverScript = path.join(here, "fixtures", "sdk1-server.mjs")
+const clientScript = path.join(here, "fixtures", "sdk1-client.mjs")
+
+interface Lines {
+  readonly child: ChildProcess
+  /** Resolves with the first line (parsed) that `pick` accepts; rejects when the child ends first. */
+  readonly next: (pick: (line: Record<string, unknown>) => boolean) => Promise<Record<string, unknown>>
+}
+
+/** Starts a child in its own process group and reads its stdout as JSON lines. */
+const start = (args: ReadonlyArray<string>): Lines => {
+  const child = spawnGroup("node", [...args], { cwd: packageDir, stdio: ["ignore", "pipe", "pipe"] })
+  const seen: Array<Record<string, unknown>> = []
+  const waiting: Array<() => void> = []
+  let ended = false
+  let stderr = ""
+  let buffer = ""
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8")
+  })
+  child.stdout?.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString("utf8")
+    for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
+      const line = buffer.slice(0, at)
+      buffer = buffer.slice(at + 1)
+      seen.push(line.startsWith("{") ? (JSON.parse(line) as Record<string, unknown>) : { text: line })
+      for (const wake of waiting.splice(0)) wake()
+    }
+  })
+  child.on("exit", () => {
+    ended = true
+    for (const wake of waiting.splice(0)) wake()
+  })
+  const next: Lines["next"] = (pick) =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        const found = seen.find(pick)
+        if (found !== undefined) return resolve(found)
+        if (ended) return reject(new Error(`child ended without the expected line; stderr: ${stderr}`))
+        waiting.push(check)
+      }
+      check()
+    })
+  return { child, next }
+}
+
+let dir = ""
+let server: Lines | undefined
+let url = ""
+let base = ""
+
+const launches = async (): Promise<Record<string, number>> =>
+  (await (await fetch(`${base}/launches`)).json()) as Record<string, number>
+
+const client = (db: string, mode: string, key: string, tool?: string) =>
+  start([clientScript, path.join(dir, db), url, mode, key, ...(tool === undefined ? [] : [tool])])
+
+/** A client calls `tool` and is killed with SIGKILL once its task id is durable. */
+const killedOnceRecorded = async (db: string, key: string, tool: string) => {
+  const first = client(db, "call", key, tool)
+  await first.next((line) => "recorded" in line)
+  const exited = new Promise((resolve) => first.child.once("exit", resolve))
+  killGroup(first.child, "SIGKILL")
+  await exited
+}
+
+beforeAll(async () => {
+  // The client processes run against `dist`; tsc -b rebuilds only what changed.
+  execFileSync("npx", ["tsc", "-b", path.join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-sdk1-"))
+  server = start([serverScript])
+  const listening = await server.next(
+    (line) => typeof line.text === "string" && line.text.startsWith("listening"),
+  )
+  const port = String(listening.text).split(" ")[1]
+  base = `http://127.0.0.1:${port}`
+  url = `${base}/mcp`
+}, 120_000)
+
+afterAll(() => {
+  if (server?.child.pid !== undefined) killGroup(server.child, "SIGKILL")
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe("a 2025-11-25 server on the official SDK 1.x task API", () => {
+  it("a slow task completes through tasks/get and tasks/result, launched once", async () => {
+    const run = client("slow.db", "call", "slow-1", "sleep_1500")
+    const recorded = await run.next((line) => "recorded" in line)
+    expect(typeof recorded.recorded).toBe("string")
+    expect(recorded.generation).toBe("2025-11-25")
+    const done = await run.next((line) => "outcome" in line)
+    expect(done.status).toBe("completed")
+    expect(JSON.stringify(done.outcome)).toContain("slept 1500")
+    expect((await launches())["slow-1"]).toBe(1)
+  }, 60_000)
+
+  it("a cancel ends the call cancelled (tasks/cancel)", async () => {
+    const run = client("cancel.db", "cancel", "cancel-1", "sleep_60000")
+    const done = await run.next((line) => "outcome" in line)
+    expect(done.status).toBe("cancelled")
+    expect((await launches())["cancel-1"]).toBe(1)
+  }, 60_000)
+
+  it("a client killed with SIGKILL mid-task is resumed from the store: the call completes, launched once", async () => {
+    await killedOnceRecorded("kill.db", "kill-1", "sleep_4000")
+    const second = client("kill.db", "resume", "kill-1")
+    const done = await second.next((line) => "outcome" in line)
+    expect(done.status).toBe("completed")
+    expect(JSON.stringify(done.outcome)).toContain("slept 4000")
+    expect(done.launches).toBe(1)
+    expect((await launches())["kill-1"]).toBe(1)
+  }, 60_000)
+
+  it("after a restart, a task whose session the server dropped ends session_lost, never launched again", async () => {
+    await killedOnceRecorded("lost.db", "lost-1", "sleep_60000")
+    await fetch(`${base}/drop-sessions`, { method: "POST" })
+    const second = client("lost.db", "resume", "lost-1")
+    const done = await second.next((line) => "outcome" in line)
+    expect(done.status).toBe("failed")
+    expect(done.error).toMatchObject({ data: { "mcp-handles/local": "session_lost" } })
+    expect(done.launches).toBe(1)
+    expect((await launches())["lost-1"]).toBe(1)
+  }, 60_000)
+})
