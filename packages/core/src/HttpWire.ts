@@ -6,6 +6,10 @@
  * It never routes `tools/call` through the SDK's `Client`, which rejects `resultType: "task"` and
  * drops the task id. Runs wherever `fetch` exists: no `node:*` import, no `Buffer`.
  *
+ * Servers of the 2025-11-25 generation (`initialize`, sessions, `CreateTaskResult`,
+ * `tasks/result`) are spoken to in theirs: each endpoint's generation is learnt from its first
+ * answer and remembered, and requests about a task go the way its row says it was created.
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"

@@ -55,14 +55,20 @@ const refused = (code: number, message: string) =>
 
 const handle: Wire.CallAnswer = { _tag: "Task", task: task("t1") }
 
+/** Both generations answer every call with a task. */
+const answering = () => {
+  const log: Array<string> = []
+  const wire = Generation.make(
+    fakeWire("modern", log, () => Effect.succeed(handle)),
+    fakeWire("legacy", log, () => Effect.succeed(handle)),
+  )
+  return { log, wire }
+}
+
 describe("the generation switch", () => {
   it.effect("a 2026-07-28 endpoint never sees initialize", () =>
     Effect.gen(function* () {
-      const log: Array<string> = []
-      const wire = Generation.make(
-        fakeWire("modern", log, () => Effect.succeed(handle)),
-        fakeWire("legacy", log, () => Effect.succeed(handle)),
-      )
+      const { log, wire } = answering()
       yield* wire.callTool(server, call)
       yield* wire.callTool(server, call)
       expect(log).toEqual(["modern tools/call", "modern tools/call"])
@@ -113,11 +119,7 @@ describe("the generation switch", () => {
 
   it.effect("requests about a task go to the generation the row names, without detecting", () =>
     Effect.gen(function* () {
-      const log: Array<string> = []
-      const wire = Generation.make(
-        fakeWire("modern", log, () => Effect.succeed(handle)),
-        fakeWire("legacy", log, () => Effect.succeed(handle)),
-      )
+      const { log, wire } = answering()
       yield* wire.getTask(server, "t", { generation: "2025-11-25", session: "s1" })
       yield* wire.getTask(server, "t", undefined)
       yield* wire.cancelTask(server, "t", { generation: "2025-11-25" })
