@@ -170,10 +170,11 @@ const countingWire = (wire: Wire.Wire) => {
   const counts = new Map<string, number>()
   const counted: Wire.Wire = {
     ...wire,
-    getTask: (server, taskId) =>
+    // The row's origin goes through: a 2025-11-25 task is asked for in its own generation.
+    getTask: (server, taskId, origin) =>
       Effect.suspend(() => {
         counts.set(taskId, (counts.get(taskId) ?? 0) + 1)
-        return wire.getTask(server, taskId)
+        return wire.getTask(server, taskId, origin)
       }),
   }
   return { counted, counter: { polls: (id: string | null) => (id === null ? 0 : (counts.get(id) ?? 0)) } }
