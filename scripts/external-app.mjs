@@ -180,6 +180,20 @@ const shellLine = (line, tarballs, app) => {
   ].join(" ")
 }
 
+/**
+ * npm's warnings are shown; a peer dependency it had to override (ERESOLVE) fails the check, as
+ * the app would then run with a copy of effect or @effect/* that mcp-handles does not support.
+ */
+const checkNpmOutput = (what, result) => {
+  const warnings = `${result.stdout}\n${result.stderr}`
+    .split("\n")
+    .filter((line) => /^npm (warn|WARN)/.test(line))
+  if (warnings.length > 0) console.log(indent(warnings.join("\n")))
+  if (warnings.some((line) => /ERESOLVE|peer dep/i.test(line))) {
+    throw new Failure(`${what}: npm had to override a peer dependency`)
+  }
+}
+
 /** Every installed copy of a package in the app (a second copy of effect breaks layers). */
 const copiesOf = (app, name) => {
   const found = []
@@ -316,7 +330,10 @@ const main = async (cleanups) => {
           env,
         },
       )
-      if (!line.trim().startsWith("npm install")) console.log(indent(result.stdout))
+      // The first lines say it ran; a long help text need not fill the CI log.
+      if (!line.trim().startsWith("npm install"))
+        console.log(indent(result.stdout.split("\n").slice(0, 6).join("\n")))
+      else checkNpmOutput(`${example.where}: ${line.trim()}`, result)
     }
   }
   const effects = copiesOf(app, "effect")
@@ -327,7 +344,7 @@ const main = async (cleanups) => {
 
   // The app's own toolchain, and the fake server the examples talk to.
   log("installing typescript, @types/node and the fake server")
-  await run(
+  const toolchain = await run(
     "npm install (toolchain)",
     "npm",
     [
@@ -341,6 +358,7 @@ const main = async (cleanups) => {
     ],
     { cwd: app, env },
   )
+  checkNpmOutput("npm install (toolchain)", toolchain)
 
   const typescript = examples.filter((example) => example.language === "ts")
   for (const example of typescript)
