@@ -7,7 +7,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type {
@@ -22,6 +22,7 @@ import type { HandleRecord, Status } from "./HandleRecord.js"
 import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
+import * as Telemetry from "./internal/telemetry.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
@@ -293,7 +294,19 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
  */
 export const make = (
   options: Options,
-): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> => makeEngine(options)
+): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
+  Effect.map(makeEngine(options), (client) => {
+    const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
+    return {
+      ...client,
+      callTool: (server, tool, args, callOptions) =>
+        Telemetry.callTool(server, tool, callOptions, client.callTool(server, tool, args, callOptions)),
+      settle: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.settle(key, scope)),
+      cancel: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.cancel(key, scope)),
+      reissue: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.reissue(key, scope)),
+      abandon: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.abandon(key, scope)),
+    }
+  })
 
 /**
  * @since 0.1.0

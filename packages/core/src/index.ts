@@ -110,6 +110,13 @@ export * as SqlStore from "./SqlStore.js"
  */
 export * as TaskClient from "./TaskClient.js"
 /**
+ * Span names, attributes and metrics the client reports through Effect's tracer and `Metric`.
+ *
+ * @since 0.3.0
+ * @category modules
+ */
+export * as Telemetry from "./Telemetry.js"
+/**
  * The one pure transition of a handle record.
  *
  * @since 0.1.0

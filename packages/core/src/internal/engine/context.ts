@@ -16,6 +16,7 @@ import type * as Polling from "../../Polling.js"
 import * as ServerIdentity from "../../ServerIdentity.js"
 import type * as TaskClient from "../../TaskClient.js"
 import type * as Wire from "../../Wire.js"
+import * as Telemetry from "../telemetry.js"
 import * as Alarms from "./alarms.js"
 
 /** Every default of the client, in one place. */
@@ -189,6 +190,8 @@ export const make = (
     const leaseMs = options.leaseMs ?? defaults.leaseMs
     return {
       ...services,
+      // Every store write and wire request of the engine is traced and measured here, in one place.
+      ...Telemetry.instrument(services),
       options,
       owner,
       driverOwner: `${owner}#driver`,
