@@ -14,6 +14,12 @@ export const listen = async (
   const http = createServer((req, res) => {
     void respond(server, req, res, host)
   })
+  // Node closes an idle keep-alive socket after 5 s; a client reusing it at that moment sees the
+  // connection close before any answer, which for `tools/call` rightly means "in doubt". Real
+  // deployments keep idle sockets longer than their clients do (load balancers use 60 s or more):
+  // so does this server, so that only the faults it is told to inject look like faults.
+  http.keepAliveTimeout = 65_000
+  http.headersTimeout = 66_000
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject)
     http.listen(options.port ?? 0, host, () => resolve())
