@@ -165,10 +165,10 @@ const countingWire = (onPoll: () => void): Layer.Layer<Wire.Wire> =>
     Effect.map(Wire.Wire, (wire) =>
       Wire.Wire.of({
         ...wire,
-        getTask: (server, taskId) =>
+        getTask: (server, taskId, origin) =>
           Effect.suspend(() => {
             onPoll()
-            return wire.getTask(server, taskId)
+            return wire.getTask(server, taskId, origin)
           }),
       }),
     ),
