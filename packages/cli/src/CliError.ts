@@ -10,6 +10,7 @@ import type * as ClientError from "@mcp-handles/core/ClientError"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import type * as Json from "@mcp-handles/core/Json"
 import type * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
+import type * as Wire from "@mcp-handles/core/Wire"
 import type { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Match from "effect/Match"
 import * as Schema from "effect/Schema"
@@ -77,6 +78,7 @@ export type Known =
   | HandleStore.InstanceIdInUse
   | Json.InvalidJson
   | ServerIdentity.InvalidServerUrl
+  | Wire.InvalidToolDefinition
   | SqliteStore.OpenError
   | CliError
 
@@ -97,6 +99,8 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
     InstanceIdInUse: (e) => usage(e.message),
     InvalidJson: (e) => usage(`invalid ${e.what}: ${e.reason}`),
     InvalidServerUrl: (e) => usage(`invalid server URL ${e.url}: ${e.reason}`),
+    // The server's mistake, not the user's: nothing was recorded or sent.
+    InvalidToolDefinition: (e) => failed(`${e.message}; it was not called`),
     UnknownServer: (e) =>
       usage(`the server of this call (${e.server}) is not known here; pass --server ${e.server}=URL`),
     StoreError: (e) => failed(`store error during ${e.operation}: ${e.message}`),

@@ -27,7 +27,7 @@ import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
 import type { InvalidServerUrl } from "./ServerIdentity.js"
-import type { ServerEndpoint, Wire } from "./Wire.js"
+import type { InvalidToolDefinition, ServerEndpoint, Wire } from "./Wire.js"
 
 /**
  * One request for input from the server, surfaced once per key: either inside a task
@@ -212,7 +212,14 @@ export {
  * @since 0.1.0
  * @category errors
  */
-export type CallError = UnknownServer | InvalidServerUrl | InvalidJson | InvalidKey | KeyReused | StoreError
+export type CallError =
+  | UnknownServer
+  | InvalidServerUrl
+  | InvalidJson
+  | InvalidKey
+  | KeyReused
+  | InvalidToolDefinition
+  | StoreError
 
 /**
  * @since 0.1.0

@@ -132,6 +132,8 @@ export interface ToolInfo {
   readonly idempotentHint: boolean
   /** `execution.taskSupport` as advertised ("forbidden" | "optional" | "required"), if any. */
   readonly taskSupport: string | undefined
+  /** The tool's `inputSchema` as advertised, when it is a JSON object. */
+  readonly inputSchema?: JsonObject | undefined
 }
 
 /**
@@ -259,6 +261,28 @@ export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()
 }) {}
 
 /**
+ * The server advertises the tool with an `inputSchema` whose `x-mcp-header` declarations break
+ * the rules of SEP-2243 (a declaration out of reach of `properties`, a name that is no header
+ * token or is declared twice, a property that is not a string, integer or boolean). Such a tool
+ * must not be called: `callTool` refuses it before anything is recorded.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class InvalidToolDefinition extends Schema.TaggedError<InvalidToolDefinition>()(
+  "InvalidToolDefinition",
+  {
+    server: Schema.String,
+    tool: Schema.String,
+    reason: Schema.String,
+  },
+) {
+  override get message(): string {
+    return `tool ${JSON.stringify(this.tool)} of ${this.server} has an invalid definition: ${this.reason}`
+  }
+}
+
+/**
  * @since 0.1.0
  * @category errors
  */
@@ -310,6 +334,14 @@ export interface Wire {
     taskId: string,
     origin?: TaskOrigin | undefined,
   ) => Effect.Effect<void, WireError>
+  /**
+   * Fails when the server's definition of the tool must not be called (`InvalidToolDefinition`);
+   * succeeds when it is valid or cannot be learnt now (the call itself will tell). Optional: a
+   * wire without transport rules of its own has nothing to check.
+   */
+  readonly checkTool?:
+    | ((server: ServerEndpoint, tool: string) => Effect.Effect<void, InvalidToolDefinition>)
+    | undefined
 }
 
 /**

@@ -111,7 +111,7 @@ describe("version negotiation", () => {
     }),
   )
 
-  it.live("a -32022 without a list is a plain server error", () =>
+  it.live("a -32022 without a list: no version in common, not retried", () =>
     Effect.gen(function* () {
       answerWith((request) =>
         HttpResponse.json({

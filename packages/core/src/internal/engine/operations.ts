@@ -114,6 +114,8 @@ export const callTool =
         )
       }
       const args = validated as Json.JsonObject
+      // A tool the server defines in a way that must not be called is refused before any write.
+      if (ctx.wire.checkTool !== undefined) yield* ctx.wire.checkTool(server.endpoint, tool)
       const argumentsHash = yield* Json.hash({ tool, arguments: args })
       const scope = yield* checkName("scope", callOptions.scope ?? ctx.defaultScope)
       const key = yield* checkName("key", callOptions.key ?? crypto.randomUUID())

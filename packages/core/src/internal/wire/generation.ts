@@ -79,5 +79,11 @@ export const make = (modern: Wire, legacy: Wire): Wire => {
     updateTask: (server, taskId, responses, origin) =>
       of(origin).updateTask(server, taskId, responses, origin),
     cancelTask: (server, taskId, origin) => of(origin).cancelTask(server, taskId, origin),
+    // x-mcp-header (SEP-2243) is a 2026-07-28 rule: an endpoint known to speak 2025-11-25 has
+    // nothing to check.
+    checkTool: (server, tool) =>
+      known.get(server.url) === V2025.protocolVersion || modern.checkTool === undefined
+        ? Effect.void
+        : modern.checkTool(server, tool),
   })
 }

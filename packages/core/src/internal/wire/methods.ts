@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import type * as Json from "../../Json.js"
 import {
   type CallAnswer,
+  InvalidToolDefinition,
   idempotencyKeyMeta,
   MalformedAnswer,
   type ServerEndpoint,
@@ -18,6 +19,7 @@ import {
 } from "../../Wire.js"
 import * as Negotiation from "./negotiation.js"
 import * as Protocol from "./protocol.js"
+import * as ToolDefinitions from "./toolDefinitions.js"
 
 /** Sends one request with the envelope; `extraMeta` joins `params._meta`. @internal */
 export type Rpc = (
@@ -48,12 +50,37 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
   // Every request goes out in the endpoint's negotiated version.
   const negotiation = Negotiation.make(sendRpc, options.protocolVersions)
   const rpc = negotiation.rpc
+  // What tools/call needs of each endpoint's tools (custom headers); every listing refreshes it.
+  const tools = ToolDefinitions.make((server) => listTools(server))
+
   const callTool: Wire["callTool"] = (server, request) => {
     const method = "tools/call"
     const params: Record<string, Json.JsonValue> = { name: request.name, arguments: request.arguments }
     if (request.inputResponses !== undefined) params.inputResponses = request.inputResponses
     if (request.requestState !== undefined) params.requestState = request.requestState
-    return rpc(server, method, params, { [idempotencyKeyMeta]: request.idempotencyKey }).pipe(
+    const send = (headers: Readonly<Record<string, string>>) =>
+      rpc(ToolDefinitions.withHeaders(server, headers), method, params, {
+        [idempotencyKeyMeta]: request.idempotencyKey,
+      })
+    const headersNow = tools
+      .scanOf(server, request.name)
+      .pipe(Effect.map((scan) => ToolDefinitions.headersOf(scan, request.arguments)))
+    return Effect.flatMap(headersNow, (headers) =>
+      send(headers).pipe(
+        // A header mismatch proves the call was not processed: the tool's definition changed.
+        // Learn it again, and send once more if that changes the headers.
+        Effect.catchIf(
+          (error) => error._tag === "RpcErrorAnswer" && error.error.code === ToolDefinitions.headerMismatch,
+          (error) =>
+            Effect.suspend(() => {
+              tools.forget(server)
+              return Effect.flatMap(headersNow, (again) =>
+                JSON.stringify(again) === JSON.stringify(headers) ? Effect.fail(error) : send(again),
+              )
+            }),
+        ),
+      ),
+    ).pipe(
       Effect.flatMap((result) => {
         const decoded = Protocol.decodeCallAnswer(result)
         if (Either.isRight(decoded)) return Effect.succeed<CallAnswer>(decoded.right)
@@ -81,7 +108,10 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
         const result = yield* rpc(server, method, cursor === undefined ? {} : { cursor })
         const decoded = yield* malformed(method)(Protocol.decodeToolsPage(result))
         all.push(...decoded.tools)
-        if (decoded.nextCursor === undefined) return all
+        if (decoded.nextCursor === undefined) {
+          tools.remember(server, all)
+          return all
+        }
         if (seen.has(decoded.nextCursor)) {
           return yield* new MalformedAnswer({ method, reason: "tools/list repeated a cursor" })
         }
@@ -94,7 +124,15 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
       })
     })
 
+  const checkTool: Wire["checkTool"] = (server, tool) =>
+    Effect.flatMap(tools.scanOf(server, tool), (scan) =>
+      scan?._tag === "Invalid"
+        ? Effect.fail(new InvalidToolDefinition({ server: server.name, tool, reason: scan.reason }))
+        : Effect.void,
+    )
+
   return Wire.of({
+    checkTool,
     discover: (server) =>
       rpc(server, "server/discover", {}).pipe(
         Effect.flatMap((result) => malformed("server/discover")(Protocol.decodeDiscover(result))),

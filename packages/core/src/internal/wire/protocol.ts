@@ -238,6 +238,8 @@ const ToolWire = Schema.Struct({
   name: Schema.String,
   annotations: Schema.optional(Schema.Struct({ idempotentHint: Schema.optional(Schema.Boolean) })),
   execution: Schema.optional(Schema.Struct({ taskSupport: Schema.optional(Schema.String) })),
+  // Kept as sent: what it declares is judged when the tool is called (see paramHeaders.ts).
+  inputSchema: Schema.optional(Schema.Unknown),
 })
 
 const ToolsPage = Schema.Struct({
@@ -263,6 +265,11 @@ export const decodeToolsPage = (result: JsonObject): Either.Either<ToolsPage, st
           name: tool.name,
           idempotentHint: tool.annotations?.idempotentHint ?? false,
           taskSupport: tool.execution?.taskSupport,
+          ...(tool.inputSchema !== null &&
+          typeof tool.inputSchema === "object" &&
+          !Array.isArray(tool.inputSchema)
+            ? { inputSchema: tool.inputSchema as JsonObject }
+            : {}),
         })),
         nextCursor: page.nextCursor,
       }),
