@@ -4,6 +4,10 @@
  * module). Every client instruments itself; there is nothing to switch on. Task ids never appear
  * raw: spans carry `Redaction.taskId`.
  *
+ * There is no gauge of open calls by status: no store operation counts rows by status, and
+ * paging through `list` to count them on every sweep would cost more than the polls it reports
+ * on. A sweep that learnt the counts from its claim query could set one.
+ *
  * @since 0.3.0
  */
 import * as Metric from "effect/Metric"

@@ -78,6 +78,10 @@ describe("Telemetry", () => {
       const trace = root.spanContext().traceId
       const ofCall = spans.filter((span) => span.spanContext().traceId === trace)
 
+      const insertServerId = spans.find((span) => span.name === `${Telemetry.spans.storePrefix}insertOrGet`)
+        ?.attributes[Telemetry.attributes.serverId]
+      expect(insertServerId).toMatch(/^fake:/)
+
       // The request that launched the call, under the call.
       const call = ofCall.filter((span) => span.name === "tools/call")
       expect(call).toHaveLength(1)
@@ -86,6 +90,7 @@ describe("Telemetry", () => {
         [Telemetry.attributes.method]: "tools/call",
         [Telemetry.attributes.tool]: "slow",
         [Telemetry.attributes.serverName]: "fake",
+        [Telemetry.attributes.serverId]: insertServerId,
         [Telemetry.attributes.outcome]: "ok",
         [Telemetry.attributes.taskId]: Redaction.taskId(taskId as string),
         [Telemetry.attributes.status]: "working",

@@ -192,8 +192,12 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
   }
 }
 
+/** The server identity of a configured server's name (rows name servers by it). */
+type ServerIds = ReadonlyMap<string, { readonly id: string }>
+
 /** A wire request's span: method, server, redacted task id, and how it ended. */
 const request = <A, E, R>(
+  servers: ServerIds,
   method: string,
   server: Wire.ServerEndpoint,
   attributes: Record<string, unknown>,
@@ -203,28 +207,39 @@ const request = <A, E, R>(
     Effect.onExit((exit) => Effect.annotateCurrentSpan(Attr.outcome, outcomeOf(exit))),
     Effect.withSpan(method, {
       kind: "client",
-      attributes: { [Attr.method]: method, [Attr.serverName]: server.name, ...attributes },
+      attributes: {
+        [Attr.method]: method,
+        [Attr.serverName]: server.name,
+        [Attr.serverId]: servers.get(server.name)?.id,
+        ...attributes,
+      },
     }),
   )
 
 /** A `tasks/*` request's span, under the call its task belongs to. */
 const onTask = <A, E, R>(
+  servers: ServerIds,
   calls: CallSpans,
   method: string,
   server: Wire.ServerEndpoint,
   taskId: string,
   effect: Effect.Effect<A, E, R>,
 ): Effect.Effect<A, E, R> =>
-  underCall(calls, taskId, request(method, server, { [Attr.taskId]: Redaction.taskId(taskId) }, effect))
+  underCall(
+    calls,
+    taskId,
+    request(servers, method, server, { [Attr.taskId]: Redaction.taskId(taskId) }, effect),
+  )
 
-const instrumentWire = (wire: Wire.Wire, calls: CallSpans): Wire.Wire => ({
+const instrumentWire = (wire: Wire.Wire, calls: CallSpans, servers: ServerIds): Wire.Wire => ({
   // What is not a request of its own (e.g. an optional check) passes through untouched.
   ...wire,
-  discover: (server) => request("server/discover", server, {}, wire.discover(server)),
-  listTools: (server) => request("tools/list", server, {}, wire.listTools(server)),
+  discover: (server) => request(servers, "server/discover", server, {}, wire.discover(server)),
+  listTools: (server) => request(servers, "tools/list", server, {}, wire.listTools(server)),
   callTool: (server, call) =>
     Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
       request(
+        servers,
         "tools/call",
         server,
         { [Attr.tool]: call.name },
@@ -245,6 +260,7 @@ const instrumentWire = (wire: Wire.Wire, calls: CallSpans): Wire.Wire => ({
   getTask: (...args) =>
     Effect.flatMap(Clock.currentTimeMillis, (start) =>
       onTask(
+        servers,
         calls,
         "tasks/get",
         args[0],
@@ -263,17 +279,20 @@ const instrumentWire = (wire: Wire.Wire, calls: CallSpans): Wire.Wire => ({
         ),
       ),
     ),
-  updateTask: (...args) => onTask(calls, "tasks/update", args[0], args[1], wire.updateTask(...args)),
-  cancelTask: (...args) => onTask(calls, "tasks/cancel", args[0], args[1], wire.cancelTask(...args)),
+  updateTask: (...args) => onTask(servers, calls, "tasks/update", args[0], args[1], wire.updateTask(...args)),
+  cancelTask: (...args) => onTask(servers, calls, "tasks/cancel", args[0], args[1], wire.cancelTask(...args)),
 })
 
 /** The store and the wire of one client, instrumented; they share which task belongs to which call. */
-export const instrument = (services: {
-  readonly store: HandleStore.HandleStore
-  readonly wire: Wire.Wire
-}): { readonly store: HandleStore.HandleStore; readonly wire: Wire.Wire } => {
+export const instrument = (
+  services: { readonly store: HandleStore.HandleStore; readonly wire: Wire.Wire },
+  servers: ServerIds,
+): { readonly store: HandleStore.HandleStore; readonly wire: Wire.Wire } => {
   const calls = makeCallSpans()
-  return { store: instrumentStore(services.store, calls), wire: instrumentWire(services.wire, calls) }
+  return {
+    store: instrumentStore(services.store, calls),
+    wire: instrumentWire(services.wire, calls, servers),
+  }
 }
 
 /** The span of a durable call, from its start to the handle; engine log lines in it name the call. */

@@ -191,7 +191,7 @@ export const make = (
     return {
       ...services,
       // Every store write and wire request of the engine is traced and measured here, in one place.
-      ...Telemetry.instrument(services),
+      ...Telemetry.instrument(services, serversByName),
       options,
       owner,
       driverOwner: `${owner}#driver`,
