@@ -72,6 +72,8 @@ const run = (
     Effect.onExit((exit) =>
       Exit.isSuccess(exit) && exit.value === "parked" ? Effect.void : end(ctx, id, driver),
     ),
+    // A resumed driver runs outside the call that started it: its log lines say whose row.
+    Effect.annotateLogs({ key: driver.key, scope: driver.scope }),
     Effect.forkIn(ctx.clientScope),
     Effect.asVoid,
   )

@@ -154,6 +154,7 @@ export const sweep = (
               Effect.catchAllCause((cause) =>
                 Effect.logWarning("reconciler could not act on a row", { key: record.key, cause }),
               ),
+              Effect.annotateLogs({ key: record.key, scope: record.scope }),
             )
           }),
         { concurrency, discard: true },
