@@ -519,8 +519,8 @@ describe("discovery", () => {
       )
       const tools = yield* (yield* wire()).listTools(server)
       expect(tools).toEqual([
-        { name: "a", idempotentHint: true, taskSupport: "required" },
-        { name: "b", idempotentHint: false, taskSupport: undefined },
+        { name: "a", idempotentHint: true, taskSupport: "required", inputSchema: { type: "object" } },
+        { name: "b", idempotentHint: false, taskSupport: undefined, inputSchema: { type: "object" } },
       ])
       expect(recorded[1]?.body.params.cursor).toBe("p2")
     }),

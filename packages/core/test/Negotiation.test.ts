@@ -5,31 +5,22 @@ import { HttpResponse } from "msw"
 import * as HttpWire from "../src/HttpWire.js"
 import type { ServerEndpoint } from "../src/Wire.js"
 import { makeHarness, runFor, startProcess } from "./support/harness.js"
-import {
-  answerWith,
-  endpointUrl,
-  mswServer,
-  type Recorded,
-  recorded,
-  resetRecorder,
-  result,
-  taskFields,
-} from "./support/wire.js"
+import * as Msw from "./support/wire.js"
 
-const server: ServerEndpoint = { name: "test", url: endpointUrl }
+const server: ServerEndpoint = { name: "test", url: Msw.endpointUrl }
 const call = { name: "t", arguments: {}, idempotencyKey: "k" }
 const future = "2099-01-01"
 
-beforeAll(() => mswServer.listen({ onUnhandledRequest: "bypass" }))
-afterAll(() => mswServer.close())
-afterEach(() => resetRecorder())
+beforeAll(() => Msw.mswServer.listen({ onUnhandledRequest: "bypass" }))
+afterAll(() => Msw.mswServer.close())
+afterEach(() => Msw.resetRecorder())
 
-const versionOf = (request: Recorded | undefined) => ({
+const versionOf = (request: Msw.Recorded | undefined) => ({
   meta: request?.body.params?._meta?.["io.modelcontextprotocol/protocolVersion"],
   header: request?.headers.get("mcp-protocol-version"),
 })
 
-const unsupported = (request: Recorded, supported: ReadonlyArray<string>) =>
+const unsupported = (request: Msw.Recorded, supported: ReadonlyArray<string>) =>
   HttpResponse.json(
     {
       jsonrpc: "2.0",
@@ -46,49 +37,49 @@ const unsupported = (request: Recorded, supported: ReadonlyArray<string>) =>
 /** A server that speaks only `versions`, answering everything else with -32022. */
 const speaks =
   (versions: ReadonlyArray<string>) =>
-  (request: Recorded): Response => {
+  (request: Msw.Recorded): Response => {
     if (!versions.includes(String(versionOf(request).meta))) return unsupported(request, versions)
     if (request.body.method === "server/discover") {
-      return result(request, { supportedVersions: versions, capabilities: {} })
+      return Msw.result(request, { supportedVersions: versions, capabilities: {} })
     }
     if (request.body.method === "tasks/get")
-      return result(request, taskFields(String(request.body.params.taskId)))
-    return result(request, { content: [] })
+      return Msw.result(request, Msw.taskFields(String(request.body.params.taskId)))
+    return Msw.result(request, { content: [] })
   }
 
 describe("version negotiation", () => {
   it.live("a -32022 answer is retried once with a version from its list, which is then remembered", () =>
     Effect.gen(function* () {
-      answerWith(speaks([future]))
+      Msw.answerWith(speaks([future]))
       const wire = yield* HttpWire.make({ protocolVersions: ["2026-07-28", future] })
       const answer = yield* wire.callTool(server, call)
       expect(answer._tag).toBe("Complete")
-      expect(recorded.map(versionOf)).toEqual([
+      expect(Msw.recorded.map(versionOf)).toEqual([
         { meta: "2026-07-28", header: "2026-07-28" },
         { meta: future, header: future },
       ])
       // The same key both times: the refused request was not processed.
-      expect(recorded[1]?.body.params._meta["io.github.mcp-handles/key"]).toBe("k")
+      expect(Msw.recorded[1]?.body.params._meta["io.github.mcp-handles/key"]).toBe("k")
       yield* wire.getTask(server, "t1")
-      expect(recorded).toHaveLength(3)
-      expect(versionOf(recorded[2])).toEqual({ meta: future, header: future })
+      expect(Msw.recorded).toHaveLength(3)
+      expect(versionOf(Msw.recorded[2])).toEqual({ meta: future, header: future })
     }),
   )
 
   it.live("remembered per endpoint: another URL starts from the preferred version", () =>
     Effect.gen(function* () {
-      answerWith(speaks([future]))
+      Msw.answerWith(speaks([future]))
       const wire = yield* HttpWire.make({ protocolVersions: ["2026-07-28", future] })
       yield* wire.callTool(server, call)
-      const other: ServerEndpoint = { name: "other", url: `${endpointUrl}?other` }
+      const other: ServerEndpoint = { name: "other", url: `${Msw.endpointUrl}?other` }
       yield* Effect.either(wire.cancelTask(other, "t1"))
-      expect(versionOf(recorded[2]).meta).toBe("2026-07-28")
+      expect(versionOf(Msw.recorded[2]).meta).toBe("2026-07-28")
     }),
   )
 
   it.live("no version in common: UnsupportedVersion, naming the server's list, after one request", () =>
     Effect.gen(function* () {
-      answerWith(speaks(["2025-11-25", "2024-11-05"]))
+      Msw.answerWith(speaks(["2025-11-25", "2024-11-05"]))
       const wire = yield* HttpWire.make()
       const error = yield* Effect.flip(wire.callTool(server, call))
       expect(error._tag).toBe("UnsupportedVersion")
@@ -97,23 +88,23 @@ describe("version negotiation", () => {
       expect(error.requested).toBe("2026-07-28")
       expect(error.error.code).toBe(-32022)
       // One 2026-07-28 request (the wire may then try the 2025-11-25 generation's initialize).
-      expect(recorded.filter((request) => request.body.method === "tools/call")).toHaveLength(1)
+      expect(Msw.recorded.filter((request) => request.body.method === "tools/call")).toHaveLength(1)
     }),
   )
 
   it.live("retried once only: a server refusing the version it listed is not asked again", () =>
     Effect.gen(function* () {
-      answerWith((request) => unsupported(request, [future]))
+      Msw.answerWith((request) => unsupported(request, [future]))
       const wire = yield* HttpWire.make({ protocolVersions: ["2026-07-28", future] })
       const error = yield* Effect.flip(wire.getTask(server, "t1"))
       expect(error._tag).toBe("UnsupportedVersion")
-      expect(recorded.map((request) => versionOf(request).meta)).toEqual(["2026-07-28", future])
+      expect(Msw.recorded.map((request) => versionOf(request).meta)).toEqual(["2026-07-28", future])
     }),
   )
 
   it.live("a -32022 without a list: no version in common, not retried", () =>
     Effect.gen(function* () {
-      answerWith((request) =>
+      Msw.answerWith((request) =>
         HttpResponse.json({
           jsonrpc: "2.0",
           id: request.body.id,
@@ -123,24 +114,26 @@ describe("version negotiation", () => {
       const wire = yield* HttpWire.make({ protocolVersions: ["2026-07-28", future] })
       const error = yield* Effect.flip(wire.cancelTask(server, "t1"))
       expect(error._tag).toBe("UnsupportedVersion")
-      expect(recorded).toHaveLength(1)
+      expect(Msw.recorded).toHaveLength(1)
     }),
   )
 
   it.live("server/discover settles the version: the client's most preferred one the server lists", () =>
     Effect.gen(function* () {
-      answerWith(speaks(["2026-07-28", future]))
+      Msw.answerWith(speaks(["2026-07-28", future]))
       const wire = yield* HttpWire.make({ protocolVersions: [future, "2026-07-28"] })
       const info = yield* wire.discover(server)
       expect(info.protocolVersions).toEqual(["2026-07-28", future])
       yield* wire.callTool(server, call)
-      expect(recorded.map((request) => versionOf(request).meta)).toEqual([future, future])
+      expect(Msw.recorded.map((request) => versionOf(request).meta)).toEqual([future, future])
     }),
   )
 
   it.live("server/discover listing no version in common fails with UnsupportedVersion", () =>
     Effect.gen(function* () {
-      answerWith((request) => result(request, { supportedVersions: ["2025-11-25"], capabilities: {} }))
+      Msw.answerWith((request) =>
+        Msw.result(request, { supportedVersions: ["2025-11-25"], capabilities: {} }),
+      )
       const wire = yield* HttpWire.make()
       const error = yield* Effect.flip(wire.discover(server))
       expect(error._tag).toBe("UnsupportedVersion")

@@ -5,19 +5,11 @@ import * as HttpWire from "../src/HttpWire.js"
 import * as ParamHeaders from "../src/internal/wire/paramHeaders.js"
 import type { ServerEndpoint } from "../src/Wire.js"
 import { makeHarness, runFor, startProcess } from "./support/harness.js"
-import {
-  answerWith,
-  endpointUrl,
-  mswServer,
-  type Recorded,
-  recorded,
-  resetRecorder,
-  result,
-} from "./support/wire.js"
+import * as Msw from "./support/wire.js"
 
-beforeAll(() => mswServer.listen({ onUnhandledRequest: "bypass" }))
-afterAll(() => mswServer.close())
-afterEach(() => resetRecorder())
+beforeAll(() => Msw.mswServer.listen({ onUnhandledRequest: "bypass" }))
+afterAll(() => Msw.mswServer.close())
+afterEach(() => Msw.resetRecorder())
 
 const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: "object",
@@ -119,7 +111,7 @@ describe("header values", () => {
 
 const server: ServerEndpoint = {
   name: "test",
-  url: endpointUrl,
+  url: Msw.endpointUrl,
   headers: () => ({ Authorization: "Bearer t" }),
 }
 
@@ -128,25 +120,33 @@ const regionTool = (header: string) => ({
   inputSchema: object({ region: { type: "string", "x-mcp-header": header }, n: { type: "integer" } }),
 })
 
-/** A server listing `tools()`, answering every call with an empty result. */
+/** A server listing `tools()`, answering every call with an empty Msw.result. */
 const serving =
   (
     tools: () => ReadonlyArray<unknown>,
-    onCall: (request: Recorded) => Response | undefined = () => undefined,
+    onCall: (request: Msw.Recorded) => Response | undefined = () => undefined,
   ) =>
-  (request: Recorded): Response => {
-    if (request.body.method === "tools/list") return result(request, { tools: tools() })
-    return onCall(request) ?? result(request, { content: [] })
+  (request: Msw.Recorded): Response => {
+    if (request.body.method === "tools/list") return Msw.result(request, { tools: tools() })
+    return onCall(request) ?? Msw.result(request, { content: [] })
   }
 
-const calls = () => recorded.filter((request) => request.body.method === "tools/call")
-const lists = () => recorded.filter((request) => request.body.method === "tools/list")
+const calls = () => Msw.recorded.filter((request) => request.body.method === "tools/call")
+const lists = () => Msw.recorded.filter((request) => request.body.method === "tools/list")
 
 describe("Mcp-Param headers on tools/call", () => {
-  it.live("lists the endpoint's tools once, and mirrors the declared arguments", () =>
+  it.live("mirrors the declared arguments, from the definitions listed once by checkTool", () =>
     Effect.gen(function* () {
-      answerWith(serving(() => [regionTool("Region")]))
+      Msw.answerWith(serving(() => [regionTool("Region")]))
       const wire = yield* HttpWire.make()
+      // A bare call knows no definitions yet: no listing, no custom headers.
+      yield* wire.callTool(server, { name: "deploy", arguments: { region: "eu-0" }, idempotencyKey: "k0" })
+      expect(lists()).toHaveLength(0)
+      expect(calls()[0]?.headers.get("mcp-param-region")).toBeNull()
+      Msw.resetRecorder()
+      Msw.answerWith(serving(() => [regionTool("Region")]))
+      // The client checks the tool before its first call, which lists the endpoint's tools.
+      yield* Effect.orDie(wire.checkTool?.(server, "deploy") ?? Effect.void)
       yield* wire.callTool(server, {
         name: "deploy",
         arguments: { region: "Zürich", n: 1 },
@@ -168,7 +168,7 @@ describe("Mcp-Param headers on tools/call", () => {
 
   it.live("keeps each tool's inputSchema in tools/list", () =>
     Effect.gen(function* () {
-      answerWith(serving(() => [regionTool("Region")]))
+      Msw.answerWith(serving(() => [regionTool("Region")]))
       const tools = yield* (yield* HttpWire.make()).listTools(server)
       expect(tools[0]?.inputSchema).toEqual(regionTool("Region").inputSchema)
     }),
@@ -177,7 +177,7 @@ describe("Mcp-Param headers on tools/call", () => {
   it.live("a header mismatch (-32020) refreshes the definitions and retries once with the new headers", () =>
     Effect.gen(function* () {
       let header = "Region"
-      answerWith(
+      Msw.answerWith(
         serving(
           () => [regionTool(header)],
           (request) =>
@@ -194,6 +194,7 @@ describe("Mcp-Param headers on tools/call", () => {
         ),
       )
       const wire = yield* HttpWire.make()
+      yield* Effect.orDie(wire.checkTool?.(server, "deploy") ?? Effect.void)
       yield* wire.callTool(server, { name: "deploy", arguments: { region: "eu-1" }, idempotencyKey: "k" })
       header = "Zone"
       const answer = yield* wire.callTool(server, {
@@ -209,7 +210,7 @@ describe("Mcp-Param headers on tools/call", () => {
 
   it.live("a header mismatch the definitions do not explain is the server's answer, not retried", () =>
     Effect.gen(function* () {
-      answerWith(
+      Msw.answerWith(
         serving(
           () => [regionTool("Region")],
           (request) =>
@@ -220,6 +221,7 @@ describe("Mcp-Param headers on tools/call", () => {
         ),
       )
       const wire = yield* HttpWire.make()
+      yield* Effect.orDie(wire.checkTool?.(server, "deploy") ?? Effect.void)
       const error = yield* Effect.flip(
         wire.callTool(server, { name: "deploy", arguments: { region: "eu-1" }, idempotencyKey: "k" }),
       )
@@ -230,12 +232,13 @@ describe("Mcp-Param headers on tools/call", () => {
 
   it.live("a tools/list that fails: the call goes out without custom headers", () =>
     Effect.gen(function* () {
-      answerWith((request) =>
+      Msw.answerWith((request) =>
         request.body.method === "tools/list"
           ? HttpResponse.json({ jsonrpc: "2.0", id: request.body.id, error: { code: -32601, message: "no" } })
-          : result(request, { content: [] }),
+          : Msw.result(request, { content: [] }),
       )
       const wire = yield* HttpWire.make()
+      yield* Effect.orDie(wire.checkTool?.(server, "deploy") ?? Effect.void)
       const answer = yield* wire.callTool(server, {
         name: "deploy",
         arguments: { region: "x" },
@@ -251,7 +254,7 @@ describe("Mcp-Param headers on tools/call", () => {
 
   it.live("checkTool refuses an invalid definition and accepts a valid or unknown one", () =>
     Effect.gen(function* () {
-      answerWith(serving(() => [regionTool("Region"), { ...regionTool("Bad Name"), name: "broken" }]))
+      Msw.answerWith(serving(() => [regionTool("Region"), { ...regionTool("Bad Name"), name: "broken" }]))
       const wire = yield* HttpWire.make()
       const check = wire.checkTool
       expect(check).toBeDefined()

@@ -62,10 +62,15 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
       rpc(ToolDefinitions.withHeaders(server, headers), method, params, {
         [idempotencyKeyMeta]: request.idempotencyKey,
       })
+    // What is known when the call is made (`checkTool` lists the endpoint's tools first); a
+    // bare call sends no custom headers until a header mismatch has the tools listed.
+    const headersKnown = Effect.sync(() =>
+      ToolDefinitions.headersOf(tools.knownScanOf(server, request.name), request.arguments),
+    )
     const headersNow = tools
       .scanOf(server, request.name)
       .pipe(Effect.map((scan) => ToolDefinitions.headersOf(scan, request.arguments)))
-    return Effect.flatMap(headersNow, (headers) =>
+    return Effect.flatMap(headersKnown, (headers) =>
       send(headers).pipe(
         // A header mismatch proves the call was not processed: the tool's definition changed.
         // Learn it again, and send once more if that changes the headers.

@@ -1,8 +1,9 @@
 /**
  * Each endpoint's tool definitions, as far as `tools/call` needs them: which arguments are
  * mirrored into `Mcp-Param-*` headers, and which tools are invalid to call (see paramHeaders.ts).
- * Learnt from `tools/list` (every listing refreshes it) the first time a call needs them, and
- * forgotten when a server answers a call with a header mismatch (`-32020`): its tools changed.
+ * Learnt from `tools/list` (every listing refreshes it; the client checks a tool, and so lists
+ * its endpoint's tools, before its first call), and forgotten when a server answers a call with a
+ * header mismatch (`-32020`): its tools changed, and they are listed again.
  * After a listing that fails, calls go out without custom headers until a server that needed
  * them says so (a header mismatch), and the next call lists again.
  *
@@ -21,6 +22,8 @@ export interface ToolDefinitions {
   /** Replaces what is known of the endpoint's tools. */
   readonly remember: (server: ServerEndpoint, tools: ReadonlyArray<ToolInfo>) => void
   readonly forget: (server: ServerEndpoint) => void
+  /** The tool's scan as known now, without asking the server. */
+  readonly knownScanOf: (server: ServerEndpoint, tool: string) => ParamHeaders.Scan | undefined
   /** The tool's scan; lists the endpoint's tools when they are not known. Undefined if unknown. */
   readonly scanOf: (server: ServerEndpoint, tool: string) => Effect.Effect<ParamHeaders.Scan | undefined>
 }
@@ -35,6 +38,7 @@ export const make = (
   }
   return {
     remember,
+    knownScanOf: (server, tool) => known.get(server.url)?.get(tool),
     forget: (server) => {
       known.delete(server.url)
     },
