@@ -40,7 +40,7 @@ export interface Config {
   readonly timestampSkewMs?: number | undefined
   /**
    * When true, a `tools/call` carrying an idempotency key already seen (in
-   * `_meta["mcp-handles/key"]`) returns the task it created instead of launching again.
+   * `_meta["io.github.mcp-handles/key"]`) returns the task it created instead of launching again.
    */
   readonly deduplicateByKey?: boolean | undefined
   /** Path prefix of the non-MCP control endpoints (`GET {prefix}ledger`, ...). Default `/_`. */

@@ -18,7 +18,7 @@ export interface Launch {
   readonly seq: number
   readonly tool: string
   readonly arguments: JsonObject
-  /** The key the client sent in `params._meta["mcp-handles/key"]`, if any. */
+  /** The key the client sent in `params._meta["io.github.mcp-handles/key"]`, if any. */
   readonly idempotencyKey: string | null
   /** `null` for a direct (non-task) answer. */
   readonly taskId: string | null
@@ -85,7 +85,7 @@ export interface Request {
   readonly method: string | null
   readonly tool: string | null
   readonly taskId: string | null
-  /** The idempotency key the request carried in `_meta["mcp-handles/key"]`. */
+  /** The idempotency key the request carried in `_meta["io.github.mcp-handles/key"]`. */
   readonly idempotencyKey: string | null
   /** Who sent it: the request's `x-client-id` header (tests name their client instances). */
   readonly client: string | null

@@ -43,7 +43,7 @@ export interface TaskRecord {
   readonly createdAt: number
   readonly plan: TaskPlan
   readonly launchSeq: number
-  /** The client's idempotency key (`_meta["mcp-handles/key"]`), kept for `deduplicateByKey`. */
+  /** The client's idempotency key (`_meta["io.github.mcp-handles/key"]`), kept for `deduplicateByKey`. */
   readonly idempotencyKey: string | null
   answers: { [key: string]: { readonly at: number; readonly response: Json } }
   cancelRequestedAt: number | null

@@ -45,7 +45,7 @@ export interface Peek {
   readonly method: string | undefined
   readonly tool: string | undefined
   readonly taskId: string | undefined
-  /** The idempotency key in `params._meta["mcp-handles/key"]`, if any. */
+  /** The idempotency key in `params._meta["io.github.mcp-handles/key"]`, if any. */
   readonly idempotencyKey: string | undefined
 }
 
