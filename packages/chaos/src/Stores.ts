@@ -151,16 +151,25 @@ const fresh = (kind: Kind): Effect.Effect<HandleStore.HandleStore, never, Scope.
       return Effect.gen(function* () {
         // DATABASE_URL when set, otherwise a throwaway embedded server (one per process).
         const url = yield* TestDatabase.databaseUrl
+        const schema = `chaos_${process.pid}_${Date.now().toString(36)}_${(schemaCounter++).toString(36)}`
+        const applicationName = `mcp-handles-${schema}`
         const client = yield* PgClient.make({
           url: Redacted.make(url),
           // Each instance id a sequence starts holds a pooled connection for its instance lock
           // (a crash in the simulation never ends that session): room for all of them.
           maxConnections: 32,
-          applicationName: "mcp-handles-chaos",
+          applicationName,
         }).pipe(Effect.provide(Reactivity.layer))
-        const schema = `chaos_${process.pid}_${Date.now().toString(36)}_${(schemaCounter++).toString(36)}`
         yield* Effect.acquireRelease(client`CREATE SCHEMA ${client(schema)}`, () =>
           Effect.ignore(client`DROP SCHEMA IF EXISTS ${client(schema)} CASCADE`),
+        )
+        // A crashed instance's lock session stays checked out of the pool, which closing the pool
+        // does not end (a real crash would close its socket): the sequence's end ends every
+        // session it opened, or each sequence leaks a few and a long run exhausts the server.
+        yield* Effect.addFinalizer(() =>
+          Effect.ignore(
+            client`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ${applicationName} AND pid <> pg_backend_pid()`,
+          ),
         )
         return yield* PgStore.make({ schema, clock: "host" }).pipe(
           Effect.provideService(PgClient.PgClient, client),
