@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import * as HandleRecord from "../HandleRecord.js"
 import type * as HandleStore from "../HandleStore.js"
 import * as Redaction from "../Redaction.js"
@@ -63,7 +63,12 @@ const makeCallSpans = (): CallSpans => {
     get: (taskId) => (taskId === null ? undefined : spans.get(taskId)),
     set: (taskId, span) => {
       spans.delete(taskId)
-      spans.set(taskId, span)
+      // Only the ids: a live span keeps its attributes and its parents alive (kilobytes per
+      // open task, B8), while a child needs no more than the ids to join the trace.
+      spans.set(
+        taskId,
+        Tracer.externalSpan({ traceId: span.traceId, spanId: span.spanId, sampled: span.sampled }),
+      )
       if (spans.size > maxCallSpans) {
         const oldest = spans.keys().next()
         if (oldest.done !== true) spans.delete(oldest.value)
