@@ -102,6 +102,35 @@ describe("version negotiation", () => {
     }),
   )
 
+  // The conformance suite's request-metadata server refuses the first request with -32022 while
+  // listing the very version it refused, and expects the client to retry with it.
+  it.live("a -32022 listing the refused version itself: retried once with that version", () =>
+    Effect.gen(function* () {
+      let refusals = 0
+      Msw.answerWith((request) => {
+        if (refusals++ === 0) return unsupported(request, ["2026-07-28"])
+        return Msw.result(request, { tools: [] })
+      })
+      const wire = yield* HttpWire.make()
+      const tools = yield* wire.listTools(server)
+      expect(tools).toEqual([])
+      expect(Msw.recorded.map((request) => [request.body.method, versionOf(request).meta])).toEqual([
+        ["tools/list", "2026-07-28"],
+        ["tools/list", "2026-07-28"],
+      ])
+    }),
+  )
+
+  it.live("a -32022 listing the refused version, twice: UnsupportedVersion after one retry", () =>
+    Effect.gen(function* () {
+      Msw.answerWith((request) => unsupported(request, ["2026-07-28"]))
+      const wire = yield* HttpWire.make()
+      const error = yield* Effect.flip(wire.getTask(server, "t1"))
+      expect(error._tag).toBe("UnsupportedVersion")
+      expect(Msw.recorded.map((request) => versionOf(request).meta)).toEqual(["2026-07-28", "2026-07-28"])
+    }),
+  )
+
   it.live("a -32022 without a list: no version in common, not retried", () =>
     Effect.gen(function* () {
       Msw.answerWith((request) =>

@@ -4,7 +4,8 @@
  * speaks, requests name the first; `server/discover`'s `supportedVersions` settles the version
  * of the endpoint, and so does a `-32022` answer (unsupported protocol version), whose data lists
  * what the server supports: the request is then made once more with the client's most
- * preferred version in that list. A `-32022` answer proves the request was not processed, so
+ * preferred version in that list (the same version again when the server lists the one it
+ * refused: one retry either way, never more). A `-32022` answer proves the request was not processed, so
  * making a `tools/call` again launches nothing twice. With no version in common the request
  * fails with `UnsupportedVersion`, which names both lists.
  *
@@ -104,15 +105,9 @@ export const make = (rpc: Rpc, preferred: ReadonlyArray<string> | undefined): Ne
             const rejected = error.error
             const supported = supportedIn(rejected.data) ?? []
             const next = yield* settle(server, method, version, supported, rejected)
-            // Once: a server that refuses the version it just listed is not asked again.
-            if (next === version) {
-              return yield* new UnsupportedVersion({
-                method,
-                requested: version,
-                supported: [...supported],
-                error: rejected,
-              })
-            }
+            // Once, even with the version just refused when the server lists it (a replica that
+            // had not caught up, or a server testing its clients): the retry is the one the
+            // spec asks for, and a second refusal ends it.
             return yield* send(server, method, params, extraMeta, next).pipe(
               Effect.catchIf(refusedVersion, (again) =>
                 Effect.fail(
