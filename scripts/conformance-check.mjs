@@ -20,8 +20,8 @@ const suite = [
   "conformance",
 ]
 
-/** Scenarios that exist only at 2026-07-28 or later run with that spec version; extension ones as they are. */
-const STATELESS = ["server-stateless", "tools-list", "tools-call-simple-text", "http-header-validation"]
+/** The revision this server speaks: dated scenarios run at it, extension ones as they are. */
+const SPEC_VERSION = "2026-07-28"
 
 const run = (args, { capture = false, timeoutMs = 300_000 } = {}) =>
   new Promise((resolvePromise) => {
@@ -56,17 +56,46 @@ const startServer = () =>
     createInterface({ input: child.stdout }).once("line", (url) => resolvePromise({ child, url: url.trim() }))
   })
 
-const listTaskScenarios = async () => {
+/** Every server scenario of the suite with the revisions it applies to (`extension` for extension ones). */
+const listServerScenarios = async () => {
   const listed = await run([...suite, "list", "--server"], { capture: true })
-  const names = [...listed.stdout.matchAll(/^\s*-\s+(tasks-[\w-]+)/gm)].map((match) => match[1])
-  if (names.length === 0) throw new Error(`could not list the suite's scenarios:\n${listed.stderr}`)
-  return names
+  const scenarios = [...listed.stdout.matchAll(/^\s*-\s+([\w-]+)\s+\[([^\]]*)\]/gm)].map((match) => ({
+    name: match[1],
+    versions: match[2].split(",").map((version) => version.trim()),
+  }))
+  if (scenarios.length === 0) throw new Error(`could not list the suite's scenarios:\n${listed.stderr}`)
+  return scenarios
 }
 
-const runScenario = async (url, scenario, resultsRoot) => {
+/**
+ * Every scenario runs unless the baseline says why it does not apply; a scenario of neither this
+ * revision nor an extension that the baseline does not list is an error (a new suite version
+ * added it: decide), as is a baseline entry naming a scenario the suite no longer has.
+ */
+const selectScenarios = (listed, notApplicable) => {
+  const known = new Set(listed.map((scenario) => scenario.name))
+  const problems = [...notApplicable.keys()]
+    .filter((name) => !known.has(name))
+    .map((name) => `baseline lists ${name} as not applicable, but the suite has no such scenario`)
+  const selected = []
+  for (const scenario of listed) {
+    if (notApplicable.has(scenario.name)) continue
+    const dated = scenario.versions.includes(SPEC_VERSION)
+    if (!dated && !scenario.versions.includes("extension")) {
+      problems.push(
+        `${scenario.name} [${scenario.versions.join(",")}] is not a ${SPEC_VERSION} scenario: list it under notApplicable with its reason`,
+      )
+      continue
+    }
+    selected.push({ name: scenario.name, dated })
+  }
+  return { selected, problems }
+}
+
+const runScenario = async (url, { name: scenario, dated }, resultsRoot) => {
   const out = join(resultsRoot, scenario)
   const args = [...suite, "server", "--url", url, "--scenario", scenario, "-o", out]
-  if (STATELESS.includes(scenario)) args.push("--spec-version", "2026-07-28")
+  if (dated) args.push("--spec-version", SPEC_VERSION)
   const { code, stderr } = await run(args)
   const dirs = (() => {
     try {
@@ -100,13 +129,21 @@ const main = async () => {
   const expected = new Map(
     baseline.expectedFailures.map((entry) => [`${entry.scenario}:${entry.check}`, entry]),
   )
-  const scenarios = [...(await listTaskScenarios()), ...STATELESS]
+  const notApplicable = new Map(baseline.notApplicable.map((entry) => [entry.scenario, entry.reason]))
+  const { selected, problems } = selectScenarios(await listServerScenarios(), notApplicable)
+  if (problems.length > 0) {
+    for (const problem of problems) console.log(`baseline: ${problem}`)
+    process.exit(1)
+  }
+  const scenarios = selected.map((scenario) => scenario.name)
   const resultsRoot = mkdtempSync(join(tmpdir(), "mcp-conformance-"))
   const { child, url } = await startServer()
-  console.log(`fake-mcp-server at ${url}; ${scenarios.length} scenarios`)
+  console.log(
+    `fake-mcp-server at ${url}; ${scenarios.length} scenarios (${notApplicable.size} do not apply, see conformance-baseline.json)`,
+  )
   const results = []
   try {
-    const queue = [...scenarios]
+    const queue = [...selected]
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         for (let scenario = queue.shift(); scenario !== undefined; scenario = queue.shift()) {

@@ -47,6 +47,13 @@ export interface Config {
   readonly controlPrefix?: string | undefined
   /** Record every request in the ledger (default true; turn off for very long benchmarks). */
   readonly recordRequests?: boolean | undefined
+  /**
+   * DNS-rebinding protection: the host names a request's `Host` header and its `Origin` (when
+   * present) may name; anything else is refused with HTTP 403. Default: the loopback names
+   * (`localhost`, `127.0.0.1`, `[::1]`). Serving on another interface, list its names; `["*"]`
+   * turns the check off.
+   */
+  readonly allowedHosts?: readonly string[] | undefined
 }
 
 /**
@@ -117,6 +124,33 @@ export interface ToolBehaviour {
   readonly workingMessage?: string | undefined
   /** A per-tool request budget on `tools/call` of this tool. */
   readonly rateLimit?: RateLimit | undefined
+  /**
+   * Multi round-trip requests that need a capability the client did not declare: `reject` the
+   * call with -32021 (the default), or `omit` those requests from the round (SEP-2322: a server
+   * only asks for what the client can answer).
+   */
+  readonly undeclaredInputs?: "reject" | "omit" | undefined
+  /**
+   * Progress of a direct call whose `_meta.progressToken` is set: the answer becomes an SSE
+   * stream of `notifications/progress` and then the result. Tasks never report progress (the
+   * Tasks extension does not support it).
+   */
+  readonly progress?: Progress | undefined
+}
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface Progress {
+  /** Progress values reported, in order (e.g. `[0, 50, 100]`). */
+  readonly steps: readonly number[]
+  /** `total` of every notification (omitted when unset). */
+  readonly total?: number | undefined
+  /** Real time between two notifications (default 0). */
+  readonly intervalMs?: number | undefined
+  /** `message` of each notification (templated; `{{progress}}` is the value). */
+  readonly message?: string | undefined
 }
 
 /**
@@ -355,4 +389,6 @@ export const defaults = {
   purgeAfterMs: 60_000,
   /** What a call ends with when its tool names no outcome. */
   outcome: { kind: "result", text: "ok" } as Outcome,
+  /** Host names accepted in `Host` and `Origin` (DNS-rebinding protection): the loopback ones. */
+  allowedHosts: ["localhost", "127.0.0.1", "[::1]"] as readonly string[],
 } as const

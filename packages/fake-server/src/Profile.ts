@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import type { Config, InputRequest } from "./Config.js"
+import type { Config, InputRequest, Tool } from "./Config.js"
+import type { JsonObject } from "./Json.js"
 
 const confirm = (message: string, property: string): InputRequest => ({
   method: "elicitation/create",
@@ -18,11 +19,225 @@ const confirm = (message: string, property: string): InputRequest => ({
   },
 })
 
+const elicit = (message: string, property: string, type: string): InputRequest => ({
+  method: "elicitation/create",
+  params: {
+    message,
+    requestedSchema: { type: "object", properties: { [property]: { type } }, required: [property] },
+  },
+})
+
+const sample = (text: string, maxTokens: number): InputRequest => ({
+  method: "sampling/createMessage",
+  params: { messages: [{ role: "user", content: { type: "text", text } }], maxTokens },
+})
+
+const listRoots: InputRequest = { method: "roots/list", params: {} }
+
+/** A 1x1 red PNG. */
+const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+/** A WAV header with one silent 8-bit sample at 8 kHz. */
+const wav = "UklGRiUAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQEAAACA"
+
+/** The inputSchema `json-schema-2020-12` expects to find intact in `tools/list`. */
+const jsonSchema202012: JsonObject = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  $defs: {
+    address: {
+      $anchor: "addressDef",
+      type: "object",
+      properties: { street: { type: "string" }, city: { type: "string" } },
+    },
+  },
+  properties: {
+    name: { type: "string" },
+    address: { $ref: "#/$defs/address" },
+    contactMethod: { type: "string", enum: ["phone", "email"] },
+    phone: { type: "string" },
+    email: { type: "string" },
+  },
+  allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+  if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword; this object is never awaited
+  then: { required: ["phone"] },
+  else: { required: ["email"] },
+  additionalProperties: false,
+}
+
+/**
+ * The fixtures of the suite's 2026-07-28 tool scenarios: content types, tool errors, progress,
+ * JSON Schema 2020-12 keywords, `x-mcp-header` and the `input-required-result-*` (SEP-2322)
+ * multi round-trip tools. All direct: none of these scenarios declares the tasks extension.
+ */
+const fixtureTools: readonly Tool[] = [
+  {
+    // tools-call-image.
+    name: "test_image_content",
+    shape: "direct",
+    outcome: { kind: "result", content: [{ type: "image", data: png, mimeType: "image/png" }] },
+  },
+  {
+    // tools-call-audio.
+    name: "test_audio_content",
+    shape: "direct",
+    outcome: { kind: "result", content: [{ type: "audio", data: wav, mimeType: "audio/wav" }] },
+  },
+  {
+    // tools-call-embedded-resource.
+    name: "test_embedded_resource",
+    shape: "direct",
+    outcome: {
+      kind: "result",
+      content: [
+        {
+          type: "resource",
+          resource: {
+            uri: "test://embedded-resource",
+            mimeType: "text/plain",
+            text: "This is an embedded resource content.",
+          },
+        },
+      ],
+    },
+  },
+  {
+    // tools-call-mixed-content.
+    name: "test_multiple_content_types",
+    shape: "direct",
+    outcome: {
+      kind: "result",
+      content: [
+        { type: "text", text: "Multiple content types test:" },
+        { type: "image", data: png, mimeType: "image/png" },
+        {
+          type: "resource",
+          resource: {
+            uri: "test://mixed-content-resource",
+            mimeType: "application/json",
+            text: '{"test":"data","value":123}',
+          },
+        },
+      ],
+    },
+  },
+  {
+    // tools-call-error: a tool error (isError), not a JSON-RPC error.
+    name: "test_error_handling",
+    shape: "direct",
+    outcome: { kind: "result", text: "This tool intentionally returns an error for testing", isError: true },
+  },
+  {
+    // tools-call-with-progress: 0, 50, 100 of 100, about 50 ms apart, when a progressToken is given.
+    name: "test_tool_with_progress",
+    shape: "direct",
+    progress: { steps: [0, 50, 100], total: 100, intervalMs: 50 },
+    outcome: { kind: "result", text: "Progress reported" },
+  },
+  {
+    // json-schema-2020-12: the keywords must survive tools/list untouched.
+    name: "json_schema_2020_12_tool",
+    description: "Tool with JSON Schema 2020-12 features",
+    inputSchema: jsonSchema202012,
+    shape: "direct",
+    outcome: { kind: "result", text: "ok" },
+  },
+  {
+    // http-custom-header-server-validation: a string argument mirrored into Mcp-Param-Region.
+    name: "test_param_header",
+    description: "Echoes the region it was routed by",
+    inputSchema: {
+      type: "object",
+      properties: { region: { type: "string", "x-mcp-header": "Region" } },
+      required: ["region"],
+    },
+    shape: "direct",
+    outcome: { kind: "result", text: "Region {{args.region}}" },
+  },
+  {
+    // input-required-result-basic-elicitation (and -missing-input-response, -result-type,
+    // -ignore-extra-params, -validate-input): one elicitation, then "Hello, <name>!".
+    name: "test_input_required_result_elicitation",
+    shape: "direct",
+    mrtrRounds: [{ user_name: elicit("What is your name?", "name", "string") }],
+    outcome: { kind: "result", text: "Hello, {{inputs.user_name.content.name}}!" },
+  },
+  {
+    // input-required-result-basic-sampling.
+    name: "test_input_required_result_sampling",
+    shape: "direct",
+    mrtrRounds: [{ capital_question: sample("What is the capital of France?", 100) }],
+    outcome: { kind: "result", text: "The model said: {{inputs.capital_question.content.text}}" },
+  },
+  {
+    // input-required-result-basic-list-roots.
+    name: "test_input_required_result_list_roots",
+    shape: "direct",
+    mrtrRounds: [{ client_roots: listRoots }],
+    outcome: { kind: "result", text: "Roots: {{inputs.client_roots.roots}}" },
+  },
+  {
+    // input-required-result-request-state: the answer names "state-ok" once the state checked out.
+    name: "test_input_required_result_request_state",
+    shape: "direct",
+    mrtrRounds: [{ confirm: elicit("Please confirm", "ok", "boolean") }],
+    outcome: { kind: "result", text: "state-ok" },
+  },
+  {
+    // input-required-result-multiple-input-requests: three kinds of input in one round.
+    name: "test_input_required_result_multiple_inputs",
+    shape: "direct",
+    mrtrRounds: [
+      {
+        user_name: elicit("What is your name?", "name", "string"),
+        greeting: sample("Generate a greeting", 50),
+        client_roots: listRoots,
+      },
+    ],
+    outcome: { kind: "result", text: "All inputs received" },
+  },
+  {
+    // input-required-result-multi-round: two rounds, a new requestState each.
+    name: "test_input_required_result_multi_round",
+    shape: "direct",
+    mrtrRounds: [
+      { step1: elicit("Step 1: What is your name?", "name", "string") },
+      { step2: elicit("Step 2: What is your favorite color?", "color", "string") },
+    ],
+    outcome: {
+      kind: "result",
+      text: "{{inputs.step1.content.name}} likes {{inputs.step2.content.color}}",
+    },
+  },
+  {
+    // input-required-result-tampered-state: a requestState this server did not mint is -32602.
+    name: "test_input_required_result_tampered_state",
+    shape: "direct",
+    mrtrRounds: [{ confirm: elicit("Please confirm", "ok", "boolean") }],
+    outcome: { kind: "result", text: "state-ok" },
+  },
+  {
+    // input-required-result-capability-check: only what the client declared is asked for.
+    name: "test_input_required_result_capabilities",
+    shape: "direct",
+    undeclaredInputs: "omit",
+    mrtrRounds: [
+      {
+        user_name: elicit("What is your name?", "name", "string"),
+        summary: sample("Summarise the request", 50),
+      },
+    ],
+    outcome: { kind: "result", text: "Asked only for what the client can answer" },
+  },
+]
+
 /**
  * Tools that satisfy the fixtures of the official conformance suite
  * (`@modelcontextprotocol/conformance` 0.2.0-alpha.12): the `tasks-*` scenarios, `server-stateless`,
- * `tools-list`, `tools-call-simple-text` and `http-header-validation`. Each tool's comment names the
- * scenario contract it follows.
+ * `tools-list`, the `tools-call-*` content, error and progress scenarios, `json-schema-2020-12`,
+ * `http-header-validation`, `http-custom-header-server-validation` and the
+ * `input-required-result-*` ones. Each tool's comment names the scenario contract it follows.
  *
  * @since 0.1.0
  * @category profiles
@@ -151,5 +366,6 @@ export const conformance: Config = {
       shape: "direct",
       outcome: { kind: "result", text: "no logs" },
     },
+    ...fixtureTools,
   ],
 }

@@ -5,9 +5,11 @@ import type * as Ledger from "../Ledger.js"
 import * as ServerClock from "../ServerClock.js"
 import { type HandlerResult, type ServerContext, tooManyRequests } from "./context.js"
 import { dispatch } from "./dispatcher.js"
-import { decodeEnvelope, parseBody, peek, type RequestId } from "./envelope.js"
+import { decodeEnvelope, type EnvelopedRequest, parseBody, peek, type RequestId } from "./envelope.js"
 import { faultLabel, makeFaultSchedule, phaseOf } from "./faultSchedule.js"
+import { makeHostGuard } from "./hostGuard.js"
 import * as LedgerRecorder from "./ledger.js"
+import { checkParamHeaders } from "./paramHeaders.js"
 import { seededRandom, streamSeed } from "./random.js"
 import { makeRateLimiter } from "./rateLimiter.js"
 import { makeSubscriptions } from "./subscriptions.js"
@@ -39,6 +41,7 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
   const faults = makeFaultSchedule(config.faults ?? [], seededRandom(streamSeed(seed, "faults")))
   const controlPrefix = config.controlPrefix ?? defaults.controlPrefix
   const recordRequests = config.recordRequests ?? true
+  const hostGuard = makeHostGuard(config.allowedHosts)
   const envelopeOptions = {
     supportedVersions: config.supportedVersions ?? defaults.supportedVersions,
     validateHeaders: config.validateHeaders ?? true,
@@ -107,6 +110,8 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
   }
 
   const serve = async (request: Request, extra: readonly Fault[] = []): Promise<ServeResult> => {
+    const refused = hostGuard(request.headers)
+    if (refused !== undefined) return { kind: "response", response: refused }
     const url = new URL(request.url)
     if (url.pathname.startsWith(controlPrefix)) {
       return { kind: "response", response: await control(request, url.pathname.slice(controlPrefix.length)) }
@@ -190,12 +195,24 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     if (envelope.kind === "rejected")
       return fromHandler({ kind: "failure", failure: envelope.failure }, envelope.id)
     if (envelope.kind === "notification") return { kind: "accepted" }
+    const mismatch = envelopeOptions.validateHeaders
+      ? paramHeaderMismatch(envelope.request, headers)
+      : undefined
+    if (mismatch !== undefined)
+      return fromHandler({ kind: "failure", failure: mismatch }, envelope.request.id)
     let skewMs = config.timestampSkewMs ?? 0
     for (const fault of fired) if (fault.kind === "skew") skewMs += fault.ms
     return fromHandler(
       dispatch(context, { request: envelope.request, now, skewMs, signal }),
       envelope.request.id,
     )
+  }
+
+  /** SEP-2243: a `tools/call`'s `Mcp-Param-*` headers must agree with its arguments. */
+  const paramHeaderMismatch = (request: EnvelopedRequest, headers: Headers) => {
+    if (request.method !== "tools/call" || typeof request.params.name !== "string") return undefined
+    const tool = tools.get(request.params.name)
+    return tool === undefined ? undefined : checkParamHeaders(tool, request.params.arguments, headers)
   }
 
   const faultReply = (

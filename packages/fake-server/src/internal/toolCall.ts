@@ -14,6 +14,7 @@ import {
   tooManyRequests,
 } from "./context.js"
 import { isObject } from "./json.js"
+import { progressStream, progressTokenOf } from "./progress.js"
 import { decodeRequestState, encodeRequestState } from "./requestState.js"
 import { invalidParams, missingCapability, RpcFailure, toolError } from "./rpcFailure.js"
 import { viewAt } from "./timeline.js"
@@ -129,14 +130,19 @@ const gatherRounds = (
     round = state.round
     inputs = { ...state.inputs }
   }
-  const requests = rounds[round] ?? {}
+  const requestsOf = (index: number): InputRequests =>
+    behaviour.undeclaredInputs === "omit"
+      ? declaredOnly(rounds[index] ?? {}, capabilities)
+      : (rounds[index] ?? {})
+  const requests = requestsOf(round)
   const missing = missingCapabilities(capabilitiesForInputs(requests), capabilities)
   if (missing !== undefined) return { kind: "reply", reply: failure(missingCapability(missing)) }
   const answers = params.inputResponses ?? {}
-  // Partial answers are kept; only the still-missing keys are asked again.
+  // Partial answers are kept; only the still-missing keys are asked again. An answer that is
+  // not an object (no input response is) does not count: the key is asked again.
   const outstanding: Record<string, Json> = {}
   for (const [key, request] of Object.entries(requests)) {
-    if (Object.hasOwn(answers, key)) inputs[key] = answers[key] as Json
+    if (Object.hasOwn(answers, key) && isObject(answers[key])) inputs[key] = answers[key] as Json
     else if (!Object.hasOwn(inputs, key)) outstanding[key] = request as unknown as Json
   }
   if (Object.keys(outstanding).length === 0) {
@@ -147,11 +153,21 @@ const gatherRounds = (
     kind: "reply",
     reply: result({
       resultType: "input_required",
-      inputRequests: Object.keys(outstanding).length > 0 ? outstanding : (rounds[round] as unknown as Json),
+      inputRequests:
+        Object.keys(outstanding).length > 0 ? outstanding : (requestsOf(round) as unknown as Json),
       requestState: encodeRequestState({ tool: tool.name, round, inputs }),
     }),
   }
 }
+
+/** The requests of a round whose capability the client declared. */
+const declaredOnly = (requests: InputRequests, capabilities: Record<string, unknown>): InputRequests =>
+  Object.fromEntries(
+    Object.entries(requests).filter(([, request]) => {
+      const capability = capabilityOfInput[request.method]
+      return capability === undefined || isObject(capabilities[capability])
+    }),
+  )
 
 const capabilitiesForInputs = (requests: InputRequests): Record<string, Json> => {
   const needed: Record<string, Json> = {}
@@ -241,6 +257,17 @@ const launchDirect = (launching: Launching): HandlerResult => {
     taskId: null,
     resultType: rendered.kind === "result" ? "complete" : "error",
   })
+  const progressToken = progressTokenOf(launching.call.request.params)
+  if (behaviour.progress !== undefined && progressToken !== undefined) {
+    const message: Record<string, Json> =
+      rendered.kind === "error"
+        ? { error: toolError(rendered.error).toJson() }
+        : { result: { resultType: "complete", ...rendered.result } }
+    return {
+      kind: "stream",
+      stream: progressStream(launching.call.request.id, progressToken, behaviour.progress, message),
+    }
+  }
   if (rendered.kind === "error") return failure(toolError(rendered.error), launch)
   return result({ resultType: "complete", ...rendered.result }, launch)
 }

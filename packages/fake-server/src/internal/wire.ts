@@ -73,7 +73,9 @@ export const detailedTask = (observed: Observed): Record<string, Json> => {
   }
   if (view.outcome !== undefined && (view.status === "completed" || view.status === "failed")) {
     const rendered = renderOutcome(view.outcome, taskContext(record))
-    if (rendered.kind === "result") fields.result = rendered.result
+    // The inner result is a complete `CallToolResult`, discriminator included: the official
+    // ext-tasks requester's default codec rejects a completed task whose result lacks it.
+    if (rendered.kind === "result") fields.result = { resultType: "complete", ...rendered.result }
     else fields.error = rendered.error
   }
   return fields
