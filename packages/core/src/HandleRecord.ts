@@ -55,6 +55,21 @@ export const openStatuses: ReadonlyArray<Status> = ["pending", "working", "input
 export const isTerminal = (status: Status): boolean => terminalStatuses.includes(status)
 
 /**
+ * The statuses a call rests in: terminal, or in doubt (waiting for the app to reissue or
+ * abandon it). What `settle` waits for and what the outcome feed delivers.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const restingStatuses: ReadonlyArray<Status> = [...terminalStatuses, "in_doubt"]
+
+/**
+ * @since 0.3.0
+ * @category predicates
+ */
+export const isResting = (status: Status): boolean => restingStatuses.includes(status)
+
+/**
  * Whether a driver still acts on a row in this status (see `openStatuses`).
  *
  * @since 0.2.0

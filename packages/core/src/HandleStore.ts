@@ -298,6 +298,32 @@ export interface HandleStore {
   readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
   /** Deletes terminal rows settled before the cutoff; never an open or in-doubt row. */
   readonly deleteSettledBefore: (options: GcOptions) => Effect.Effect<number, StoreError>
+
+  // --- Outcome delivery (issue 15): the store as the app's inbox; models at the end of this module.
+  /**
+   * Hands out up to `limit` rows of `scope` that rest (terminal or in doubt) and are due for the
+   * consumer: its current rest (status and launch count) is not acknowledged by the consumer,
+   * and no member of the consumer holds a live claim on it (a claim whose lease is not past
+   * `now`). Each is claimed for `member` until `now + leaseMs`: a member that dies without
+   * acknowledging lets the outcome go to another member (or itself again) when the claim runs
+   * out. A rest other than the one last delivered (an in-doubt call reissued, then completed)
+   * is a new outcome. Oldest call first. Two members claiming at once never get the same row.
+   */
+  readonly claimOutcomes: (
+    options: ClaimOutcomesOptions,
+  ) => Effect.Effect<ReadonlyArray<OutcomeDelivery>, StoreError>
+  /**
+   * Marks the consumer's delivered rest of a row acknowledged: it is not handed out again. With
+   * `rest`, only when the delivered rest is that one (a later rest stays due). True when a
+   * delivered rest was acknowledged (or already was); false when none matched.
+   */
+  readonly ackOutcome: (options: AckOutcomeOptions) => Effect.Effect<boolean, StoreError>
+  /**
+   * Ends every unacknowledged claim `member` holds for the consumer, so they are due at once:
+   * a restarted member (one live process per instance id) takes back what its previous process
+   * was handed but never acknowledged. Returns how many.
+   */
+  readonly releaseOutcomes: (options: ReleaseOutcomesOptions) => Effect.Effect<number, StoreError>
 }
 
 /**
@@ -307,3 +333,70 @@ export interface HandleStore {
 export const HandleStore: Context.Tag<HandleStore, HandleStore> = Context.GenericTag<HandleStore>(
   "@mcp-handles/core/HandleStore",
 )
+
+// ---------------------------------------------------------------------------------------------
+// Outcome delivery (issue 15): models of `claimOutcomes`, `ackOutcome` and `releaseOutcomes`.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Which rest of a row an outcome is: a row rests again, differently, after an in-doubt call is
+ * reissued or abandoned.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Rest {
+  readonly status: Status
+  readonly launches: number
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface ClaimOutcomesOptions {
+  /** The consumer's durable name: each consumer gets every outcome. */
+  readonly consumer: string
+  /** The member of the consumer group claiming (an instance id): each outcome goes to one member. */
+  readonly member: string
+  readonly scope: string
+  readonly now: number
+  /** How long a claim lasts without an acknowledgement before the outcome is handed out again. */
+  readonly leaseMs: number
+  readonly limit: number
+}
+
+/**
+ * One outcome handed to a consumer.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface OutcomeDelivery {
+  readonly consumer: string
+  /** The row as it rests. */
+  readonly record: HandleRecord
+  /** How many times this rest was handed to the consumer, this time included (1 the first time). */
+  readonly deliveries: number
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface AckOutcomeOptions {
+  readonly consumer: string
+  readonly scope: string
+  readonly key: string
+  /** Acknowledge only this rest; whichever rest was delivered when absent. */
+  readonly rest?: Rest | undefined
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface ReleaseOutcomesOptions {
+  readonly consumer: string
+  readonly member: string
+}

@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { HandleRecord, isTerminal, type Status } from "./HandleRecord.js"
+import { HandleRecord, isResting, isTerminal, type Status } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import { JsonObject } from "./Json.js"
 
@@ -91,6 +91,14 @@ export interface HandleStoreDriver {
   /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
   readonly deleteSettledBefore: (options: HandleStore.GcOptions) => Effect.Effect<number, unknown>
+
+  // --- Outcome delivery (issue 15): see `HandleStore.claimOutcomes` and the helpers below.
+  /** `HandleStore.claimOutcomes`, `limit` at least 1. */
+  readonly claimOutcomes: (
+    options: HandleStore.ClaimOutcomesOptions,
+  ) => Effect.Effect<ReadonlyArray<HandleStore.OutcomeDelivery>, unknown>
+  readonly ackOutcome: (options: HandleStore.AckOutcomeOptions) => Effect.Effect<boolean, unknown>
+  readonly releaseOutcomes: (options: HandleStore.ReleaseOutcomesOptions) => Effect.Effect<number, unknown>
 }
 
 /**
@@ -362,5 +370,92 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     releaseOwner: (options) => refail("releaseOwner", driver.releaseOwner(options)),
     list,
     deleteSettledBefore: (options) => refail("deleteSettledBefore", driver.deleteSettledBefore(options)),
+    claimOutcomes: (options) => {
+      const limit = batchLimit(options.limit)
+      return limit === 0
+        ? Effect.succeed([])
+        : refail(
+            "claimOutcomes",
+            driver.claimOutcomes(limit === options.limit ? options : { ...options, limit }),
+          )
+    },
+    ackOutcome: (options) => refail("ackOutcome", driver.ackOutcome(options)),
+    releaseOutcomes: (options) => refail("releaseOutcomes", driver.releaseOutcomes(options)),
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Outcome delivery (issue 15): the rules of `claimOutcomes`, read in memory.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What a store keeps per consumer and row once an outcome was handed out.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface DeliveryState {
+  /** The rest last handed out. */
+  readonly rest: HandleStore.Rest
+  readonly member: string | null
+  /** When the claim runs out (epoch milliseconds); null once released. */
+  readonly leaseUntil: number | null
+  readonly acked: boolean
+  /** How many times `rest` was handed out. */
+  readonly deliveries: number
+}
+
+/**
+ * @since 0.3.0
+ * @category constructors
+ */
+export const restOf = (record: HandleRecord): HandleStore.Rest => ({
+  status: record.status,
+  launches: record.launches,
+})
+
+const sameRest = (a: HandleStore.Rest, b: HandleStore.Rest) =>
+  a.status === b.status && a.launches === b.launches
+
+/**
+ * Whether `record` is due for a consumer whose state for it is `state` (undefined: never
+ * handed out): it rests, and its rest is new, or unacknowledged with no live claim.
+ *
+ * @since 0.3.0
+ * @category predicates
+ */
+export const isOutcomeDue = (record: HandleRecord, state: DeliveryState | undefined, now: number): boolean =>
+  isResting(record.status) &&
+  (state === undefined ||
+    !sameRest(state.rest, restOf(record)) ||
+    (!state.acked && (state.leaseUntil === null || state.leaseUntil <= now)))
+
+/**
+ * The state after handing `record` out to `member` (see `isOutcomeDue`).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const claimedState = (
+  record: HandleRecord,
+  state: DeliveryState | undefined,
+  options: HandleStore.ClaimOutcomesOptions,
+): DeliveryState => {
+  const rest = restOf(record)
+  return {
+    rest,
+    member: options.member,
+    leaseUntil: options.now + options.leaseMs,
+    acked: false,
+    deliveries: state !== undefined && sameRest(state.rest, rest) ? state.deliveries + 1 : 1,
+  }
+}
+
+/**
+ * Whether an acknowledgement matches the delivered rest (any, when it names none).
+ *
+ * @since 0.3.0
+ * @category predicates
+ */
+export const acknowledges = (options: HandleStore.AckOutcomeOptions, state: DeliveryState): boolean =>
+  options.rest === undefined || sameRest(options.rest, state.rest)

@@ -69,6 +69,14 @@ export const openStatusList: string = quoted(HandleRecord.openStatuses)
 export const terminalStatusList: string = quoted(HandleRecord.terminalStatuses)
 
 /**
+ * The resting statuses (terminal or in doubt) as an SQL list: the outcome feed's rows.
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const restingStatusList: string = quoted(HandleRecord.restingStatuses)
+
+/**
  * Why a database could not be opened as a store.
  *
  * - `invalid-options`: the options cannot work (a schema name that is not a plain identifier, a

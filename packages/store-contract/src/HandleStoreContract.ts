@@ -21,6 +21,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
+import { outcomeContract } from "./OutcomeContract.js"
 
 const T0 = 1_700_000_000_000
 const LEASE = 30_000
@@ -624,5 +625,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 5_000 })).toBe(1)
         }))
     })
+
+    outcomeContract(layer)
   })
 }

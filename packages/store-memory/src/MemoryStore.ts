@@ -25,6 +25,8 @@ const freed = { leaseOwner: null, leaseExpiresAt: null }
  */
 export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   const rows = new Map<string, Row>()
+  // Outcome delivery: per row (rowId), per consumer, what was handed out and whether it was acked.
+  const deliveries = new Map<string, Map<string, HandleStoreDriver.DeliveryState>>()
   const find = (scope: string, key: string) => rows.get(HandleRecord.rowId(scope, key))
   const put = (record: Row) => {
     rows.set(HandleRecord.rowId(record.scope, record.key), record)
@@ -95,8 +97,53 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
     deleteSettledBefore: (options) =>
       Effect.sync(() => {
         const settled = all((record) => HandleStoreDriver.isCollectable(record, options))
-        for (const record of settled) rows.delete(HandleRecord.rowId(record.scope, record.key))
+        for (const record of settled) {
+          rows.delete(HandleRecord.rowId(record.scope, record.key))
+          deliveries.delete(HandleRecord.rowId(record.scope, record.key))
+        }
         return settled.length
+      }),
+
+    // Outcome delivery (issue 15).
+    claimOutcomes: (options) =>
+      Effect.sync(() => {
+        const stateOf = (record: Row) =>
+          deliveries.get(HandleRecord.rowId(record.scope, record.key))?.get(options.consumer)
+        const due = all(
+          (record) =>
+            record.scope === options.scope &&
+            HandleStoreDriver.isOutcomeDue(record, stateOf(record), options.now),
+        )
+          .sort(HandleStoreDriver.compareListOrder)
+          .slice(0, options.limit)
+        return due.map((record) => {
+          const id = HandleRecord.rowId(record.scope, record.key)
+          const byConsumer = deliveries.get(id) ?? new Map<string, HandleStoreDriver.DeliveryState>()
+          const state = HandleStoreDriver.claimedState(record, byConsumer.get(options.consumer), options)
+          deliveries.set(id, byConsumer.set(options.consumer, state))
+          return { consumer: options.consumer, record, deliveries: state.deliveries }
+        })
+      }),
+    ackOutcome: (options) =>
+      Effect.sync(() => {
+        const byConsumer = deliveries.get(HandleRecord.rowId(options.scope, options.key))
+        const state = byConsumer?.get(options.consumer)
+        if (byConsumer === undefined || state === undefined) return false
+        if (!HandleStoreDriver.acknowledges(options, state)) return false
+        byConsumer.set(options.consumer, { ...state, acked: true })
+        return true
+      }),
+    releaseOutcomes: ({ consumer, member }) =>
+      Effect.sync(() => {
+        let released = 0
+        for (const byConsumer of deliveries.values()) {
+          const state = byConsumer.get(consumer)
+          if (state !== undefined && !state.acked && state.member === member) {
+            byConsumer.set(consumer, { ...state, member: null, leaseUntil: null })
+            released++
+          }
+        }
+        return released
       }),
   })
 })

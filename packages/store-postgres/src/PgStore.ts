@@ -29,6 +29,7 @@ import * as Schedule from "effect/Schedule"
 import * as DatabaseClock from "./internal/database-clock.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
+import { outcomeDelivery } from "./internal/outcomes.js"
 import * as Rows from "./internal/rows.js"
 import { isTransient } from "./internal/transient.js"
 
@@ -581,6 +582,8 @@ const makeDriver = (
           Effect.map((rows) => rows[0]?.n ?? 0),
         ),
       ),
+
+    ...outcomeDelivery(sql, schema, run),
   }
 }
 

@@ -332,6 +332,13 @@ const makeDriver = (
 
     deleteSettledBefore: ({ scope, settledBefore }) =>
       writer.submit("deleteSettledBefore", writes.deleteSettledBefore(settledBefore, scope)),
+
+    // Outcome delivery (issue 15): each a write of the writer, so a claim reads and claims in
+    // one transaction.
+    claimOutcomes: (options) => writer.submit("claimOutcomes", writes.claimOutcomes(options)),
+    ackOutcome: (options) => writer.submit("ackOutcome", writes.ackOutcome(options)),
+    releaseOutcomes: ({ consumer, member }) =>
+      writer.submit("releaseOutcomes", writes.releaseOutcomes(consumer, member)),
   }
 }
 

@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 
 export const table = "handles"
 export const migrationsTable = "mcp_handles_migrations"
+/** Outcome delivery (issue 15): what each consumer was handed and acknowledged. */
+export const deliveriesTable = "outcome_deliveries"
 
 /** The unique index that keeps a task id on one row; its violations are `TaskIdTaken`. */
 export const taskIndex = "handles_task"
@@ -83,6 +85,37 @@ export const loader = (schema: string): Migrator.Loader =>
         }),
       ),
     ],
+    [
+      3,
+      "outcome_deliveries",
+      // Outcome delivery (issue 15): per consumer and row, the rest last handed out, to which
+      // member and until when, and whether it was acknowledged. Deleted with the row (GC).
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          const d = sql(`${schema}.${deliveriesTable}`)
+          return Effect.all(
+            [
+              sql`CREATE TABLE ${d} (
+                consumer text COLLATE "C" NOT NULL,
+                scope text COLLATE "C" NOT NULL,
+                key text COLLATE "C" NOT NULL,
+                status text NOT NULL,
+                launches double precision NOT NULL,
+                member text COLLATE "C",
+                lease_until double precision,
+                acked boolean NOT NULL,
+                deliveries integer NOT NULL,
+                PRIMARY KEY (consumer, scope, key),
+                FOREIGN KEY (scope, key) REFERENCES ${t} (scope, key) ON DELETE CASCADE
+              )`,
+              sql`CREATE INDEX outcome_deliveries_row ON ${d} (scope, key)`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 2
+export const latestVersion = 3

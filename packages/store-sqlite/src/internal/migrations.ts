@@ -65,10 +65,40 @@ const v3 = Effect.gen(function* () {
     WHERE json_type(body, '$.taskId') = 'text'`
 })
 
-const migrations = { "1_handles": v1, "2_due_order": v2, "3_task_id_unique": v3 }
+/**
+ * Outcome delivery (issue 15): per consumer and row, the rest last handed out, to which member
+ * and until when, and whether it was acknowledged. Rows deleted by GC take their deliveries with
+ * them (the trigger), so a key used again after GC is a new outcome.
+ */
+const v4 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE outcome_deliveries (
+    consumer TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    launches INTEGER NOT NULL,
+    member TEXT,
+    lease_until INTEGER,
+    acked INTEGER NOT NULL,
+    deliveries INTEGER NOT NULL,
+    PRIMARY KEY (consumer, scope, key)
+  ) WITHOUT ROWID`
+  yield* sql`CREATE INDEX outcome_deliveries_row ON outcome_deliveries (scope, key)`
+  yield* sql`CREATE TRIGGER handles_outcome_deliveries_gc AFTER DELETE ON handles BEGIN
+    DELETE FROM outcome_deliveries WHERE scope = old.scope AND key = old.key;
+  END`
+})
+
+const migrations = {
+  "1_handles": v1,
+  "2_due_order": v2,
+  "3_task_id_unique": v3,
+  "4_outcome_deliveries": v4,
+}
 
 /** The newest schema version this build knows. */
-export const latestVersion = 3
+export const latestVersion = 4
 
 export const loader = Migrator.fromRecord(migrations)
 

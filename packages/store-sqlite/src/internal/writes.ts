@@ -3,14 +3,43 @@
  * with statements prepared once. They run inside the writer's batch transaction (see
  * writer.ts); each keeps its own semantics there, so a lost compare-and-set fails only itself.
  */
-import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { type InsertOrGetResult, type SpreadOptions, StoreError } from "@mcp-handles/core/HandleStore"
-import type { WriteOutcome } from "@mcp-handles/core/HandleStoreDriver"
-import { openStatusList, terminalStatusList } from "@mcp-handles/core/SqlStore"
+import type { HandleRecord, Status } from "@mcp-handles/core/HandleRecord"
+import {
+  type AckOutcomeOptions,
+  type ClaimOutcomesOptions,
+  type InsertOrGetResult,
+  type OutcomeDelivery,
+  type SpreadOptions,
+  StoreError,
+} from "@mcp-handles/core/HandleStore"
+import { claimedState, type DeliveryState, type WriteOutcome } from "@mcp-handles/core/HandleStoreDriver"
+import { openStatusList, restingStatusList, terminalStatusList } from "@mcp-handles/core/SqlStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
 import type { Transactor } from "./writer.js"
+
+/** A consumer's delivery state beside a row, all NULL when the row was never handed out. */
+interface DeliveryColumns {
+  readonly d_status: string | null
+  readonly d_launches: number | null
+  readonly d_member: string | null
+  readonly d_lease_until: number | null
+  readonly d_acked: number | null
+  readonly d_deliveries: number | null
+}
+
+/** Only compared with the row's own rest, so an unknown status simply reads as another rest. */
+const deliveryState = (row: DeliveryColumns): DeliveryState | undefined =>
+  row.d_status === null
+    ? undefined
+    : {
+        rest: { status: row.d_status as Status, launches: row.d_launches ?? 0 },
+        member: row.d_member,
+        leaseUntil: row.d_lease_until,
+        acked: row.d_acked === 1,
+        deliveries: row.d_deliveries ?? 0,
+      }
 
 export const make = (db: Database.Database) => {
   const begin = db.prepare("BEGIN IMMEDIATE")
@@ -57,6 +86,29 @@ export const make = (db: Database.Database) => {
     WHERE status IN (${terminalStatusList}) AND settled_at < ?`)
   const deleteSettledInScope = db.prepare(`DELETE FROM handles
     WHERE status IN (${terminalStatusList}) AND settled_at < ? AND scope = ?`)
+
+  // Outcome delivery (issue 15): rows that rest and are due for the consumer, with its state.
+  const joined = Rows.columns
+    .split(", ")
+    .map((column) => `h.${column}`)
+    .join(", ")
+  const dueOutcomes = db.prepare(`SELECT ${joined}, d.status AS d_status, d.launches AS d_launches,
+      d.member AS d_member, d.lease_until AS d_lease_until, d.acked AS d_acked, d.deliveries AS d_deliveries
+    FROM handles h LEFT JOIN outcome_deliveries d ON d.consumer = @consumer AND d.scope = h.scope AND d.key = h.key
+    WHERE h.scope = @scope AND h.status IN (${restingStatusList})
+      AND (d.consumer IS NULL OR d.status <> h.status OR d.launches <> json_extract(h.body, '$.launches')
+        OR (d.acked = 0 AND (d.lease_until IS NULL OR d.lease_until <= @now)))
+    ORDER BY h.created_at, h.key LIMIT @limit`)
+  const claimOutcome = db.prepare(`INSERT INTO outcome_deliveries
+      (consumer, scope, key, status, launches, member, lease_until, acked, deliveries)
+    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
+    ON CONFLICT (consumer, scope, key) DO UPDATE SET status = excluded.status, launches = excluded.launches,
+      member = excluded.member, lease_until = excluded.lease_until, acked = 0, deliveries = excluded.deliveries`)
+  const ackOutcome = db.prepare(`UPDATE outcome_deliveries SET acked = 1
+    WHERE consumer = @consumer AND scope = @scope AND key = @key
+      AND (@status IS NULL OR (status = @status AND launches = @launches))`)
+  const releaseOutcomes = db.prepare(`UPDATE outcome_deliveries SET member = NULL, lease_until = NULL
+    WHERE consumer = ? AND member = ? AND acked = 0`)
 
   const transactor: Transactor = {
     begin: () => void begin.run(),
@@ -144,6 +196,45 @@ export const make = (db: Database.Database) => {
 
     releaseOwner: (owner: string, now: number) => (): Either.Either<number> =>
       Either.right(releaseOwner.run(owner, now).changes),
+
+    /** Claims the due outcomes, read and written in one transaction of the writer. */
+    claimOutcomes:
+      (options: ClaimOutcomesOptions) => (): Either.Either<ReadonlyArray<OutcomeDelivery>, StoreError> => {
+        const rows = dueOutcomes.all(options) as Array<Rows.Row & DeliveryColumns>
+        const claimed: Array<OutcomeDelivery> = []
+        for (const row of rows) {
+          const decoded = Rows.decodeRow("claimOutcomes", row)
+          if (Either.isLeft(decoded)) return Either.left(decoded.left)
+          const record = decoded.right
+          const state = claimedState(record, deliveryState(row), options)
+          claimOutcome.run(
+            options.consumer,
+            record.scope,
+            record.key,
+            state.rest.status,
+            state.rest.launches,
+            state.member,
+            state.leaseUntil,
+            state.deliveries,
+          )
+          claimed.push({ consumer: options.consumer, record, deliveries: state.deliveries })
+        }
+        return Either.right(claimed)
+      },
+
+    ackOutcome: (options: AckOutcomeOptions) => (): Either.Either<boolean> =>
+      Either.right(
+        ackOutcome.run({
+          consumer: options.consumer,
+          scope: options.scope,
+          key: options.key,
+          status: options.rest?.status ?? null,
+          launches: options.rest?.launches ?? null,
+        }).changes === 1,
+      ),
+
+    releaseOutcomes: (consumer: string, member: string) => (): Either.Either<number> =>
+      Either.right(releaseOutcomes.run(consumer, member).changes),
 
     deleteSettledBefore: (settledBefore: number, scope: string | undefined) => (): Either.Either<number> =>
       Either.right(
