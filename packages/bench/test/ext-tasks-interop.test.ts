@@ -1,0 +1,188 @@
+/**
+ * Interop (issue 14, item 8): the official `@modelcontextprotocol/ext-tasks` requester, with its
+ * DEFAULT result codec (which validates every answer against the pinned 2026-07-28 schemas),
+ * drives the fake server over real HTTP on loopback through a direct result, a task to
+ * completion, a task that needs input, a cancel and an expiry. A server answer of the wrong
+ * shape fails these tests, so they check the fake server's fidelity as much as the interop.
+ */
+import type * as Config from "@mcp-handles/fake-server/Config"
+import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
+import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import {
+  type ApplicationInputRequest,
+  createTaskSessionFromClient,
+  TaskFailedError,
+} from "@modelcontextprotocol/ext-tasks/client"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const PROTOCOL_VERSION = "2026-07-28"
+
+const config: Config.Config = {
+  defaults: { pollIntervalMs: 20 },
+  tools: [
+    { name: "echo", shape: "direct", outcome: { kind: "result", text: "echo {{args.text}}" } },
+    { name: "compute", durationMs: 150, outcome: { kind: "result", text: "computed {{args.n}}" } },
+    {
+      name: "confirm_delete",
+      inputSteps: [
+        {
+          atMs: 0,
+          requests: {
+            confirm: {
+              method: "elicitation/create",
+              params: {
+                mode: "form",
+                message: "Delete {{args.file}}?",
+                requestedSchema: {
+                  type: "object",
+                  properties: { confirm: { type: "boolean" } },
+                  required: ["confirm"],
+                },
+              },
+            },
+          },
+        },
+      ],
+      durationMs: 50,
+      outcome: { kind: "result", text: "deleted {{args.file}} ({{inputs.confirm.content.confirm}})" },
+    },
+    { name: "forever", durationMs: 3_600_000 },
+    { name: "short_lived", durationMs: 3_600_000, ttlMs: 300 },
+  ],
+}
+
+/** How the requester reaches the server: one plain POST per request with the routing headers. */
+const openSession = async (url: string, onInput: (request: ApplicationInputRequest) => unknown) => {
+  const client = new Client(
+    { name: "ext-tasks-interop", version: "0.1.0" },
+    { versionNegotiation: { mode: { pin: PROTOCOL_VERSION } } },
+  )
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  let id = 0
+  const rawDispatch = async (request: unknown, options?: { readonly signal?: AbortSignal }) => {
+    const { method, params } = request as { method: string; params?: Record<string, unknown> }
+    const name =
+      method === "tools/call" ? params?.name : method.startsWith("tasks/") ? params?.taskId : undefined
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": PROTOCOL_VERSION,
+      "mcp-method": method,
+    }
+    if (typeof name === "string") headers["mcp-name"] = name
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, ...(params === undefined ? {} : { params }) }),
+      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+    })
+    const message = (await response.json()) as { result?: unknown; error?: unknown }
+    if (message.error !== undefined) return { kind: "error", error: message.error } as never
+    return { kind: "result", result: message.result } as never
+  }
+  const session = createTaskSessionFromClient(client, {
+    endpointId: "fake",
+    rawDispatch,
+    v2RequestFraming: {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: { name: "ext-tasks-interop", version: "0.1.0" },
+      clientCapabilities: { elicitation: {} },
+    },
+    onInputRequest: async (request) => onInput(request) as never,
+  })
+  return {
+    session,
+    close: async () => {
+      await session.close()
+      await client.close()
+    },
+  }
+}
+
+describe("the official ext-tasks requester (default codec) against the fake server", () => {
+  const inputs: ApplicationInputRequest[] = []
+  let server: FakeServer.FakeServer
+  let listening: NodeHttp.Listening
+  let opened: Awaited<ReturnType<typeof openSession>>
+  const taskEntry = (taskId: string) => server.ledger.tasks.find((task) => task.taskId === taskId)
+
+  beforeAll(async () => {
+    server = FakeServer.unsafeMake(config)
+    listening = await NodeHttp.listen(server)
+    opened = await openSession(listening.url, (request) => {
+      inputs.push(request)
+      return { action: "accept", content: { confirm: true } }
+    })
+  })
+
+  afterAll(async () => {
+    await opened?.close()
+    await listening?.close()
+  })
+
+  it("a direct result", async () => {
+    const execution = await opened.session.callTool("echo", { text: "hi" })
+    expect(execution.kind).toBe("immediate")
+    const { outcome } = await execution.settle()
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: { resultType: "complete", content: [{ type: "text", text: "echo hi" }] },
+    })
+  })
+
+  it("a task polled to completion", async () => {
+    const execution = await opened.session.callTool("compute", { n: 7 })
+    expect(execution.kind).toBe("task")
+    const { outcome, lastTask } = await execution.settle()
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: { resultType: "complete", content: [{ type: "text", text: "computed 7" }] },
+    })
+    expect(lastTask?.status).toBe("completed")
+    const taskId = execution.kind === "task" ? execution.handle.taskId : undefined
+    expect(server.ledger.launches.filter((launch) => launch.taskId === taskId)).toHaveLength(1)
+  })
+
+  it("a task that needs input: asked once, answered through tasks/update, then completed", async () => {
+    const before = inputs.length
+    const execution = await opened.session.callTool("confirm_delete", { file: "a.txt" })
+    expect(execution.kind).toBe("task")
+    const { outcome } = await execution.settle()
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: { content: [{ type: "text", text: "deleted a.txt (true)" }] },
+    })
+    expect(inputs.slice(before)).toEqual([
+      expect.objectContaining({
+        kind: "elicitation",
+        params: expect.objectContaining({ message: "Delete a.txt?" }),
+      }),
+    ])
+    const taskId = execution.kind === "task" ? execution.handle.taskId : ""
+    expect(taskEntry(taskId)?.updates.flatMap((update) => update.accepted)).toEqual(["confirm"])
+  })
+
+  it("a cancel ends the task cancelled", async () => {
+    const execution = await opened.session.callTool("forever", {})
+    expect(execution.kind).toBe("task")
+    const settled = execution.settle()
+    await execution.cancel()
+    const { outcome } = await settled
+    expect(outcome.status).toBe("cancelled")
+    const taskId = execution.kind === "task" ? execution.handle.taskId : ""
+    expect(taskEntry(taskId)?.cancels.length).toBeGreaterThanOrEqual(1)
+  })
+
+  it("an expired task ends failed with the server's -32602 instead of being polled forever", async () => {
+    const execution = await opened.session.callTool("short_lived", {})
+    expect(execution.kind).toBe("task")
+    const { outcome } = await execution.settle()
+    // Past its TTL the task answers "expired" (-32602); ext-tasks ends the execution failed with it.
+    expect(outcome.status).toBe("failed")
+    const error = outcome.status === "failed" ? outcome.error : undefined
+    expect(error).toBeInstanceOf(TaskFailedError)
+    expect(error?.code).toBe(-32602)
+    expect(error?.message).toMatch(/expired/)
+  })
+})
