@@ -20,6 +20,7 @@ import * as Adapter from "./internal/wire/adapter.js"
 import { classify } from "./internal/wire/classify.js"
 import { exchange, makeRecorder } from "./internal/wire/exchange.js"
 import * as Generation from "./internal/wire/generation.js"
+import * as Listen from "./internal/wire/listen.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
 import * as V2025 from "./internal/wire/wire2025.js"
 import { type AdapterOptions, type ServerEndpoint, Wire } from "./Wire.js"
@@ -103,7 +104,9 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
       )
 
     // The generation switch: each endpoint is spoken to in the generation it answers to.
-    return Generation.make(fromRpc(rpc, options), V2025.make(send, options))
+    // subscriptions/listen holds its own stream open (see listen.ts).
+    const openListen = Listen.opener(adapter, fetch, endpointHeaders)
+    return Generation.make(fromRpc(rpc, options, openListen), V2025.make(send, options))
   })
 
 /**

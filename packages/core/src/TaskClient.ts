@@ -105,6 +105,31 @@ export interface Options {
    * flight).
    */
   readonly background?: false | BackgroundOptions | undefined
+  /**
+   * Push through `subscriptions/listen`: where a 2026-07-28 server with the Tasks extension takes
+   * it, one stream per endpoint carries the status of every open task this instance drives, each
+   * written like a poll answer; while the stream is healthy those tasks are polled only as a
+   * safety net (once per `safetyNetMs`), and when it drops they are polled at their own interval
+   * while it is opened again with backoff. `true` for the defaults. Default off.
+   */
+  readonly push?: boolean | PushOptions | undefined
+}
+
+/**
+ * Push settings (see `Options.push`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface PushOptions {
+  /** How often a task a stream covers is still polled. Default 60 000 ms. */
+  readonly safetyNetMs?: number | undefined
+  /** New tasks gathered before the stream is opened again with them. Default 20 ms. */
+  readonly batchMs?: number | undefined
+  /** First delay before resubscribing after a drop (exponential, jittered). Default 250 ms. */
+  readonly backoffMs?: number | undefined
+  /** Longest delay before resubscribing. Default 30 000 ms. */
+  readonly maxBackoffMs?: number | undefined
 }
 
 /**

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import { RpcError } from "./HandleRecord.js"
 import { JsonObject, JsonValue } from "./Json.js"
 
@@ -105,6 +106,11 @@ export class TaskState extends Schema.Class<TaskState>("TaskState")({
 export interface TaskOrigin {
   readonly generation?: string | undefined
   readonly session?: string | undefined
+  /**
+   * The input requests the row holds as outstanding. A 2025-11-25 server asks each question
+   * once; after a restart it is known only from the row.
+   */
+  readonly inputRequests?: Readonly<Record<string, JsonValue>> | null | undefined
 }
 
 /**
@@ -159,6 +165,20 @@ export interface CallToolRequest {
   readonly inputResponses?: Readonly<Record<string, JsonValue>> | undefined
   readonly requestState?: string | undefined
 }
+
+/**
+ * What a `subscriptions/listen` stream says: which tasks the server agreed to notify about (the
+ * acknowledgement, always first), then each task's state whenever it changes, as `tasks/get`
+ * would answer at that moment. A notification that does not decode is reported with its task id
+ * (when it has one), so that the task can be polled instead.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type ListenEvent =
+  | { readonly _tag: "Acknowledged"; readonly taskIds: ReadonlyArray<string> }
+  | { readonly _tag: "Task"; readonly task: TaskState }
+  | { readonly _tag: "Malformed"; readonly taskId: string | undefined; readonly reason: string }
 
 // ---------------------------------------------------------------------------------------------
 // How it can fail. Each class says what the caller may conclude.
@@ -341,6 +361,14 @@ export interface Wire {
    */
   readonly checkTool?:
     | ((server: ServerEndpoint, tool: string) => Effect.Effect<void, InvalidToolDefinition>)
+    | undefined
+  /**
+   * Opens a `subscriptions/listen` stream for `taskIds` (2026-07-28). The stream ends when the
+   * server ends the subscription gracefully and fails when the connection drops. Optional: a wire
+   * that cannot hold a stream open has none, and its tasks are polled.
+   */
+  readonly listen?:
+    | ((server: ServerEndpoint, taskIds: ReadonlyArray<string>) => Stream.Stream<ListenEvent, WireError>)
     | undefined
 }
 

@@ -14,6 +14,7 @@ import * as Context from "./engine/context.js"
 import * as Drivers from "./engine/drivers.js"
 import * as Leases from "./engine/leases.js"
 import * as Operations from "./engine/operations.js"
+import * as Push from "./engine/push.js"
 import * as Reconciler from "./engine/reconciler.js"
 
 export const make = (
@@ -29,6 +30,7 @@ export const make = (
       wire: yield* Wire.Wire,
       polling: yield* Polling.Polling,
       clientScope: yield* Effect.scope,
+      push: yield* Push.make(options),
     })
     // A client that reconciles in the background drives rows as this instance: no other live
     // process may do so under the same id. (A client without it only drives what it is asked to.)
@@ -36,6 +38,11 @@ export const make = (
       yield* Effect.provideService(ctx.store.lockInstance(ctx.owner), Scope.Scope, ctx.clientScope)
     yield* Effect.forkIn(Drivers.runAlarms(ctx), ctx.clientScope)
     yield* Effect.forkIn(Leases.heartbeat(ctx), ctx.clientScope)
+    if (ctx.push.enabled)
+      yield* Effect.forkIn(
+        Push.run(ctx, (scope, key) => Drivers.wake(ctx, scope, key)),
+        ctx.clientScope,
+      )
     // One sweep at a time: two sweeps under one owner id would claim each other's rows.
     const sweepLock = yield* Effect.makeSemaphore(1)
 

@@ -18,6 +18,7 @@ import type * as TaskClient from "../../TaskClient.js"
 import type * as Wire from "../../Wire.js"
 import * as Telemetry from "../telemetry.js"
 import * as Alarms from "./alarms.js"
+import type * as Push from "./push.js"
 
 /** Every default of the client, in one place. */
 export const defaults = {
@@ -167,6 +168,8 @@ export interface Engine {
   readonly inFlight: Set<Held>
   /** Per server name: the tools that declare `idempotentHint`, once listed. */
   readonly idempotentTools: Map<string, ReadonlySet<string>>
+  /** `subscriptions/listen`: what the rows driven here listen for (see push.ts). */
+  readonly push: Push.Push
 }
 
 export { rowId } from "../../HandleRecord.js"
@@ -176,7 +179,7 @@ export const endpointOf = (ctx: Engine, record: HandleRecord.HandleRecord): Wire
 
 export const make = (
   options: TaskClient.Options,
-  services: Pick<Engine, "store" | "wire" | "polling" | "clientScope">,
+  services: Pick<Engine, "store" | "wire" | "polling" | "clientScope" | "push">,
 ): Effect.Effect<Engine, ServerIdentity.InvalidServerUrl> =>
   Effect.gen(function* () {
     const serversByName = new Map<string, { endpoint: Wire.ServerEndpoint; id: string }>()

@@ -33,6 +33,7 @@ import {
   leasedByOther,
   takeLease,
 } from "./leases.js"
+import * as Push from "./push.js"
 
 type Step = Effect.Effect<HandleRecord.HandleRecord, CommitError>
 
@@ -366,9 +367,15 @@ export const drive = (
       const now = yield* ctx.store.now
       // An unsent cancel is due at once, unless sending it failed: then it backs off like a poll.
       const cancelNow = record.cancel !== null && !record.cancel.sent && record.attempts === 0
-      const due = cancelNow ? now : (record.nextPollAt ?? now)
+      const due =
+        cancelNow || Push.hasPending(ctx, driver.id)
+          ? now
+          : Push.dueOf(ctx, driver.id, record, record.nextPollAt ?? now)
       if (due > now) {
-        if (yield* park(ctx, driver, due, now)) return "parked"
+        if (yield* park(ctx, driver, due, now)) {
+          Push.watch(ctx, driver, record)
+          return "parked"
+        }
         // Woken: what was recorded (a cancel) may make an action due now.
         const found = yield* ctx.store.get(record.scope, record.key)
         if (Option.isNone(found)) return "gone"
@@ -399,6 +406,19 @@ export const drive = (
         const taken = yield* takeLease(ctx, record)
         if (Option.isNone(taken)) return yield* Effect.fail(new LeaseLost())
         record = taken.value
+        fresh = true
+        continue
+      }
+      // A pushed state is written like a poll answer; a task a stream covers is polled only as a safety net.
+      const pushed = yield* Push.instead(
+        ctx,
+        driver,
+        record,
+        at,
+        driver.polled && needsInput(record, driver.handler),
+      )
+      if (Option.isSome(pushed)) {
+        record = pushed.value
         fresh = true
         continue
       }

@@ -16,6 +16,7 @@ import { type Driver, type Engine, endpointOf, makeLatch, openLatch, rowId } fro
 import { awaitLate, dispatch } from "./dispatch.js"
 import { type Drove, drive } from "./drive.js"
 import { type CommitError, commit } from "./leases.js"
+import * as Push from "./push.js"
 
 /**
  * Wakes the row's driver in this process, if it has one (a cancel was just recorded): a parked
@@ -38,6 +39,7 @@ export const wake = (ctx: Engine, scope: string, key: string): Effect.Effect<boo
 const end = (ctx: Engine, id: string, driver: Driver) =>
   Effect.sync(() => {
     if (ctx.drivers.get(id) === driver) ctx.drivers.delete(id)
+    Push.unwatch(ctx, id)
     openLatch(driver.dispatched)
     openLatch(driver.ended)
     ctx.signals.notify(id)

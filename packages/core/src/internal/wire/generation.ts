@@ -13,8 +13,10 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { RpcError } from "../../HandleRecord.js"
 import type { ServerEndpoint, TaskOrigin, WireError } from "../../Wire.js"
-import { Wire } from "../../Wire.js"
+import { RpcErrorAnswer, Wire } from "../../Wire.js"
 import * as V2025 from "./protocol2025.js"
 
 type Generation = "2026-07-28" | typeof V2025.protocolVersion
@@ -79,6 +81,22 @@ export const make = (modern: Wire, legacy: Wire): Wire => {
     updateTask: (server, taskId, responses, origin) =>
       of(origin).updateTask(server, taskId, responses, origin),
     cancelTask: (server, taskId, origin) => of(origin).cancelTask(server, taskId, origin),
+    // subscriptions/listen is a 2026-07-28 method: an endpoint known to speak 2025-11-25 has none.
+    listen:
+      modern.listen === undefined
+        ? undefined
+        : (server, taskIds) =>
+            known.get(server.url) === V2025.protocolVersion
+              ? Stream.fail(
+                  new RpcErrorAnswer({
+                    method: "subscriptions/listen",
+                    error: new RpcError({
+                      code: -32601,
+                      message: "2025-11-25 servers have no subscriptions/listen",
+                    }),
+                  }),
+                )
+              : (modern.listen?.(server, taskIds) ?? Stream.empty),
     // x-mcp-header (SEP-2243) is a 2026-07-28 rule: an endpoint known to speak 2025-11-25 has
     // nothing to check.
     checkTool: (server, tool) =>

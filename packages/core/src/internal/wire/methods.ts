@@ -6,11 +6,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Stream from "effect/Stream"
 import type * as Json from "../../Json.js"
 import {
   type CallAnswer,
   InvalidToolDefinition,
   idempotencyKeyMeta,
+  type ListenEvent,
   MalformedAnswer,
   type ServerEndpoint,
   type ToolInfo,
@@ -45,8 +47,20 @@ export interface Options {
   readonly protocolVersions?: ReadonlyArray<string> | undefined
 }
 
+/**
+ * Opens a `subscriptions/listen` stream in the endpoint's negotiated `version` (see listen.ts);
+ * given by adapters that can hold a stream open.
+ *
+ * @internal
+ */
+export type OpenListen = (
+  server: ServerEndpoint,
+  version: string,
+  taskIds: ReadonlyArray<string>,
+) => Stream.Stream<ListenEvent, WireError>
+
 /** @internal */
-export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
+export const fromRpc = (sendRpc: Rpc, options: Options = {}, openListen?: OpenListen): Wire => {
   // Every request goes out in the endpoint's negotiated version.
   const negotiation = Negotiation.make(sendRpc, options.protocolVersions)
   const rpc = negotiation.rpc
@@ -138,6 +152,10 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}): Wire => {
 
   return Wire.of({
     checkTool,
+    listen:
+      openListen === undefined
+        ? undefined
+        : (server, taskIds) => openListen(server, negotiation.versionOf(server), taskIds),
     discover: (server) =>
       rpc(server, "server/discover", {}).pipe(
         Effect.flatMap((result) => malformed("server/discover")(Protocol.decodeDiscover(result))),

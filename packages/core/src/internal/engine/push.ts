@@ -1,0 +1,382 @@
+/**
+ * Push: where a server takes `subscriptions/listen`, one stream per endpoint carries
+ * `notifications/tasks` for every open task a driver of this process holds, and polling drops
+ * to a slow safety net while the stream is healthy.
+ *
+ * A pushed state is a poll answer that came by itself: it is written the way a poll answer is
+ * (the same transition, as an action under the row's lease, so a row in other hands is fenced
+ * off), by the row's own driver, before anything acts on it. The stream only hands the state to
+ * the driver and wakes it; no notification turns into a request.
+ *
+ * What the rows need from the stream is kept here, per process: which task each driven row
+ * listens for, which of them the current stream's acknowledgement covers, and for covered rows
+ * when the task was last seen (the safety net polls once per `safetyNetMs` after that). When a
+ * stream drops, its rows are woken and polled at their own interval again while the listener
+ * resubscribes with backoff. Only rows a driver holds (so whose lease this instance holds) are
+ * listened for: in a fleet, the lease holder listens.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import type * as HandleRecord from "../../HandleRecord.js"
+import * as Polling from "../../Polling.js"
+import type * as TaskClient from "../../TaskClient.js"
+import * as Transition from "../../Transition.js"
+import type * as Wire from "../../Wire.js"
+import { checkResult, pollDelay } from "./answers.js"
+import type { Driver, Engine } from "./context.js"
+import { type CommitError, commit } from "./leases.js"
+
+/** Push's defaults (see `TaskClient.PushOptions`). */
+export const defaults = {
+  /** While a stream covers a task: at most one poll per task per minute. */
+  safetyNetMs: 60_000,
+  /** New tasks gathered before the stream is opened again with them (one re-listen per batch). */
+  batchMs: 20,
+  /** Resubscribing after a drop: exponential from here, with jitter... */
+  backoffMs: 250,
+  /** ...up to this. */
+  maxBackoffMs: 30_000,
+} as const
+
+/** JSON-RPC "method not found": the server has no `subscriptions/listen`. */
+const methodNotFound = -32601
+
+interface Watch {
+  readonly scope: string
+  readonly key: string
+  readonly serverId: string
+  readonly taskId: string
+}
+
+interface Listener {
+  readonly endpoint: Wire.ServerEndpoint
+  /** Task id → row id: the tasks of this endpoint that rows driven here listen for. */
+  readonly wanted: Map<string, string>
+  /** What the stream open now (or being opened) asked for. */
+  requested: ReadonlySet<string>
+  /** What its acknowledgement agreed to: these rows poll only as a safety net. */
+  readonly covered: Set<string>
+  /** Completed when a task not yet requested is wanted. */
+  demand: Deferred.Deferred<void>
+  /** No push here (no tasks extension, no `subscriptions/listen`, a 2025-11-25 server). */
+  unsupported: boolean
+}
+
+export interface Push {
+  readonly enabled: boolean
+  readonly safetyNetMs: number
+  readonly batchMs: number
+  readonly backoffMs: number
+  readonly maxBackoffMs: number
+  /** Per server id. */
+  readonly listeners: Map<string, Listener>
+  /** Row id → what it listens for. */
+  readonly watched: Map<string, Watch>
+  /** Row id → the latest pushed state, until its driver writes it. */
+  readonly pending: Map<string, Wire.TaskState>
+  /** Row id → when (store clock) a covered task was last seen, by a poll or a push. */
+  readonly lastSeen: Map<string, number>
+  /** Rows whose next poll the safety net put off: polled at their own interval again when uncovered. */
+  readonly heldBack: Set<string>
+  /** Server ids whose listener is to be started. */
+  readonly starts: Queue.Queue<string>
+}
+
+const fresh = () => Deferred.unsafeMake<void>(FiberId.none)
+
+export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
+  Effect.map(Queue.unbounded<string>(), (starts) => {
+    const configured = options.push
+    const settings = typeof configured === "object" ? configured : {}
+    return {
+      enabled: configured !== undefined && configured !== false,
+      safetyNetMs: settings.safetyNetMs ?? defaults.safetyNetMs,
+      batchMs: settings.batchMs ?? defaults.batchMs,
+      backoffMs: settings.backoffMs ?? defaults.backoffMs,
+      maxBackoffMs: settings.maxBackoffMs ?? defaults.maxBackoffMs,
+      listeners: new Map(),
+      watched: new Map(),
+      pending: new Map(),
+      lastSeen: new Map(),
+      heldBack: new Set(),
+      starts,
+    }
+  })
+
+/** A parked driver's row listens for its task (once per task; cheap when it already does). */
+export const watch = (ctx: Engine, driver: Driver, record: HandleRecord.HandleRecord): void => {
+  const push = ctx.push
+  if (!push.enabled || record.taskId === null) return
+  if (record.status !== "working" && record.status !== "input_required") return
+  // 2025-11-25 tasks live in a session; their servers have no subscriptions/listen.
+  if (record.snapshot?.generation !== undefined && record.snapshot.generation !== "2026-07-28") return
+  const known = push.watched.get(driver.id)
+  if (known !== undefined && known.taskId === record.taskId) return
+  const endpoint = ctx.serversById.get(record.serverId)
+  if (endpoint === undefined) return
+  let listener = push.listeners.get(record.serverId)
+  if (listener === undefined) {
+    listener = {
+      endpoint,
+      wanted: new Map(),
+      requested: new Set(),
+      covered: new Set(),
+      demand: fresh(),
+      unsupported: false,
+    }
+    push.listeners.set(record.serverId, listener)
+    Queue.unsafeOffer(push.starts, record.serverId)
+  }
+  if (listener.unsupported) return
+  push.watched.set(driver.id, {
+    scope: record.scope,
+    key: record.key,
+    serverId: record.serverId,
+    taskId: record.taskId,
+  })
+  listener.wanted.set(record.taskId, driver.id)
+  if (!listener.requested.has(record.taskId)) Deferred.unsafeDone(listener.demand, Effect.void)
+}
+
+/** The row's driver ended: nothing is listened for it any more. */
+export const unwatch = (ctx: Engine, id: string): void => {
+  const push = ctx.push
+  const known = push.watched.get(id)
+  if (known === undefined) return
+  push.watched.delete(id)
+  push.pending.delete(id)
+  push.lastSeen.delete(id)
+  push.heldBack.delete(id)
+  const listener = push.listeners.get(known.serverId)
+  if (listener !== undefined && listener.wanted.get(known.taskId) === id) {
+    listener.wanted.delete(known.taskId)
+    listener.covered.delete(known.taskId)
+  }
+}
+
+const covers = (push: Push, id: string): boolean => {
+  const known = push.watched.get(id)
+  return known !== undefined && push.listeners.get(known.serverId)?.covered.has(known.taskId) === true
+}
+
+/** Whether a pushed state waits for this row's driver: it acts now, whatever the row's due time. */
+export const hasPending = (ctx: Engine, id: string): boolean => ctx.push.pending.has(id)
+
+/**
+ * When the row is due. A row the safety net held back whose stream is gone is polled at its own
+ * interval after it was last seen, not at the far safety-net time its row says.
+ */
+export const dueOf = (ctx: Engine, id: string, record: HandleRecord.HandleRecord, due: number): number => {
+  const push = ctx.push
+  if (!push.heldBack.has(id) || covers(push, id)) return due
+  const seen = push.lastSeen.get(id)
+  if (seen === undefined) return due
+  return Math.min(
+    due,
+    seen + Polling.clampOr(ctx.polling, record.snapshot?.pollIntervalMs, ctx.polling.defaultInitialMs),
+  )
+}
+
+/** Writes a pushed state as a poll answer: same transition, same lease rules. */
+const apply = (
+  ctx: Engine,
+  id: string,
+  record: HandleRecord.HandleRecord,
+  task: Wire.TaskState,
+  at: number,
+) =>
+  Effect.gen(function* () {
+    const push = ctx.push
+    if (task.taskId !== record.taskId) return record
+    const covered = covers(push, id)
+    if (covered) {
+      push.lastSeen.set(id, at)
+      push.heldBack.add(id)
+    } else {
+      push.heldBack.delete(id)
+    }
+    const snapshot = record.snapshot
+    // A stream opened again says every task's state again: what the row already holds is not
+    // written twice.
+    if (
+      covered &&
+      task.status === record.status &&
+      snapshot !== null &&
+      snapshot.lastUpdatedAt === task.lastUpdatedAt &&
+      record.nextPollAt !== null &&
+      record.nextPollAt > at
+    ) {
+      return record
+    }
+    const checked = yield* checkResult(ctx, task)
+    const nextPollAt = covered ? at + push.safetyNetMs : at + (yield* pollDelay(ctx, checked, record))
+    return yield* commit(
+      ctx,
+      record,
+      Transition.Event.Polled({ task: checked, now: at, nextPollAt }),
+      "action",
+    )
+  })
+
+/**
+ * What the driver does instead of polling, if anything: write a pushed state, or (the task being
+ * covered, with no cancel to send and no input to answer) put the poll off to the safety net.
+ * None: poll. Called with the row fresh and leased to the driver, at store time `at`.
+ */
+export const instead = (
+  ctx: Engine,
+  driver: Driver,
+  record: HandleRecord.HandleRecord,
+  at: number,
+  inputToAnswer: boolean,
+): Effect.Effect<Option.Option<HandleRecord.HandleRecord>, CommitError> =>
+  Effect.suspend(() => {
+    const push = ctx.push
+    if (!push.enabled) return Effect.succeed(Option.none())
+    const id = driver.id
+    const task = push.pending.get(id)
+    if (task !== undefined) {
+      push.pending.delete(id)
+      return Effect.map(apply(ctx, id, record, task, at), Option.some)
+    }
+    if (!covers(push, id)) {
+      push.heldBack.delete(id)
+      return Effect.succeed(Option.none())
+    }
+    const seen = push.lastSeen.get(id) ?? at
+    push.lastSeen.set(id, seen)
+    const cancelToSend = record.cancel !== null && !record.cancel.sent
+    const safetyNet = seen + push.safetyNetMs
+    if (cancelToSend || inputToAnswer || at >= safetyNet) {
+      // This poll is the safety net's (or an action needs one first): the task is seen now.
+      push.lastSeen.set(id, at)
+      return Effect.succeed(Option.none())
+    }
+    push.heldBack.add(id)
+    const event = Transition.Event.Rescheduled({ now: at, nextPollAt: safetyNet })
+    return Effect.map(commit(ctx, record, event, "action"), Option.some)
+  })
+
+/** Wakes a row's driver (resumed at once if parked): see `Drivers.wake`. */
+export type Wake = (scope: string, key: string) => Effect.Effect<boolean>
+
+const wakeAll = (push: Push, listener: Listener, taskIds: Iterable<string>, wake: Wake) =>
+  Effect.forEach(
+    [...taskIds],
+    (taskId) => {
+      const id = listener.wanted.get(taskId)
+      const known = id === undefined ? undefined : push.watched.get(id)
+      return known === undefined ? Effect.void : wake(known.scope, known.key)
+    },
+    { discard: true },
+  )
+
+/** The stream is gone: its rows poll at their own interval again. */
+const uncover = (push: Push, listener: Listener, wake: Wake) =>
+  Effect.suspend(() => {
+    const was = [...listener.covered]
+    listener.covered.clear()
+    return wakeAll(push, listener, was, wake)
+  })
+
+const onEvent =
+  (push: Push, listener: Listener, wake: Wake, healthy: Effect.Effect<void>) =>
+  (event: Wire.ListenEvent): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      switch (event._tag) {
+        case "Acknowledged": {
+          const agreed = new Set(event.taskIds.filter((taskId) => listener.requested.has(taskId)))
+          const dropped = [...listener.covered].filter((taskId) => !agreed.has(taskId))
+          listener.covered.clear()
+          for (const taskId of agreed) if (listener.wanted.has(taskId)) listener.covered.add(taskId)
+          return Effect.zipRight(healthy, wakeAll(push, listener, dropped, wake))
+        }
+        case "Task": {
+          const id = listener.wanted.get(event.task.taskId)
+          const known = id === undefined ? undefined : push.watched.get(id)
+          if (id === undefined || known === undefined) return Effect.void
+          push.pending.set(id, event.task)
+          return Effect.asVoid(wake(known.scope, known.key))
+        }
+        case "Malformed": {
+          // What the server said cannot be used: the task is polled instead.
+          if (event.taskId === undefined)
+            return Effect.logWarning("a malformed notification", { reason: event.reason })
+          listener.covered.delete(event.taskId)
+          return Effect.zipRight(
+            Effect.logWarning("a malformed task notification; the task is polled", { reason: event.reason }),
+            wakeAll(push, listener, [event.taskId], wake),
+          )
+        }
+      }
+    })
+
+/** One endpoint's listener: one stream at a time, opened again for new tasks, resubscribed after drops. */
+const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
+  Effect.gen(function* () {
+    const push = ctx.push
+    const open = ctx.wire.listen
+    const info = yield* Effect.either(ctx.wire.discover(listener.endpoint))
+    if (open === undefined || Either.isLeft(info) || !info.right.supportsTasks) {
+      listener.unsupported = true
+      return
+    }
+    const backoff = Schedule.exponential(Duration.millis(push.backoffMs)).pipe(
+      Schedule.union(Schedule.spaced(Duration.millis(push.maxBackoffMs))),
+      Schedule.jittered,
+    )
+    let retry = yield* Schedule.driver(backoff)
+    const healthy = Effect.suspend(() => retry.reset)
+    for (;;) {
+      if (![...listener.wanted.keys()].some((taskId) => !listener.requested.has(taskId))) {
+        yield* Deferred.await(listener.demand)
+      }
+      // A few more tasks may come along: one stream for all of them.
+      yield* Effect.sleep(Duration.millis(push.batchMs))
+      listener.demand = fresh()
+      listener.requested = new Set(listener.wanted.keys())
+      const ended = yield* open(listener.endpoint, [...listener.requested]).pipe(
+        Stream.runForEach(onEvent(push, listener, wake, healthy)),
+        Effect.either,
+        // New tasks to listen for: this stream gives way to one that covers them too. What it
+        // covered stays covered (the new stream says every task's state again when it opens).
+        Effect.raceFirst(Effect.as(Deferred.await(listener.demand), "relisten" as const)),
+      )
+      if (ended === "relisten") continue
+      listener.requested = new Set()
+      yield* uncover(push, listener, wake)
+      if (Either.isLeft(ended)) {
+        const error = ended.left
+        if (error._tag === "RpcErrorAnswer" && error.error.code === methodNotFound) {
+          listener.unsupported = true
+          return
+        }
+        yield* Effect.logDebug("task subscription dropped; polling until it is back", { error: error._tag })
+      }
+      // Dropped, or ended by the server: resubscribe after a while, polling meanwhile.
+      yield* Effect.catchAll(retry.next(undefined), () =>
+        Effect.flatMap(Schedule.driver(backoff), (again) => Effect.sync(() => (retry = again))),
+      )
+    }
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("task subscription listener stopped", { cause })),
+    Effect.annotateLogs({ server: listener.endpoint.name }),
+  )
+
+/** Starts each endpoint's listener the first time a row of it listens, until the client closes. */
+export const run = (ctx: Engine, wake: Wake): Effect.Effect<never> =>
+  Effect.forever(
+    Effect.flatMap(Queue.take(ctx.push.starts), (serverId) => {
+      const listener = ctx.push.listeners.get(serverId)
+      return listener === undefined
+        ? Effect.void
+        : Effect.forkIn(listen(ctx, listener, wake), ctx.clientScope)
+    }),
+  )

@@ -1,0 +1,155 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import { flush, type Harness, makeHarness, startProcess } from "./support/harness.js"
+
+const slow = (over: Partial<Config.Config["tools"][number]> = {}) => ({
+  name: "slow",
+  shape: "task" as const,
+  durationMs: 5_000,
+  pollIntervalMs: 1_000,
+  ...over,
+})
+
+/**
+ * Moves virtual time in steps; after each the fake server looks for changes to push (its own
+ * timer runs on real time, which a test does not wait for).
+ */
+const advance = (h: Harness, ms: number, stepMs = 50) =>
+  Effect.gen(function* () {
+    for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
+      yield* TestClock.adjust(Duration.millis(Math.min(stepMs, ms - elapsed)))
+      h.server.notify()
+      yield* flush
+    }
+  })
+
+/** Runs `effect` while the clock moves and the server pushes; fails past `limitMs` of virtual time. */
+const runPushing = <A, E>(h: Harness, effect: Effect.Effect<A, E>, limitMs: number, stepMs = 50) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(effect)
+    yield* flush
+    for (let elapsed = 0; elapsed <= limitMs; elapsed += stepMs) {
+      const done = yield* Fiber.poll(fiber)
+      if (done._tag === "Some") return yield* Fiber.join(fiber)
+      yield* advance(h, stepMs, stepMs)
+    }
+    return yield* Effect.dieMessage(`did not finish within ${limitMs} ms of virtual time`)
+  })
+
+const requestsOf = (h: Harness, method: string) =>
+  h.server.ledger.snapshot().requests.filter((request) => request.method === method)
+
+/** Ends every listen stream the way a cut connection does (no answer to the listen request). */
+const dropStreams = (h: Harness) => Effect.sync(() => h.server.close())
+
+describe("push (subscriptions/listen)", () => {
+  it.effect("a pushed status is written to the row without any tasks/get", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow()] })
+      const p = yield* startProcess(h, { background: false, push: true })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      const outcome = yield* runPushing(h, handle.outcome, 10_000)
+      expect(outcome._tag).toBe("Completed")
+      const [task] = h.server.ledger.snapshot().tasks
+      expect(task?.polls).toEqual([])
+      // One stream for the endpoint, and the row holds the server's final state.
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+      const stored = yield* p.client.get("k")
+      expect(stored.status).toBe("completed")
+      expect(stored.snapshot?.lastUpdatedAt).toBeGreaterThan(stored.snapshot?.createdAt ?? 0)
+      yield* p.close
+    }),
+  )
+
+  it.effect("one stream carries every open task of the endpoint, and polling waits for the safety net", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow({ durationMs: 150_000 })] })
+      const p = yield* startProcess(h, { background: false, push: true })
+      const handles = yield* runPushing(
+        h,
+        Effect.forEach(["a", "b", "c"], (key) => p.client.callTool("fake", "slow", {}, { key })),
+        1_000,
+      )
+      yield* advance(h, 125_000, 500)
+      const tasks = h.server.ledger.snapshot().tasks
+      expect(tasks).toHaveLength(3)
+      // At most one safety-net poll per task per minute (polling would have made about 125).
+      for (const task of tasks) expect(task.polls.length).toBeLessThanOrEqual(2)
+      // Opened again as tasks came along, never one per task.
+      expect(requestsOf(h, "subscriptions/listen").length).toBeLessThanOrEqual(3)
+      const outcomes = yield* runPushing(
+        h,
+        Effect.forEach(handles, (handle) => handle.outcome),
+        60_000,
+        500,
+      )
+      expect(outcomes.map((o) => o._tag)).toEqual(["Completed", "Completed", "Completed"])
+      yield* p.close
+    }),
+  )
+
+  it.effect("a dropped stream: the task is polled at its interval until the listener is back", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow({ durationMs: 30_000 })] })
+      const p = yield* startProcess(h, {
+        background: false,
+        push: { backoffMs: 5_000, maxBackoffMs: 5_000 },
+      })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      yield* advance(h, 3_000)
+      const [before] = h.server.ledger.snapshot().tasks
+      expect(before?.polls).toEqual([])
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      yield* dropStreams(h)
+      // The listener waits out its backoff (5 s, jittered); meanwhile the task is polled.
+      yield* advance(h, 3_000)
+      const [during] = h.server.ledger.snapshot().tasks
+      expect(during?.polls.length).toBeGreaterThanOrEqual(1)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      yield* advance(h, 8_000)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(2)
+      // Back on push: polling drops to the safety net again.
+      const polledBack = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
+      yield* advance(h, 10_000)
+      expect(h.server.ledger.snapshot().tasks[0]?.polls.length).toBe(polledBack)
+
+      const outcome = yield* runPushing(h, handle.outcome, 30_000)
+      expect(outcome._tag).toBe("Completed")
+      yield* p.close
+    }),
+  )
+
+  it.effect("a pushed status is fenced off when another instance holds the row's lease", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow()] })
+      const p = yield* startProcess(h, { background: false, push: true, instanceId: "a" })
+      yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      yield* advance(h, 2_000)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      // Instance b takes the row over (a's lease ran out while it was paused, say).
+      const row = yield* p.client.get("k")
+      const now = yield* h.store.now
+      yield* h.store.update(
+        new HandleRecord.HandleRecord({ ...row, leaseOwner: "b", leaseExpiresAt: now + 600_000 }),
+      )
+      const taken = yield* p.client.get("k")
+
+      // The task completes; a's stream hears it, and a must not write it.
+      yield* advance(h, 5_000)
+      const after = yield* p.client.get("k")
+      expect(after.status).toBe("working")
+      expect(after.leaseOwner).toBe("b")
+      expect(after.version).toBe(taken.version)
+      expect(h.server.ledger.snapshot().tasks[0]?.polls).toEqual([])
+      yield* p.close
+    }),
+  )
+})
