@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
-import type { Config } from "./Config.js"
+import * as Config from "./Config.js"
 import * as FakeServer from "./FakeServer.js"
 import { listen } from "./internal/nodeHttp.js"
 import * as Persistence from "./Persistence.js"
@@ -15,6 +15,10 @@ const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --p
   --profile NAME  a built-in configuration: "conformance"
   --state FILE    keep tasks in this JSON file, so they survive a restart of the process
   --path P        MCP endpoint path in the printed URL (default /mcp; every non-control path serves MCP)
+  --allowed-host NAME
+                  a host name requests may name in Host/Origin, on top of the config's allowedHosts
+                  (default: the loopback names); repeat it for several, "*" for any (DNS-rebinding
+                  protection: serving on another interface, name it here)
 
 Prints the MCP endpoint URL on its first line. The ledger is at GET <origin>/_ledger.`
 
@@ -27,6 +31,7 @@ const main = async () => {
       profile: { type: "string" },
       state: { type: "string" },
       path: { type: "string", default: "/mcp" },
+      "allowed-host": { type: "string", multiple: true },
       help: { type: "boolean", default: false },
     },
   })
@@ -34,7 +39,12 @@ const main = async () => {
     console.log(usage)
     return
   }
-  const config = loadConfig(values.config, values.profile)
+  const loaded = loadConfig(values.config, values.profile)
+  const extraHosts = values["allowed-host"] ?? []
+  const config =
+    extraHosts.length === 0
+      ? loaded
+      : { ...loaded, allowedHosts: [...(loaded.allowedHosts ?? Config.defaults.allowedHosts), ...extraHosts] }
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${values.port}`)
   const server = FakeServer.unsafeMake(config, {
@@ -49,7 +59,7 @@ const main = async () => {
   process.once("SIGINT", shutdown)
 }
 
-const loadConfig = (file: string | undefined, profile: string | undefined): Config => {
+const loadConfig = (file: string | undefined, profile: string | undefined): Config.Config => {
   if (file !== undefined && profile !== undefined) throw new Error("use either --config or --profile")
   if (profile !== undefined) {
     if (profile !== "conformance") throw new Error(`unknown profile ${profile}`)
@@ -64,7 +74,7 @@ const loadConfig = (file: string | undefined, profile: string | undefined): Conf
   ) {
     throw new Error(`${file}: a config needs a "tools" array`)
   }
-  return parsed as Config
+  return parsed as Config.Config
 }
 
 main().catch((error: unknown) => {

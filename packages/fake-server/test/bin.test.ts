@@ -65,6 +65,22 @@ describe("fake-mcp-server binary", () => {
     expect(await exited).toBe(0)
   })
 
+  it("accepts the names --allowed-host adds, and refuses other origins with 403", async () => {
+    const { child, url } = await launch(["--profile", "conformance", "--allowed-host", "mcp.test"])
+    const from = (origin: string) => {
+      const template = request("tools/list")
+      const headers = new Headers(template.headers)
+      headers.set("origin", origin)
+      return fetch(url, { method: "POST", headers, body: template.body, duplex: "half" } as RequestInit)
+    }
+    expect((await from("http://mcp.test:8080")).status).toBe(200)
+    expect((await from("http://localhost")).status).toBe(200)
+    expect((await from("http://evil.example.com")).status).toBe(403)
+    const exited = exitOf(child)
+    child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+  })
+
   it("reads --config, and a drop fault cuts the socket after creating the task", async () => {
     const config: Config.Config = {
       tools: [{ name: "job", durationMs: 60_000 }],
