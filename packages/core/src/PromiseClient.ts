@@ -13,16 +13,21 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import type * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as DurationInput from "./DurationInput.js"
 import type { HandleRecord } from "./HandleRecord.js"
-import type { HandleStore, ListPage } from "./HandleStore.js"
+import type { HandleStore, ListPage, StoreError } from "./HandleStore.js"
 import * as HttpWire from "./HttpWire.js"
 import * as AsyncDispose from "./internal/asyncDispose.js"
 import type { JsonValue } from "./Json.js"
@@ -125,6 +130,32 @@ export interface PromiseTaskClient extends AsyncDisposable {
    * `ClientClosed`. Open calls stay open for the next process. Idempotent; `await using` calls it.
    */
   readonly close: () => Promise<void>
+
+  // --- Outcome delivery (issue 15, item 1); models at the end of this module.
+  /**
+   * Every call that rests (terminal or in doubt), once per consumer, including calls that
+   * settled while the app was down or on another instance, until acknowledged:
+   *
+   * ```ts
+   * const feed = client.outcomes({ consumer: "app" })
+   * for await (const delivered of feed) {
+   *   await record(delivered.outcome)
+   *   await delivered.ack() // or feed.ack(delivered.key); unacknowledged, it comes again
+   * }
+   * ```
+   */
+  readonly outcomes: (options: PromiseOutcomesOptions) => OutcomeFeed
+  /** Acknowledges the consumer's delivered outcome of `key`: it is not delivered again. */
+  readonly ack: (consumer: string, key: string, scope?: string) => Promise<boolean>
+  /**
+   * Calls `handler` with each outcome of `outcomes(options)` and acknowledges it once the
+   * handler resolved; an outcome whose handler threw is delivered again. Runs until `stop()` or
+   * `close()`.
+   */
+  readonly onSettled: (
+    options: PromiseOutcomesOptions,
+    handler: (delivered: PromiseDelivered) => Promise<void> | void,
+  ) => Subscription
 }
 
 const optionalDuration = (input: DurationInput.DurationInput | undefined) =>
@@ -228,5 +259,151 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
       ),
     close,
     [Symbol.asyncDispose]: close,
+    ...outcomeDelivery(client, run),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outcome delivery (issue 15, item 1): `outcomes`, `ack`, `onSettled` behind Promises.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * `TaskClient.OutcomesOptions`, with durations as people write them (`"30s"`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface PromiseOutcomesOptions
+  extends Omit<TaskClient.OutcomesOptions, "pollInterval" | "redeliverAfter"> {
+  readonly pollInterval?: DurationInput.DurationInput | undefined
+  readonly redeliverAfter?: DurationInput.DurationInput | undefined
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface PromiseDelivered extends Omit<TaskClient.Delivered, "ack"> {
+  /** Acknowledges this outcome; true when it was still the one delivered. */
+  readonly ack: () => Promise<boolean>
+}
+
+/**
+ * An endless async iterable of outcomes. Leaving a `for await` loop (or `close()`) stops it;
+ * outcomes it delivered without acknowledgement come again.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface OutcomeFeed extends AsyncIterable<PromiseDelivered>, AsyncDisposable {
+  readonly ack: (key: string, scope?: string) => Promise<boolean>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface Subscription extends AsyncDisposable {
+  /** Settles when the subscription ends: resolves after `stop()`, rejects on a store failure or `close()`. */
+  readonly done: Promise<void>
+  readonly stop: () => Promise<void>
+}
+
+type Run = <A, E>(operation: string, effect: Effect.Effect<A, E, TaskClient.TaskClient>) => Promise<A>
+
+const decodeOutcomesOptions = (options: PromiseOutcomesOptions): TaskClient.OutcomesOptions => {
+  const durations = Either.all({
+    pollInterval: optionalDuration(options.pollInterval),
+    redeliverAfter: optionalDuration(options.redeliverAfter),
+  })
+  if (Either.isLeft(durations)) throw durations.left
+  return { ...options, ...durations.right }
+}
+
+const outcomeDelivery = (client: TaskClient.TaskClient, run: Run) => {
+  const promiseDelivered = (delivered: TaskClient.Delivered): PromiseDelivered => ({
+    ...delivered,
+    ack: () => run("ack", delivered.ack),
+  })
+
+  const outcomes = (options: PromiseOutcomesOptions): OutcomeFeed => {
+    const stream = client.outcomes(decodeOutcomesOptions(options))
+    const scope = Effect.runSync(Scope.make())
+    let pull: Promise<Effect.Effect<Chunk.Chunk<TaskClient.Delivered>, Option.Option<StoreError>>> | undefined
+    const buffer: Array<PromiseDelivered> = []
+    let closed = false
+    const close = async () => {
+      closed = true
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+    const next = async (): Promise<IteratorResult<PromiseDelivered, undefined>> => {
+      for (;;) {
+        const head = buffer.shift()
+        if (head !== undefined) return { done: false, value: head }
+        if (closed) return { done: true, value: undefined }
+        pull ??= run("outcomes", Scope.extend(Stream.toPull(stream), scope))
+        const chunk = await run(
+          "outcomes",
+          Effect.catchAll(
+            Effect.flatMap(
+              Effect.promise(() => pull as NonNullable<typeof pull>),
+              (p) => p,
+            ),
+            Option.match({ onNone: () => Effect.succeed(null), onSome: Effect.fail }),
+          ),
+        )
+        if (chunk === null) return { done: true, value: undefined }
+        for (const delivered of chunk) buffer.push(promiseDelivered(delivered))
+      }
+    }
+    return {
+      [Symbol.asyncIterator]: () => ({
+        next,
+        return: async () => {
+          await close()
+          return { done: true, value: undefined }
+        },
+      }),
+      ack: (key, keyScope) => run("ack", client.ack(options.consumer, key, keyScope ?? options.scope)),
+      close,
+      [Symbol.asyncDispose]: close,
+    }
+  }
+
+  const onSettled = (
+    options: PromiseOutcomesOptions,
+    handler: (delivered: PromiseDelivered) => Promise<void> | void,
+  ): Subscription => {
+    const decoded = decodeOutcomesOptions(options)
+    const stopped = Effect.runSync(Deferred.make<void>())
+    const done = run(
+      "onSettled",
+      Effect.raceFirst(
+        client
+          .onSettled(decoded, (delivered) =>
+            Effect.tryPromise(async () => handler(promiseDelivered(delivered))),
+          )
+          .pipe(
+            Effect.tapErrorCause((cause) =>
+              Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("onSettled stopped", cause),
+            ),
+          ),
+        Deferred.await(stopped),
+      ),
+    )
+    // Whoever ignores `done` gets the failure in the log (above), not an unhandled rejection.
+    done.catch(() => {})
+    const stop = () => {
+      Effect.runSync(Deferred.succeed(stopped, undefined))
+      return done.catch(() => {})
+    }
+    return { done, stop, [Symbol.asyncDispose]: stop }
+  }
+
+  return {
+    outcomes,
+    ack: (consumer: string, key: string, scope?: string) => run("ack", client.ack(consumer, key, scope)),
+    onSettled,
   }
 }

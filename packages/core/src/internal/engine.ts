@@ -16,11 +16,12 @@ import * as Leases from "./engine/leases.js"
 import * as Operations from "./engine/operations.js"
 import * as Push from "./engine/push.js"
 import * as Reconciler from "./engine/reconciler.js"
+import type * as Outcomes from "./outcomes.js"
 
 export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
-  TaskClient.TaskClient,
+  Omit<TaskClient.TaskClient, Outcomes.Members>,
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
 > =>
@@ -85,5 +86,5 @@ export const make = (
             scope,
           }),
         ),
-    } satisfies TaskClient.TaskClient
+    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members>
   })
