@@ -10,7 +10,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
 import type {
   CannotReissue,
   InvalidKey,
@@ -21,10 +20,8 @@ import type {
 } from "./ClientError.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
 import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
-import * as Store from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
-import * as Outcomes from "./internal/outcomes.js"
 import * as Telemetry from "./internal/telemetry.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
@@ -273,12 +270,13 @@ export interface TaskClient {
   /**
    * Sends an in-doubt call again, with the same key (servers that deduplicate on it return the
    * same task). `CannotReissue` says why a call cannot be: it is not in doubt, or its arguments
-   * were not stored.
+   * were not stored; `InvalidToolDefinition` that the server now defines the tool in a way that
+   * must not be called (nothing is written or sent).
    */
   readonly reissue: (
     key: string,
     scope?: string,
-  ) => Effect.Effect<Handle, UnknownKey | CannotReissue | UnknownServer | StoreError>
+  ) => Effect.Effect<Handle, UnknownKey | CannotReissue | UnknownServer | InvalidToolDefinition | StoreError>
   /** Gives up an in-doubt call: it ends `cancelled`. `NotInDoubt` for any other call. */
   readonly abandon: (
     key: string,
@@ -291,26 +289,6 @@ export interface TaskClient {
   readonly get: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
   /** Deletes terminal rows settled longer ago than `retention`; in-doubt rows are kept. */
   readonly gc: (retention: Duration.DurationInput, scope?: string) => Effect.Effect<number, StoreError>
-
-  // --- Outcome delivery (issue 15, item 1); models at the end of this module.
-  /**
-   * Every call that rests (terminal or in doubt), once per consumer, including calls that
-   * settled while the app was down or on another instance; an outcome comes again (after
-   * `redeliverAfter`, or at once after a restart) until it is acknowledged (`ack` on the
-   * delivered outcome, or `ack(consumer, key)`). Instances sharing a store under one consumer
-   * name share the work: each outcome goes to one of them. Never ends by itself.
-   */
-  readonly outcomes: (options: OutcomesOptions) => Stream.Stream<Delivered, StoreError>
-  /** Acknowledges the consumer's delivered outcome of `key`: it is not delivered again. */
-  readonly ack: (consumer: string, key: string, scope?: string) => Effect.Effect<boolean, StoreError>
-  /**
-   * Runs `handler` on each outcome of `outcomes(options)` and acknowledges it once the handler
-   * succeeded; an outcome whose handler failed is delivered again. Runs until interrupted.
-   */
-  readonly onSettled: <E, R>(
-    options: OutcomesOptions,
-    handler: (delivered: Delivered) => Effect.Effect<void, E, R>,
-  ) => Effect.Effect<void, StoreError, R>
 }
 
 /**
@@ -350,7 +328,7 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 export const make = (
   options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
-  Effect.zipWith(makeEngine(options), Store.HandleStore, (client, store) => {
+  Effect.map(makeEngine(options), (client) => {
     const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
     return {
       ...client,
@@ -360,10 +338,6 @@ export const make = (
       cancel: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.cancel(key, scope)),
       reissue: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.reissue(key, scope)),
       abandon: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.abandon(key, scope)),
-      ...Outcomes.make(store, {
-        member: options.instanceId ?? defaults.instanceId,
-        defaultScope: scopeOf(undefined),
-      }),
     }
   })
 
@@ -382,51 +356,4 @@ export type {
    * @category models
    */
   JsonObject,
-}
-
-// ---------------------------------------------------------------------------------------------
-// Outcome delivery (issue 15, item 1): models of `outcomes`, `ack` and `onSettled`.
-// ---------------------------------------------------------------------------------------------
-
-/**
- * @since 0.3.0
- * @category models
- */
-export interface OutcomesOptions {
-  /**
-   * The consumer's durable name. Each consumer gets every outcome; instances that read under one
-   * name share them (one instance gets each). One feed per consumer per client: a feed starting
-   * takes back what this instance was handed earlier and never acknowledged.
-   */
-  readonly consumer: string
-  /** Default: the client's default scope. */
-  readonly scope?: string | undefined
-  /** How often the store is asked when nothing was waiting. Default 1 s. */
-  readonly pollInterval?: Duration.DurationInput | undefined
-  /**
-   * How long a delivered outcome waits for its acknowledgement before it is delivered again (to
-   * this instance or another). Longer than your handler takes. Default 1 minute.
-   */
-  readonly redeliverAfter?: Duration.DurationInput | undefined
-  /** Outcomes claimed per store request. Default 100. */
-  readonly batchSize?: number | undefined
-}
-
-/**
- * One outcome handed to a consumer.
- *
- * @since 0.3.0
- * @category models
- */
-export interface Delivered {
-  readonly consumer: string
-  readonly scope: string
-  readonly key: string
-  readonly outcome: Outcome
-  /** The row as it rests (its history included). */
-  readonly record: HandleRecord
-  /** How many times this outcome was delivered to the consumer, this time included. */
-  readonly deliveries: number
-  /** Acknowledges this outcome; true when it was still the one delivered. */
-  readonly ack: Effect.Effect<boolean, StoreError>
 }

@@ -132,6 +132,18 @@ export const reissueByPolicy = (ctx: Engine, record: HandleRecord.HandleRecord) 
     const endpoint = endpointOf(ctx, record)
     if (endpoint === undefined || record.arguments === null) return Option.none<HandleRecord.HandleRecord>()
     if (!(yield* isIdempotent(ctx, endpoint, record.tool))) return Option.none<HandleRecord.HandleRecord>()
+    // As on the first call, before the re-send is written: a tool the server now defines in a way
+    // that must not be called is not sent again; the call stays in doubt for the app to decide.
+    if (ctx.wire.checkTool !== undefined) {
+      const checked = yield* Effect.either(ctx.wire.checkTool(endpoint, record.tool))
+      if (Either.isLeft(checked)) {
+        yield* Effect.logWarning("an in-doubt call is not re-sent: its tool's definition is invalid", {
+          key: record.key,
+          reason: checked.left.reason,
+        })
+        return Option.none<HandleRecord.HandleRecord>()
+      }
+    }
     yield* Effect.logInfo("re-sending an in-doubt call of an idempotent tool", { key: record.key })
     const now = yield* ctx.store.now
     return Option.some(yield* commit(ctx, record, Transition.Event.Reissued({ now }), "action"))

@@ -240,7 +240,8 @@ export const reissue =
           return yield* Effect.fail(
             new ClientError.CannotReissue({ key, status: record.status, reason: "not_in_doubt" }),
           )
-        if (endpointOf(ctx, record) === undefined) {
+        const endpoint = endpointOf(ctx, record)
+        if (endpoint === undefined) {
           return yield* Effect.fail(new ClientError.UnknownServer({ server: record.serverId }))
         }
         if (record.arguments === null) {
@@ -248,6 +249,9 @@ export const reissue =
             new ClientError.CannotReissue({ key, status: record.status, reason: "arguments_not_stored" }),
           )
         }
+        // As on the first call: a tool the server now defines in a way that must not be called
+        // is refused before the reissue is written.
+        if (ctx.wire.checkTool !== undefined) yield* ctx.wire.checkTool(endpoint, record.tool)
         const now = yield* ctx.store.now
         if (leasedByOther(ctx, record, now)) {
           yield* ctx.signals.wait(id, recheckMs(ctx, record, now))
