@@ -126,12 +126,13 @@ export const fakeServerBin = (): string => {
  */
 export const startFakeServer = async (
   config: Config.Config,
-  options: { readonly state?: string; readonly dir: string },
+  options: { readonly state?: string; readonly dir: string; readonly args?: ReadonlyArray<string> },
 ): Promise<RunningServer> => {
   const configFile = path.join(options.dir, `fake-server-${process.pid}-${Date.now()}.json`)
   fs.writeFileSync(configFile, JSON.stringify(config))
   const args = [fakeServerBin(), "--port", "0", "--config", configFile]
   if (options.state !== undefined) args.push("--state", options.state)
+  if (options.args !== undefined) args.push(...options.args)
   const child: ChildProcess = spawn(process.execPath, ["--max-old-space-size=4096", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   })

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest"
 import { runB3 } from "../src/b3.js"
 import { minimumPolls, runB4 } from "../src/b4.js"
 import { runB5 } from "../src/b5.js"
+import { runB7 } from "../src/b7.js"
 import { runB8 } from "../src/b8.js"
 import * as Markdown from "../src/markdown.js"
 import { parseRatioLines, runAll, updateBenchmarks } from "../src/run.js"
@@ -31,6 +32,13 @@ describe("benchmarks at smoke size", () => {
 
   it("B5 runs both requesters on the same workload", async () => {
     finite(await runB5({ smoke: true, calls: 3 }))
+  }, 120_000)
+
+  it("B7 runs push and polling on one server and reports polls and latency", async () => {
+    const report = await runB7({ smoke: true, tasks: 4, durationMs: 1_500 })
+    finite(report)
+    expect(report.markdown).toContain("| push ")
+    expect(report.markdown).toContain("| polling ")
   }, 120_000)
 
   it("B8 holds tasks open on both sides and reports memory and CPU per poll", async () => {

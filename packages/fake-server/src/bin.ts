@@ -15,6 +15,8 @@ const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --p
   --profile NAME  a built-in configuration: "conformance"
   --state FILE    keep tasks in this JSON file, so they survive a restart of the process
   --path P        MCP endpoint path in the printed URL (default /mcp; every non-control path serves MCP)
+  --notify-every-ms N
+                  how often open subscriptions/listen streams are checked for changes (default 100)
   --allowed-host NAME
                   a host name requests may name in Host/Origin, on top of the config's allowedHosts
                   (default: the loopback names); repeat it for several, "*" for any (DNS-rebinding
@@ -31,6 +33,7 @@ const main = async () => {
       profile: { type: "string" },
       state: { type: "string" },
       path: { type: "string", default: "/mcp" },
+      "notify-every-ms": { type: "string" },
       "allowed-host": { type: "string", multiple: true },
       help: { type: "boolean", default: false },
     },
@@ -47,8 +50,14 @@ const main = async () => {
       : { ...loaded, allowedHosts: [...(loaded.allowedHosts ?? Config.defaults.allowedHosts), ...extraHosts] }
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${values.port}`)
+  const notifyEveryMs =
+    values["notify-every-ms"] === undefined ? undefined : Number(values["notify-every-ms"])
+  if (notifyEveryMs !== undefined && !(notifyEveryMs >= 0)) {
+    throw new Error(`invalid --notify-every-ms ${values["notify-every-ms"]}`)
+  }
   const server = FakeServer.unsafeMake(config, {
     persistence: values.state === undefined ? undefined : Persistence.jsonFile(values.state),
+    ...(notifyEveryMs === undefined ? {} : { notifyEveryMs }),
   })
   const listening = await listen(server, { port, host: values.host, path: values.path })
   console.log(listening.url)
