@@ -10,6 +10,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type {
   CannotReissue,
   InvalidKey,
@@ -20,8 +21,10 @@ import type {
 } from "./ClientError.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
 import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
+import * as Store from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
+import * as Outcomes from "./internal/outcomes.js"
 import * as Telemetry from "./internal/telemetry.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
@@ -289,6 +292,26 @@ export interface TaskClient {
   readonly get: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
   /** Deletes terminal rows settled longer ago than `retention`; in-doubt rows are kept. */
   readonly gc: (retention: Duration.DurationInput, scope?: string) => Effect.Effect<number, StoreError>
+
+  // --- Outcome delivery (issue 15, item 1); models at the end of this module.
+  /**
+   * Every call that rests (terminal or in doubt), once per consumer, including calls that
+   * settled while the app was down or on another instance; an outcome comes again (after
+   * `redeliverAfter`, or at once after a restart) until it is acknowledged (`ack` on the
+   * delivered outcome, or `ack(consumer, key)`). Instances sharing a store under one consumer
+   * name share the work: each outcome goes to one of them. Never ends by itself.
+   */
+  readonly outcomes: (options: OutcomesOptions) => Stream.Stream<Delivered, StoreError>
+  /** Acknowledges the consumer's delivered outcome of `key`: it is not delivered again. */
+  readonly ack: (consumer: string, key: string, scope?: string) => Effect.Effect<boolean, StoreError>
+  /**
+   * Runs `handler` on each outcome of `outcomes(options)` and acknowledges it once the handler
+   * succeeded; an outcome whose handler failed is delivered again. Runs until interrupted.
+   */
+  readonly onSettled: <E, R>(
+    options: OutcomesOptions,
+    handler: (delivered: Delivered) => Effect.Effect<void, E, R>,
+  ) => Effect.Effect<void, StoreError, R>
 }
 
 /**
@@ -328,7 +351,7 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 export const make = (
   options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
-  Effect.map(makeEngine(options), (client) => {
+  Effect.zipWith(makeEngine(options), Store.HandleStore, (client, store) => {
     const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
     return {
       ...client,
@@ -338,6 +361,10 @@ export const make = (
       cancel: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.cancel(key, scope)),
       reissue: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.reissue(key, scope)),
       abandon: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.abandon(key, scope)),
+      ...Outcomes.make(store, {
+        member: options.instanceId ?? defaults.instanceId,
+        defaultScope: scopeOf(undefined),
+      }),
     }
   })
 
@@ -356,4 +383,51 @@ export type {
    * @category models
    */
   JsonObject,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outcome delivery (issue 15, item 1): models of `outcomes`, `ack` and `onSettled`.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface OutcomesOptions {
+  /**
+   * The consumer's durable name. Each consumer gets every outcome; instances that read under one
+   * name share them (one instance gets each). One feed per consumer per client: a feed starting
+   * takes back what this instance was handed earlier and never acknowledged.
+   */
+  readonly consumer: string
+  /** Default: the client's default scope. */
+  readonly scope?: string | undefined
+  /** How often the store is asked when nothing was waiting. Default 1 s. */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /**
+   * How long a delivered outcome waits for its acknowledgement before it is delivered again (to
+   * this instance or another). Longer than your handler takes. Default 1 minute.
+   */
+  readonly redeliverAfter?: Duration.DurationInput | undefined
+  /** Outcomes claimed per store request. Default 100. */
+  readonly batchSize?: number | undefined
+}
+
+/**
+ * One outcome handed to a consumer.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Delivered {
+  readonly consumer: string
+  readonly scope: string
+  readonly key: string
+  readonly outcome: Outcome
+  /** The row as it rests (its history included). */
+  readonly record: HandleRecord
+  /** How many times this outcome was delivered to the consumer, this time included. */
+  readonly deliveries: number
+  /** Acknowledges this outcome; true when it was still the one delivered. */
+  readonly ack: Effect.Effect<boolean, StoreError>
 }
