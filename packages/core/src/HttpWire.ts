@@ -18,10 +18,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Adapter from "./internal/wire/adapter.js"
 import { classify } from "./internal/wire/classify.js"
-import { exchange, makeRecorder } from "./internal/wire/exchange.js"
+import { exchange, makeRecorder, type Observation } from "./internal/wire/exchange.js"
 import * as Generation from "./internal/wire/generation.js"
 import * as Listen from "./internal/wire/listen.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
+import * as Json from "./Json.js"
 import * as V2025 from "./internal/wire/wire2025.js"
 import { type AdapterOptions, type ServerEndpoint, Wire } from "./Wire.js"
 
@@ -36,6 +37,23 @@ export interface Options extends AdapterOptions {
   /** The fetch to use (tests inject an in-process server here); defaults to `globalThis.fetch`. */
   readonly fetch?: typeof globalThis.fetch | undefined
 }
+
+/**
+ * The server's own messages on an answer stream, each parsed and validated as JSON; what is not
+ * a JSON object is left out (it cannot be a request or a notification).
+ */
+const messagesOf = (observation: Observation, limits: Json.JsonLimits) =>
+  Effect.map(
+    Effect.forEach(observation.sseEvents, (text) => Effect.option(Json.parse("server message", text, limits))),
+    (parsed) =>
+      parsed.flatMap((value) => {
+        if (Option.isNone(value)) return []
+        const message = value.value
+        return message !== null && typeof message === "object" && !Array.isArray(message)
+          ? [message as Json.JsonObject]
+          : []
+      }),
+  )
 
 const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<string, string>>> => {
   if (server.headers === undefined) return Effect.succeed({})
@@ -58,9 +76,10 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
     // Looked up per request, so a fetch installed later (a test's interceptor) is honoured.
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
 
-    const send: V2025.Send = (server, message, session) =>
+    const send: V2025.Send = (server, message, session, inputWindow) =>
       Effect.gen(function* () {
-        const { method } = message
+        const method = "method" in message ? message.method : "answer to the server"
+        const isRequest = "id" in message && "method" in message
         const recorder = makeRecorder()
         // The credential lookup is inside the timeout: a lookup that hangs is a request not sent.
         const observed = yield* endpointHeaders(server).pipe(
@@ -74,6 +93,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
                   fetch,
                   maxAnswerBytes: adapter.limits.maxBytes,
                   session,
+                  inputWindow,
                 },
                 recorder,
                 signal,
@@ -87,14 +107,23 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         if (session?.id !== undefined && observed.value.status === 404) {
           return yield* new V2025.SessionGone({ method })
         }
+        const sessionId = observed.value.headers?.get("mcp-session-id") ?? undefined
+        const { status } = observed.value
+        const accepted = status !== undefined && status >= 200 && status < 300
+        // A notification or an answer to the server: accepted (202) is all there is to it.
+        if (!isRequest && accepted) return { result: {}, sessionId }
+        if (inputWindow !== undefined && accepted && !observed.value.answered) {
+          const serverMessages = yield* messagesOf(observed.value, adapter.limits)
+          return { result: {}, sessionId, stopped: true as const, serverMessages }
+        }
         const now = yield* Clock.currentTimeMillis
         const result = yield* classify(observed.value, {
           method,
-          id: message.id,
+          id: "id" in message && typeof message.id === "number" ? message.id : 0,
           now,
           limits: adapter.limits,
         })
-        return { result, sessionId: observed.value.headers?.get("mcp-session-id") ?? undefined }
+        return { result, sessionId }
       })
 
     const rpc: Rpc = (server, method, params, extraMeta) =>

@@ -17,6 +17,7 @@ interface Seen {
   readonly method: string
   readonly session: string | undefined
   readonly params: Json.JsonObject | undefined
+  readonly message: Wire2025.Outgoing
 }
 
 type Reply = Effect.Effect<Wire2025.Sent, Wire.WireError | Wire2025.SessionGone>
@@ -35,18 +36,26 @@ const task = (taskId: string, status: string) => ({
  * those in `gone` answer 404.
  */
 const scripted = (
-  answer: (method: string, params: Json.JsonObject, session: string | undefined) => Reply,
+  answer: (
+    method: string,
+    params: Json.JsonObject,
+    session: string | undefined,
+    /** `tasks/result` listened to for questions only (see `Sent.stopped`). */
+    listening: boolean,
+  ) => Reply,
 ) => {
   const seen: Array<Seen> = []
   const gone = new Set<string>()
   let sessions = 0
-  const send: Wire2025.Send = (_, message, session) =>
+  const send: Wire2025.Send = (_, message, session, inputWindow) =>
     Effect.suspend(() => {
-      const params = message.params as Json.JsonObject | undefined
-      seen.push({ method: message.method, session: session?.id, params })
+      const method = "method" in message ? message.method : "(answer)"
+      const params = "params" in message ? message.params : undefined
+      seen.push({ method, session: session?.id, params, message })
       if (session?.id !== undefined && gone.has(session.id)) {
-        return Effect.fail(new Wire2025.SessionGone({ method: message.method }))
+        return Effect.fail(new Wire2025.SessionGone({ method }))
       }
+      if (!("id" in message && "method" in message)) return ok({})
       if (message.method === "initialize") {
         sessions += 1
         return Effect.succeed({
@@ -57,9 +66,7 @@ const scripted = (
           sessionId: `s${sessions}`,
         })
       }
-      if (message.method === "notifications/initialized")
-        return Effect.succeed({ result: {}, sessionId: undefined })
-      return answer(message.method, params ?? {}, session?.id)
+      return answer(message.method, params ?? {}, session?.id, inputWindow !== undefined)
     })
   return { wire: Wire2025.make(send, {}), seen, gone }
 }
@@ -124,10 +131,112 @@ describe("the 2025-11-25 wire", () => {
         expect(toolError).toMatchObject({ status: "completed", result: { isError: true } })
         const rpcError = yield* wire.getTask(server, "rpcError", origin)
         expect(rpcError).toMatchObject({ status: "failed", error: { code: -32603 } })
-        // Input inside a task is not answered on this generation: the task is polled on.
+        // Waiting for input with no question to answer (tasks/result brought none): polled on.
         const waiting = yield* wire.getTask(server, "waiting", origin)
         expect(waiting.status).toBe("working")
       }),
+  )
+
+  it.effect(
+    "input during a task: questions on tasks/result become input requests, answers their JSON-RPC responses",
+    () =>
+      Effect.gen(function* () {
+        const elicit = {
+          message: "Proceed?",
+          _meta: { "io.modelcontextprotocol/related-task": { taskId: "asks" } },
+        }
+        let heard: ReadonlyArray<Json.JsonObject> = [
+          { jsonrpc: "2.0", id: 7, method: "elicitation/create", params: elicit },
+          { jsonrpc: "2.0", id: 8, method: "ping" },
+          {
+            jsonrpc: "2.0",
+            id: 9,
+            method: "sampling/createMessage",
+            params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "other" } } },
+          },
+        ]
+        const { wire, seen } = scripted((method, params, _, listening) => {
+          if (method === "tasks/get") return ok(task(String(params.taskId), "input_required"))
+          if (method === "tasks/result" && listening) {
+            const messages = heard
+            heard = []
+            return Effect.succeed({
+              result: {},
+              sessionId: undefined,
+              stopped: true,
+              serverMessages: messages,
+            })
+          }
+          return Effect.die(`unexpected ${method}`)
+        })
+        const origin = { generation: "2025-11-25", session: "s1" }
+        const asked = yield* wire.getTask(server, "asks", origin)
+        expect(asked.status).toBe("input_required")
+        expect(asked.inputRequests).toEqual({ "rpc-id:7": { method: "elicitation/create", params: elicit } })
+        const listened = seen.find((request) => request.method === "tasks/result")
+        const listenedId =
+          listened !== undefined && "id" in listened.message ? listened.message.id : undefined
+        // The listening request is cancelled; ping is answered, the other task's question left alone.
+        expect(seen.map((request) => request.message).slice(-2)).toEqual([
+          {
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: listenedId, reason: "listened for input only" },
+          },
+          { jsonrpc: "2.0", id: 8, result: {} },
+        ])
+        // Asked again before it is answered (nothing new heard): still outstanding.
+        const again = yield* wire.getTask(server, "asks", origin)
+        expect(Object.keys(again.inputRequests ?? {})).toEqual(["rpc-id:7"])
+        yield* wire.updateTask(server, "asks", { "rpc-id:7": { action: "accept" } }, origin)
+        expect(seen.at(-1)).toMatchObject({ session: "s1", message: { id: 7, result: { action: "accept" } } })
+        // Answered: not offered again, even while the row still holds the question.
+        const after = yield* wire.getTask(server, "asks", { ...origin, inputRequests: again.inputRequests })
+        expect(after.status).toBe("working")
+        // A key that names no request of the server's is refused, as -32602.
+        const refused = yield* Effect.flip(wire.updateTask(server, "asks", { other: {} }, origin))
+        expect(refused).toMatchObject({ _tag: "RpcErrorAnswer", error: { code: Wire.invalidParams } })
+      }),
+  )
+
+  it.effect("after a restart, a question the server asked before is known from the row", () =>
+    Effect.gen(function* () {
+      const { wire } = scripted((method, params, _, listening) => {
+        if (method === "tasks/get") return ok(task(String(params.taskId), "input_required"))
+        if (method === "tasks/result" && listening)
+          return Effect.succeed({ result: {}, sessionId: undefined, stopped: true, serverMessages: [] })
+        return Effect.die(`unexpected ${method}`)
+      })
+      const stored = { "rpc-id:3": { method: "elicitation/create", params: { message: "?" } } }
+      const state = yield* wire.getTask(server, "t", {
+        generation: "2025-11-25",
+        session: "s1",
+        inputRequests: stored,
+      })
+      expect(state).toMatchObject({ status: "input_required", inputRequests: stored })
+    }),
+  )
+
+  it.effect("notifications/tasks/status heard while listening is applied like a poll answer", () =>
+    Effect.gen(function* () {
+      const { wire } = scripted((method, params, _, listening) => {
+        const taskId = String(params.taskId)
+        if (method === "tasks/get") return ok(task(taskId, "input_required"))
+        if (method === "tasks/result" && listening)
+          return Effect.succeed({
+            result: {},
+            sessionId: undefined,
+            stopped: true,
+            serverMessages: [
+              { jsonrpc: "2.0", method: "notifications/tasks/status", params: task(taskId, "completed") },
+            ],
+          })
+        if (method === "tasks/result") return ok({ content: [{ type: "text", text: "done" }] })
+        return Effect.die(`unexpected ${method}`)
+      })
+      const state = yield* wire.getTask(server, "t", { generation: "2025-11-25", session: "s1" })
+      expect(state).toMatchObject({ status: "completed", result: { content: [{ text: "done" }] } })
+    }),
   )
 
   it.effect(

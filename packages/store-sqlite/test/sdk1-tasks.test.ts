@@ -3,8 +3,9 @@
  * experimental task API (test/fixtures/sdk1-server.mjs), spoken to by real client processes on
  * a SQLite store. A slow task completes; a cancel ends in cancelled; a client killed with
  * SIGKILL while its task runs is resumed from the store by the next process and the call
- * completes, launched once; a task whose session the server dropped ends `session_lost`, never
- * launched again.
+ * completes, launched once; a question the server asks mid-task is answered through the durable
+ * input path, also by the next process when the first was killed while it waited (the server
+ * asks once); a task whose session the server dropped ends `session_lost`, never launched again.
  */
 import type { ChildProcess } from "node:child_process"
 import { execFileSync } from "node:child_process"
@@ -74,14 +75,33 @@ const launches = async (): Promise<Record<string, number>> =>
 const client = (db: string, mode: string, key: string, tool?: string) =>
   start([clientScript, path.join(dir, db), url, mode, key, ...(tool === undefined ? [] : [tool])])
 
-/** A client calls `tool` and is killed with SIGKILL once its task id is durable. */
-const killedOnceRecorded = async (db: string, key: string, tool: string) => {
-  const first = client(db, "call", key, tool)
-  await first.next((line) => "recorded" in line)
+interface Questions {
+  readonly asked: number
+  readonly answers: ReadonlyArray<unknown>
+}
+
+const questions = async (): Promise<Record<string, Questions>> =>
+  (await (await fetch(`${base}/questions`)).json()) as Record<string, Questions>
+
+/** A client calls `tool` and is killed with SIGKILL once the line `pick` accepts is out. */
+const killedAt = async (
+  db: string,
+  mode: string,
+  key: string,
+  tool: string,
+  pick: (line: Record<string, unknown>) => boolean,
+) => {
+  const first = client(db, mode, key, tool)
+  const seen = await first.next(pick)
   const exited = new Promise((resolve) => first.child.once("exit", resolve))
   killGroup(first.child, "SIGKILL")
   await exited
+  return seen
 }
+
+/** A client calls `tool` and is killed with SIGKILL once its task id is durable. */
+const killedOnceRecorded = (db: string, key: string, tool: string) =>
+  killedAt(db, "call", key, tool, (line) => "recorded" in line)
 
 beforeAll(async () => {
   // The client processes run against `dist`; tsc -b rebuilds only what changed.
@@ -128,6 +148,50 @@ describe("a 2025-11-25 server on the official SDK 1.x task API", () => {
     expect(JSON.stringify(done.outcome)).toContain("slept 4000")
     expect(done.launches).toBe(1)
     expect((await launches())["kill-1"]).toBe(1)
+  }, 60_000)
+
+  it("a question the server asks mid-task (elicitation/create on tasks/result) is answered through the durable input path", async () => {
+    const run = client("ask.db", "call", "ask-1", "ask")
+    const asked = await run.next((line) => "asked" in line)
+    expect(asked.request).toMatchObject({
+      method: "elicitation/create",
+      params: { message: "Proceed?" },
+    })
+    const done = await run.next((line) => "outcome" in line)
+    expect(done.status).toBe("completed")
+    expect(JSON.stringify(done.outcome)).toContain("answered yes")
+    expect((await launches())["ask-1"]).toBe(1)
+    expect((await questions())["ask-1"]).toEqual({
+      asked: 1,
+      answers: [{ action: "accept", content: { answer: "yes" } }],
+    })
+  }, 60_000)
+
+  it("a client killed while a question waits for its answer: the next one answers it from the store, asked once, launched once", async () => {
+    // The first client reports the question (it is durable by then) and never answers it.
+    const asked = await killedAt("held.db", "hold", "held-1", "ask", (line) => "asked" in line)
+    expect((await questions())["held-1"]).toEqual({ asked: 1, answers: [] })
+    // The server never sends a question twice: only the row still knows it.
+    const second = client("held.db", "resume", "held-1")
+    const again = await second.next((line) => "asked" in line)
+    expect(again.asked).toBe(asked.asked)
+    const done = await second.next((line) => "outcome" in line)
+    expect(done.status).toBe("completed")
+    expect(JSON.stringify(done.outcome)).toContain("answered yes")
+    expect(done.launches).toBe(1)
+    expect((await launches())["held-1"]).toBe(1)
+    expect((await questions())["held-1"]).toEqual({
+      asked: 1,
+      answers: [{ action: "accept", content: { answer: "yes" } }],
+    })
+  }, 60_000)
+
+  it("a cancel while the task waits for input ends the call cancelled", async () => {
+    const run = client("ask-cancel.db", "hold-cancel", "ask-cancel-1", "ask")
+    await run.next((line) => "asked" in line)
+    const done = await run.next((line) => "outcome" in line)
+    expect(done.status).toBe("cancelled")
+    expect((await launches())["ask-cancel-1"]).toBe(1)
   }, 60_000)
 
   it("after a restart, a task whose session the server dropped ends session_lost, never launched again", async () => {

@@ -194,6 +194,19 @@ const answerInput = (
     )
   }).pipe(holding(ctx, record, mode))
 
+/**
+ * Where the row's task lives, and the questions the row holds: a 2025-11-25 server asks each one
+ * once, so after a restart only the row knows them.
+ */
+const originOf = (record: HandleRecord.HandleRecord): Wire.TaskOrigin | undefined =>
+  record.snapshot === null
+    ? undefined
+    : {
+        generation: record.snapshot.generation,
+        session: record.snapshot.session,
+        inputRequests: record.inputRequests,
+      }
+
 const poll = (
   ctx: Engine,
   record: HandleRecord.HandleRecord,
@@ -204,7 +217,7 @@ const poll = (
 ): Step =>
   Effect.gen(function* () {
     const polled = yield* Effect.either(
-      ctx.wire.getTask(endpoint, taskId, record.snapshot ?? undefined).pipe(holding(ctx, record, mode)),
+      ctx.wire.getTask(endpoint, taskId, originOf(record)).pipe(holding(ctx, record, mode)),
     )
     if (Either.isRight(polled)) seen.polled = true
     if (Either.isLeft(polled)) {

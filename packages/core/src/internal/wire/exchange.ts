@@ -48,11 +48,12 @@ export interface Observation {
 /** @internal */
 export interface ExchangeInput {
   readonly url: string
+  /** A request; 2025-11-25 also sends notifications (no id) and answers to the server (no method). */
   readonly message: {
     readonly jsonrpc: "2.0"
-    readonly id: number
-    readonly method: string
-    readonly params: object
+    readonly id?: number | string | undefined
+    readonly method?: string | undefined
+    readonly params?: object | undefined
   }
   /** Endpoint headers (credentials). The SDK gives them as the base; it owns the MCP routing headers. */
   readonly headers: Readonly<Record<string, string>>
@@ -60,6 +61,12 @@ export interface ExchangeInput {
   readonly maxAnswerBytes: number
   /** 2025-11-25 only: the session to name (`Mcp-Session-Id`) and the negotiated revision. */
   readonly session?: { readonly id: string | undefined; readonly protocolVersion: string } | undefined
+  /**
+   * 2025-11-25 `tasks/result` while a task waits for input: the exchange ends at the first
+   * request the server sends on the answer stream (its events are in the observation), or after
+   * `windowMs` with no answer, rather than waiting for the task to finish.
+   */
+  readonly inputWindow?: { readonly windowMs: number } | undefined
 }
 
 /** A live, mutable observation; `snapshot` freezes it when the exchange ends. @internal */
@@ -265,9 +272,11 @@ export const exchange = (
       },
     })
     let done = false
+    let listening: ReturnType<typeof setTimeout> | undefined
     const finish = () => {
       if (done) return
       done = true
+      if (listening !== undefined) clearTimeout(listening)
       signal.removeEventListener("abort", finish)
       resolve(snapshot(recorder))
       transport.close().catch(() => {})
@@ -278,8 +287,12 @@ export const exchange = (
       if ("id" in message && message.id === input.message.id && ("result" in message || "error" in message)) {
         recorder.answered = true
         finish()
+      } else if (input.inputWindow !== undefined && "id" in message && "method" in message) {
+        // A request of the server's: the caller answers it on its own, later.
+        finish()
       }
     }
+    if (input.inputWindow !== undefined) listening = setTimeout(finish, input.inputWindow.windowMs)
     // Errors the SDK reports out of band (SSE parse failures, stream drops) are also visible in
     // the observation; nothing to do here but keep the SDK from logging them.
     transport.onerror = () => {}

@@ -58,7 +58,11 @@ export interface Origin {
 export const toTaskState = (
   task: typeof TaskWire.Type,
   origin: Origin,
-  payload: { readonly result?: JsonObject | undefined; readonly error?: RpcError | undefined } = {},
+  payload: {
+    readonly result?: JsonObject | undefined
+    readonly error?: RpcError | undefined
+    readonly inputRequests?: Readonly<Record<string, JsonValue>> | undefined
+  } = {},
   status: typeof TaskStatus.Type = task.status,
 ): TaskState =>
   new TaskState(
@@ -76,6 +80,7 @@ export const toTaskState = (
         : {}),
       ...(payload.result === undefined ? {} : { result: payload.result }),
       ...(payload.error === undefined ? {} : { error: payload.error }),
+      ...(payload.inputRequests === undefined ? {} : { inputRequests: payload.inputRequests }),
     },
     true,
   )

@@ -29,18 +29,26 @@ import {
   NotSent,
   RpcErrorAnswer,
   type ServerEndpoint,
+  type TaskOrigin,
   TaskState,
   type ToolInfo,
   Wire,
   type WireError,
 } from "../../Wire.js"
 import type { RpcRequest } from "./envelope.js"
+import * as Input from "./input2025.js"
 import { malformed } from "./methods.js"
 import * as Protocol2026 from "./protocol.js"
 import * as Protocol from "./protocol2025.js"
 
 /** `tools/list` pages followed at most. */
 const maxToolPages = 1000
+
+/**
+ * How long `tasks/result` is listened to for the questions of a task that waits for input. The
+ * server puts a question in the task's queue as it says `input_required`: it is there at once.
+ */
+const listenWindowMs = 2_000
 
 /**
  * The server answered HTTP 404 to a request naming a session: it no longer knows that session,
@@ -54,19 +62,44 @@ export class SessionGone extends Data.TaggedError("SessionGone")<{ readonly meth
 export interface Sent {
   readonly result: Json.JsonObject
   readonly sessionId: string | undefined
+  /**
+   * With `inputWindow`: the exchange ended before its answer (`result` is then empty), at a request
+   * of the server's or when the window passed. `serverMessages` holds what the server sent on
+   * the answer stream meanwhile (requests, notifications), each a valid JSON object.
+   */
+  readonly stopped?: true | undefined
+  readonly serverMessages?: ReadonlyArray<Json.JsonObject> | undefined
 }
 
 /**
- * Sends one message (a request, or a notification when it has no id) naming `session`: the
- * HTTP adapter's exchange, shared by both generations.
+ * What 2025-11-25 sends besides requests: notifications (no id) and answers to the server's own
+ * requests (no method). Both are accepted with HTTP 202 and nothing else.
+ *
+ * @internal
+ */
+export type Outgoing =
+  | RpcRequest
+  | { readonly jsonrpc: "2.0"; readonly method: string; readonly params?: Json.JsonObject }
+  | { readonly jsonrpc: "2.0"; readonly id: number | string; readonly result: Json.JsonValue }
+  | {
+      readonly jsonrpc: "2.0"
+      readonly id: number | string
+      readonly error: { readonly code: number; readonly message: string }
+    }
+
+/**
+ * Sends one message naming `session`: the HTTP adapter's exchange, shared by both generations.
+ * A notification or an answer to the server succeeds with an empty result once accepted.
  *
  * @internal
  */
 export type Send = (
   server: ServerEndpoint,
-  message: RpcRequest,
+  message: Outgoing,
   /** Absent for 2026-07-28 requests, which name no session. */
   session: { readonly id: string | undefined; readonly protocolVersion: string } | undefined,
+  /** See `Sent.stopped`: `tasks/result` while a task waits for input. */
+  inputWindow?: { readonly windowMs: number } | undefined,
 ) => Effect.Effect<Sent, WireError | SessionGone>
 
 interface Connection {
@@ -105,7 +138,16 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
     lastId += 1
     return { jsonrpc: "2.0", id: lastId, method, params }
   }
+  const inputCapabilities = Object.fromEntries(
+    Object.entries(options.clientCapabilities ?? {}).filter(([name]) =>
+      ["elicitation", "sampling"].includes(name),
+    ),
+  )
   const keyOf = (server: ServerEndpoint) => server.url
+  /** Questions heard on a task's `tasks/result` stream and not answered yet, by task id. */
+  const asked = new Map<string, Record<string, Json.JsonValue>>()
+  /** Input keys this process sent answers for, by task id: not offered again from the row. */
+  const answered = new Map<string, Set<string>>()
   const sessionOf = (id: string | undefined) => ({ id, protocolVersion: Protocol.protocolVersion })
 
   const open = (server: ServerEndpoint): Effect.Effect<Connection, WireError> =>
@@ -115,9 +157,9 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         server,
         request(method, {
           protocolVersion: Protocol.protocolVersion,
-          // No client capabilities: this generation's input (elicitation, sampling inside a
-          // task) is not answered yet, so none is invited.
-          capabilities: {},
+          // Input inside a task comes as the server's own requests: invited only as far as the
+          // client answers input (its 2026-07-28 capabilities say so).
+          capabilities: inputCapabilities,
           clientInfo: { name: clientInfo.name, version: clientInfo.version },
         }),
         sessionOf(undefined),
@@ -129,10 +171,14 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
       const init = yield* malformed(method)(Protocol.decodeInitialize(sent.result))
       // The notification's answer (202, no body) carries nothing we need.
       yield* Effect.ignore(
-        send(server, { jsonrpc: "2.0", method: "notifications/initialized" } as unknown as RpcRequest, {
-          id: sent.sessionId,
-          protocolVersion: init.protocolVersion,
-        }),
+        send(
+          server,
+          { jsonrpc: "2.0", method: "notifications/initialized" },
+          {
+            id: sent.sessionId,
+            protocolVersion: init.protocolVersion,
+          },
+        ),
       )
       const connection: Connection = { id: sent.sessionId, init, tools: undefined }
       connections.set(keyOf(server), connection)
@@ -294,30 +340,107 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         }),
     )
 
+  /** A task's status as `tasks/get` (or a status notification) gave it, in the port's shape. */
+  const stateOf = (
+    server: ServerEndpoint,
+    session: string | undefined,
+    task: Protocol.Task,
+  ): Effect.Effect<TaskState, WireError | SessionGone> => {
+    switch (task.status) {
+      case "completed":
+      case "failed":
+        return finished(server, session, task)
+      case "input_required":
+        // Nothing to answer (see `awaitingInput`): the task waits, and is polled on as working.
+        return Effect.succeed(
+          Protocol.toTaskState(
+            { ...task, statusMessage: task.statusMessage ?? "the server waits for input" },
+            { session },
+            {},
+            "working",
+          ),
+        )
+      default:
+        return Effect.succeed(Protocol.toTaskState(task, { session }))
+    }
+  }
+
+  const forget = (taskId: string) =>
+    Effect.sync(() => {
+      asked.delete(taskId)
+      answered.delete(taskId)
+    })
+
+  /**
+   * A task waits for input: its questions come on the answer stream of `tasks/result`, which is
+   * listened to for a short window. The listening request is then cancelled (the server would
+   * otherwise write the next question to a stream no one reads) and the questions are reported
+   * as the task's input requests, with those asked before and not yet answered. A question asked
+   * before a restart is known only from the row (`origin.inputRequests`).
+   */
+  const awaitingInput = (
+    server: ServerEndpoint,
+    session: string | undefined,
+    task: Protocol.Task,
+    origin: TaskOrigin | undefined,
+  ): Effect.Effect<TaskState, WireError | SessionGone> =>
+    Effect.gen(function* () {
+      const { taskId } = task
+      const listening = request("tasks/result", { taskId })
+      const sent = yield* send(server, listening, sessionOf(session), { windowMs: listenWindowMs })
+      if (sent.stopped !== true) {
+        // The task ended while we listened: its status says how, `finished` gets the payload.
+        const again = yield* rpcIn(server, session, "tasks/get", { taskId })
+        const ended = yield* malformed("tasks/get")(Protocol.decodeGetTask(again.result, taskId))
+        return yield* stateOf(server, session, ended)
+      }
+      yield* Effect.ignore(
+        send(
+          server,
+          {
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: listening.id, reason: "listened for input only" },
+          },
+          sessionOf(session),
+        ),
+      )
+      const heard = Input.hear(sent.serverMessages ?? [], taskId)
+      for (const other of heard.others) {
+        yield* Effect.ignore(send(server, Input.answerOther(other), sessionOf(session)))
+      }
+      if (heard.status !== undefined) {
+        // A status notification is applied as a poll answer would be.
+        const notified = Protocol.decodeGetTask(heard.status, taskId)
+        if (Either.isRight(notified) && notified.right.status !== "input_required") {
+          return yield* stateOf(server, session, notified.right)
+        }
+      }
+      const pending = { ...asked.get(taskId), ...heard.questions }
+      asked.set(taskId, pending)
+      const sentAnswers = answered.get(taskId)
+      const fromRow = Object.fromEntries(
+        Object.entries(origin?.inputRequests ?? {}).filter(
+          ([key]) => Input.idOf(key) !== undefined && sentAnswers?.has(key) !== true,
+        ),
+      )
+      const outstanding = Object.keys(pending).length > 0 ? pending : fromRow
+      if (Object.keys(outstanding).length === 0) return yield* stateOf(server, session, task)
+      return Protocol.toTaskState(task, { session }, { inputRequests: outstanding })
+    })
+
   const getTask: Wire["getTask"] = (server, taskId, origin) =>
     withSession(server, origin?.session, (session, moved) =>
       rpcIn(server, session, "tasks/get", { taskId }).pipe(
         Effect.flatMap((sent) => malformed("tasks/get")(Protocol.decodeGetTask(sent.result, taskId))),
-        Effect.flatMap((task): Effect.Effect<TaskState, WireError | SessionGone> => {
-          switch (task.status) {
-            case "completed":
-            case "failed":
-              return finished(server, session, task)
-            case "input_required":
-              // Input inside a task (elicitation, sampling through tasks/result) is not
-              // answered on this generation yet: the task waits, and is polled on as working.
-              return Effect.succeed(
-                Protocol.toTaskState(
-                  { ...task, statusMessage: task.statusMessage ?? "the server waits for input" },
-                  { session },
-                  {},
-                  "working",
-                ),
-              )
-            default:
-              return Effect.succeed(Protocol.toTaskState(task, { session }))
-          }
-        }),
+        Effect.flatMap((task) =>
+          task.status === "input_required"
+            ? awaitingInput(server, session, task, origin)
+            : stateOf(server, session, task),
+        ),
+        Effect.tap((state) =>
+          state.status === "working" || state.status === "input_required" ? Effect.void : forget(taskId),
+        ),
         Effect.catchIf(
           (error): error is RpcErrorAnswer =>
             moved && error._tag === "RpcErrorAnswer" && error.error.code === invalidParams,
@@ -325,6 +448,29 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         ),
       ),
     )
+
+  /**
+   * Each answer is the response to the server's request its key names, sent in the session that
+   * asked. A key that names no request, or a session the server dropped, is the server not taking
+   * these answers (-32602), as on 2026-07-28.
+   */
+  const updateTask: Wire["updateTask"] = (server, taskId, responses, origin) =>
+    Effect.gen(function* () {
+      const method = "tasks/update"
+      const refused = (message: string) =>
+        new RpcErrorAnswer({ method, error: new RpcError({ code: invalidParams, message }) })
+      const session = origin?.session ?? (yield* connection(server)).id
+      for (const [key, response] of Object.entries(responses)) {
+        const id = Input.idOf(key)
+        if (id === undefined) return yield* Effect.fail(refused(`input key ${key} names no request`))
+        yield* send(server, { jsonrpc: "2.0", id, result: response }, sessionOf(session)).pipe(
+          Effect.catchTag("SessionGone", () => Effect.fail(refused("the session that asked is gone"))),
+        )
+        const pending = asked.get(taskId)
+        if (pending !== undefined) delete pending[key]
+        answered.set(taskId, new Set([...(answered.get(taskId) ?? []), key]))
+      }
+    })
 
   const discover = (server: ServerEndpoint): Effect.Effect<DiscoverInfo, WireError> =>
     Effect.map(connection(server), (conn) => ({
@@ -338,13 +484,7 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
     listTools,
     callTool,
     getTask,
-    updateTask: () =>
-      Effect.fail(
-        new RpcErrorAnswer({
-          method: "tasks/update",
-          error: new RpcError({ code: -32601, message: "2025-11-25 has no tasks/update" }),
-        }),
-      ),
+    updateTask,
     cancelTask: (server, taskId, origin) =>
       withSession(server, origin?.session, (session) =>
         rpcIn(server, session, "tasks/cancel", { taskId }).pipe(
