@@ -129,6 +129,7 @@ const timedWrite = <A, E, R>(
     effect.pipe(
       Effect.withSpan(`${Telemetry.spans.storePrefix}${operation}`, {
         kind: "client",
+        captureStackTrace: false,
         attributes: { [Attr.operation]: operation, ...attributes },
       }),
       Effect.onExit(() =>
@@ -210,8 +211,11 @@ const request = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   effect.pipe(
     Effect.onExit((exit) => Effect.annotateCurrentSpan(Attr.outcome, outcomeOf(exit))),
+    // No stack trace per request or store write: capturing one cost more than the span itself
+    // (B8), and it would only point into the engine, never at the caller's code.
     Effect.withSpan(method, {
       kind: "client",
+      captureStackTrace: false,
       attributes: {
         [Attr.method]: method,
         [Attr.serverName]: server.name,
