@@ -152,4 +152,98 @@ describe("push (subscriptions/listen)", () => {
       yield* p.close
     }),
   )
+
+  it.effect("an input question pushed to the client is answered once, and the call completes", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({
+        tools: [
+          slow({
+            durationMs: 20_000,
+            inputSteps: [
+              {
+                atMs: 2_000,
+                requests: { q: { method: "elicitation/create", params: { message: "name?" } } },
+              },
+            ],
+          }),
+        ],
+      })
+      let asked = 0
+      const p = yield* startProcess(h, {
+        background: false,
+        push: true,
+        onInputRequired: () =>
+          Effect.sync(() => {
+            asked++
+            return { action: "accept", content: { name: "Ada" } }
+          }),
+      })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      const outcome = yield* runPushing(h, handle.outcome, 40_000)
+      expect(outcome._tag).toBe("Completed")
+      expect(asked).toBe(1)
+      const [task] = h.server.ledger.snapshot().tasks
+      expect(task?.updates).toHaveLength(1)
+      // Polled around the question only (the driver answers after a poll of its own), not throughout.
+      expect(task?.polls.length).toBeLessThanOrEqual(4)
+      yield* p.close
+    }),
+  )
+
+  it.effect("a server without subscriptions/listen: asked once, then the tasks are polled as usual", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow()] })
+      let listens = 0
+      const withoutListen: Harness = {
+        ...h,
+        server: {
+          ...h.server,
+          handler: async (request) => {
+            if (request.headers.get("mcp-method") !== "subscriptions/listen") return h.server.handler(request)
+            listens++
+            const body = (await request.json()) as { id: number }
+            return Response.json(
+              { jsonrpc: "2.0", id: body.id, error: { code: -32601, message: "Method not found" } },
+              { status: 404 },
+            )
+          },
+        },
+      }
+      const p = yield* startProcess(withoutListen, { background: false, push: true })
+      const handles = yield* runPushing(
+        h,
+        Effect.forEach(["a", "b"], (key) => p.client.callTool("fake", "slow", {}, { key })),
+        1_000,
+      )
+      const outcomes = yield* runPushing(
+        h,
+        Effect.forEach(handles, (handle) => handle.outcome),
+        15_000,
+      )
+      expect(outcomes.map((o) => o._tag)).toEqual(["Completed", "Completed"])
+      expect(listens).toBe(1)
+      for (const task of h.server.ledger.snapshot().tasks) expect(task.polls.length).toBeGreaterThanOrEqual(5)
+      yield* p.close
+    }),
+  )
+
+  it.effect("after a restart, the rows the sweep resumes are listened for too", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow({ durationMs: 40_000 })] })
+      const first = yield* startProcess(h, { background: false })
+      yield* runPushing(h, first.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      first.crash()
+      const polledBefore = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
+      const second = yield* startProcess(h, { push: true })
+      // Nobody waits on the call: the sweep alone takes the row up.
+      yield* advance(h, 45_000, 100)
+      const row = yield* second.client.get("k")
+      expect(row.status).toBe("completed")
+      // One poll to take the row up again (the sweep's driver polls when it is due), then push.
+      const polls = (h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0) - polledBefore
+      expect(polls).toBeLessThanOrEqual(3)
+      expect(requestsOf(h, "subscriptions/listen").length).toBeGreaterThanOrEqual(1)
+      yield* second.close
+    }),
+  )
 })

@@ -428,7 +428,7 @@ export const drive = (
         driver,
         record,
         at,
-        driver.polled && needsInput(record, driver.handler),
+        needsInput(record, driver.handler),
       )
       if (Option.isSome(pushed)) {
         record = pushed.value

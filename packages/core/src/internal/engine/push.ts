@@ -216,7 +216,12 @@ const apply = (
       return record
     }
     const checked = yield* checkResult(ctx, task)
-    const nextPollAt = covered ? at + push.safetyNetMs : at + (yield* pollDelay(ctx, checked, record))
+    // A question is answered after a poll of the driver's own (see drive.ts): while the task
+    // asks for input it is polled at its interval, covered or not.
+    const nextPollAt =
+      covered && checked.status !== "input_required"
+        ? at + push.safetyNetMs
+        : at + (yield* pollDelay(ctx, checked, record))
     return yield* commit(
       ctx,
       record,

@@ -75,6 +75,11 @@ const actOn = (ctx: Engine, record: HandleRecord.HandleRecord, spread: boolean, 
       return
     }
     tally.resumed++
+    // With push, this instance drives the live task itself: its driver listens for it (see push.ts).
+    if (ctx.push.enabled) {
+      yield* ensureDriving(ctx, current, undefined, handler)
+      return
+    }
     yield* advance(ctx, current, undefined, "sweep", { polled: false })
   })
 
