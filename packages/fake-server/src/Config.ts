@@ -26,6 +26,12 @@ export interface Config {
   /** Protocol revisions accepted in `_meta` / `MCP-Protocol-Version` (default: 2026-07-28). */
   readonly supportedVersions?: readonly string[] | undefined
   /**
+   * The protocol generation served. `"2025-11-25"`: the same tools, faults, tasks and ledger
+   * in that revision's shapes (`initialize` and sessions, `task` on `tools/call`,
+   * `CreateTaskResult`, `tasks/get`, `tasks/result`, `tasks/cancel`). Default `"2026-07-28"`.
+   */
+  readonly generation?: "2026-07-28" | "2025-11-25" | undefined
+  /**
    * Validate the SEP-2243 routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
    * Default true: a conforming client always sends them.
    */

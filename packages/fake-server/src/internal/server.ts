@@ -10,6 +10,7 @@ import { faultLabel, makeFaultSchedule, phaseOf } from "./faultSchedule.js"
 import { makeHostGuard } from "./hostGuard.js"
 import * as LedgerRecorder from "./ledger.js"
 import { checkParamHeaders } from "./paramHeaders.js"
+import * as Edge2025 from "./protocol2025/edge.js"
 import { seededRandom, streamSeed } from "./random.js"
 import { makeRateLimiter } from "./rateLimiter.js"
 import { makeSubscriptions } from "./subscriptions.js"
@@ -69,6 +70,9 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     newTaskId: options.newTaskId ?? (() => crypto.randomUUID()),
   }
 
+  // 2025-11-25 mode: the same handlers behind that revision's edge (sessions, its shapes).
+  const legacy = config.generation === "2025-11-25" ? Edge2025.make(context, dispatch) : undefined
+
   let timer: ReturnType<typeof setInterval> | undefined
   const notifyEveryMs = options.notifyEveryMs ?? optionDefaults.notifyEveryMs
   const notify = () => {
@@ -87,6 +91,7 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
 
   const restart = (): Ledger.Restart => {
     subscriptions.closeAll()
+    legacy?.restart()
     const now = clock.now()
     const lost = store.restart()
     for (const taskId of lost) {
@@ -191,6 +196,12 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     fired: readonly Fault[],
     signal: AbortSignal | undefined,
   ): Handled => {
+    if (legacy !== undefined) {
+      let skewMs = config.timestampSkewMs ?? 0
+      for (const fault of fired) if (fault.kind === "skew") skewMs += fault.ms
+      const answered = legacy.handle(body, headers, { now, skewMs, signal })
+      return answered.kind === "accepted" ? answered : fromHandler(answered.handled, answered.id)
+    }
     const envelope = decodeEnvelope({ body, headers }, envelopeOptions)
     if (envelope.kind === "rejected")
       return fromHandler({ kind: "failure", failure: envelope.failure }, envelope.id)

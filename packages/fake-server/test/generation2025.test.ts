@@ -1,0 +1,191 @@
+/**
+ * The 2025-11-25 mode: the same tools, tasks and ledger behind that revision's edge. Sessions
+ * from `initialize`, `task` on `tools/call` answered with a `CreateTaskResult`, `tasks/get`
+ * without payload, `tasks/result` with it, questions during a task as requests of the server's
+ * on the `tasks/result` stream whose responses are the answers, `tasks/cancel` answering the
+ * task, and a restart forgetting every session. The core client against this mode runs in the
+ * chaos package (test/generation2025.test.ts).
+ */
+import { describe, expect, it } from "vitest"
+import type * as Config from "../src/Config.js"
+import * as FakeServer from "../src/FakeServer.js"
+import * as ServerClock from "../src/ServerClock.js"
+import { urlBase } from "./helpers.js"
+
+const config: Config.Config = {
+  generation: "2025-11-25",
+  tools: [
+    { name: "echo", shape: "direct", outcome: { kind: "result", text: "echo {{args.text}}" } },
+    { name: "job", durationMs: 1000, pollIntervalMs: 250, outcome: { kind: "result", text: "done" } },
+    {
+      name: "ask",
+      durationMs: 100,
+      inputSteps: [
+        {
+          atMs: 50,
+          requests: {
+            go: {
+              method: "elicitation/create",
+              params: { message: "Go?", requestedSchema: { type: "object", properties: {} } },
+            },
+          },
+        },
+      ],
+      outcome: { kind: "result", text: "answered {{inputs.go.action}}" },
+    },
+  ],
+}
+
+const setup = () => {
+  const clock = ServerClock.manual(Date.UTC(2025, 10, 25))
+  return { clock, server: FakeServer.unsafeMake(config, { clock }) }
+}
+
+let nextId = 1
+
+/** One message to the server, naming `session` when given; the HTTP answer. */
+const post = (server: FakeServer.FakeServer, message: Record<string, unknown>, session?: string) =>
+  server.handler(
+    new Request(urlBase, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        ...(session === undefined ? {} : { "mcp-session-id": session }),
+      },
+      body: JSON.stringify(message),
+    }),
+  )
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected freely in tests.
+type Any = any
+
+const rpc = async (
+  server: FakeServer.FakeServer,
+  session: string,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Any> => {
+  const response = await post(server, { jsonrpc: "2.0", id: nextId++, method, params }, session)
+  return response.json()
+}
+
+const open = async (server: FakeServer.FakeServer, capabilities: Record<string, unknown> = {}) => {
+  const response = await post(server, {
+    jsonrpc: "2.0",
+    id: nextId++,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities, clientInfo: { name: "t", version: "1" } },
+  })
+  const body: Any = await response.json()
+  const session = response.headers.get("mcp-session-id")
+  expect(session).toBeTypeOf("string")
+  return { session: session as string, body }
+}
+
+const events = async (response: Response): Promise<Array<Any>> =>
+  (await response.text())
+    .split("\n")
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => JSON.parse(line.slice("data: ".length)))
+
+describe("the fake server in 2025-11-25 mode", () => {
+  it("initialize opens a session; a request without one is 400 (-32000), one it does not know 404", async () => {
+    const { server } = setup()
+    const { session, body } = await open(server)
+    expect(body.result).toMatchObject({
+      protocolVersion: "2025-11-25",
+      capabilities: { tasks: { requests: { tools: { call: {} } } } },
+    })
+    const missing = await post(server, { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
+    expect(missing.status).toBe(400)
+    expect(((await missing.json()) as Any).error.code).toBe(-32000)
+    const unknown = await post(server, { jsonrpc: "2.0", id: 1, method: "tools/list" }, "nope")
+    expect(unknown.status).toBe(404)
+    const listed = await rpc(server, session, "tools/list", {})
+    expect(listed.result.resultType).toBeUndefined()
+    expect(listed.result.tools.map((tool: Any) => tool.name)).toEqual(["echo", "job", "ask"])
+    // A 2026-07-28 request is refused the way a 2025-11-25 server refuses it.
+    const modern = await post(server, { jsonrpc: "2.0", id: 1, method: "server/discover", params: {} })
+    expect(modern.status).toBe(400)
+  })
+
+  it("a task: CreateTaskResult, tasks/get without payload, tasks/result with it, launched once", async () => {
+    const { server, clock } = setup()
+    const { session } = await open(server)
+    const meta = { "io.github.mcp-handles/key": "k1" }
+    const created = await rpc(server, session, "tools/call", {
+      name: "job",
+      arguments: {},
+      task: {},
+      _meta: meta,
+    })
+    const task = created.result.task
+    expect(task).toMatchObject({ status: "working", ttl: expect.any(Number), pollInterval: 250 })
+    expect(task.ttlMs).toBeUndefined()
+    clock.advance(1000)
+    const got = await rpc(server, session, "tasks/get", { taskId: task.taskId })
+    expect(got.result).toMatchObject({ taskId: task.taskId, status: "completed" })
+    expect(got.result.result).toBeUndefined()
+    const payload = await rpc(server, session, "tasks/result", { taskId: task.taskId })
+    expect(payload.result.content).toEqual([{ type: "text", text: "done" }])
+    expect(payload.result._meta["io.modelcontextprotocol/related-task"]).toEqual({ taskId: task.taskId })
+    const direct = await rpc(server, session, "tools/call", { name: "echo", arguments: { text: "hi" } })
+    expect(direct.result).toEqual({ content: [{ type: "text", text: "echo hi" }] })
+    expect(server.ledger.snapshot().launches.filter((launch) => launch.idempotencyKey === "k1")).toHaveLength(
+      1,
+    )
+  })
+
+  it("a question during a task comes on the tasks/result stream; its response is the answer", async () => {
+    const { server, clock } = setup()
+    const { session } = await open(server, { elicitation: {} })
+    const created = await rpc(server, session, "tools/call", { name: "ask", arguments: {}, task: {} })
+    const taskId = created.result.task.taskId
+    clock.advance(60)
+    expect((await rpc(server, session, "tasks/get", { taskId })).result.status).toBe("input_required")
+    const stream = await post(
+      server,
+      { jsonrpc: "2.0", id: nextId++, method: "tasks/result", params: { taskId } },
+      session,
+    )
+    expect(stream.headers.get("content-type")).toContain("text/event-stream")
+    const [question] = await events(stream)
+    expect(question).toMatchObject({
+      id: `${taskId}/go`,
+      method: "elicitation/create",
+      params: { message: "Go?", _meta: { "io.modelcontextprotocol/related-task": { taskId } } },
+    })
+    const answered = await post(
+      server,
+      { jsonrpc: "2.0", id: question.id, result: { action: "accept" } },
+      session,
+    )
+    expect(answered.status).toBe(202)
+    expect((await rpc(server, session, "tasks/get", { taskId })).result.status).toBe("working")
+    clock.advance(100)
+    const payload = await rpc(server, session, "tasks/result", { taskId })
+    expect(payload.result.content).toEqual([{ type: "text", text: "answered accept" }])
+  })
+
+  it("tasks/cancel answers the task; a restart forgets every session, not the tasks it keeps", async () => {
+    const { server } = setup()
+    const { session } = await open(server)
+    const created = await rpc(server, session, "tools/call", { name: "job", arguments: {}, task: {} })
+    const taskId = created.result.task.taskId
+    const cancelled = await rpc(server, session, "tasks/cancel", { taskId })
+    expect(cancelled.result).toMatchObject({ taskId, status: "cancelled" })
+    server.restart()
+    const gone = await post(
+      server,
+      { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { taskId } },
+      session,
+    )
+    expect(gone.status).toBe(404)
+    const { session: fresh } = await open(server)
+    const unknown = await rpc(server, fresh, "tasks/get", { taskId })
+    // The server kept no tasks over its restart (no persistence): unknown in the new session.
+    expect(unknown.error.code).toBe(-32602)
+  })
+})
