@@ -34,6 +34,7 @@ import type { JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
 import * as TaskClient from "./TaskClient.js"
+import type * as TaskReference from "./TaskReference.js"
 
 /**
  * The client was closed (by `close()` or by leaving an `await using` block) before or while the
@@ -156,6 +157,22 @@ export interface PromiseTaskClient extends AsyncDisposable {
     options: PromiseOutcomesOptions,
     handler: (delivered: PromiseDelivered) => Promise<void> | void,
   ) => Subscription
+
+  // --- ext-tasks interop (issue 15, item 8); see `TaskClient.adopt` and `TaskReference`.
+  /**
+   * Adopts a task the app already holds (a task id, or an ext-tasks `SerializedTaskReference`)
+   * as a durable row on server `server`; `outcome()` settles it like any call.
+   */
+  readonly adopt: (
+    server: string,
+    task: string | TaskReference.SerializedTaskReference,
+    options?: TaskReference.AdoptOptions,
+  ) => Promise<PromiseHandle>
+  /** The task of `key` as an ext-tasks `SerializedTaskReference` (for `session.resumeTask`). */
+  readonly reference: (
+    key: string,
+    options?: { readonly scope?: string | undefined; readonly endpointId?: string | undefined },
+  ) => Promise<TaskReference.SerializedTaskReference>
 }
 
 const optionalDuration = (input: DurationInput.DurationInput | undefined) =>
@@ -260,6 +277,9 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     close,
     [Symbol.asyncDispose]: close,
     ...outcomeDelivery(client, run),
+    adopt: (server, task, adoptOptions) =>
+      run("adopt", Effect.map(client.adopt(server, task, adoptOptions), promiseHandle)),
+    reference: (key, referenceOptions) => run("reference", client.reference(key, referenceOptions)),
   }
 }
 

@@ -26,6 +26,7 @@ import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
 import * as Outcomes from "./internal/outcomes.js"
 import * as Telemetry from "./internal/telemetry.js"
+import * as TaskReference from "./TaskReference.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
@@ -312,6 +313,16 @@ export interface TaskClient {
     options: OutcomesOptions,
     handler: (delivered: Delivered) => Effect.Effect<void, E, R>,
   ) => Effect.Effect<void, StoreError, R>
+
+  // --- ext-tasks interop (issue 15, item 8); see `TaskReference`.
+  /**
+   * Adopts a task the app already holds on server `server` (a task id, or an ext-tasks
+   * `SerializedTaskReference`) as a durable row: polled, answered, cancelled and settled like a
+   * call of this client's own, never re-issued. Idempotent by key (default `adopted:{taskId}`).
+   */
+  readonly adopt: TaskReference.TaskReferences["adopt"]
+  /** The task of `key` as an ext-tasks `SerializedTaskReference`, for `session.resumeTask`. */
+  readonly reference: TaskReference.TaskReferences["reference"]
 }
 
 /**
@@ -364,6 +375,13 @@ export const make = (
       ...Outcomes.make(store, {
         member: options.instanceId ?? defaults.instanceId,
         defaultScope: scopeOf(undefined),
+      }),
+      ...TaskReference.make(store, {
+        servers: options.servers,
+        owner: options.instanceId ?? defaults.instanceId,
+        leaseMs: options.leaseMs ?? defaults.leaseMs,
+        defaultScope: scopeOf(undefined),
+        settle: (key, scope) => Telemetry.onRow(scope, key, client.settle(key, scope)),
       }),
     }
   })

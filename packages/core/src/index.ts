@@ -110,6 +110,14 @@ export * as SqlStore from "./SqlStore.js"
  */
 export * as TaskClient from "./TaskClient.js"
 /**
+ * Tasks the app already holds (a task id, an ext-tasks `SerializedTaskReference`) adopted as
+ * durable rows, and rows exported as references.
+ *
+ * @since 0.3.0
+ * @category modules
+ */
+export * as TaskReference from "./TaskReference.js"
+/**
  * Span names, attributes and metrics the client reports through Effect's tracer and `Metric`.
  *
  * @since 0.3.0

@@ -9,6 +9,7 @@ import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
 import type * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
+import type * as TaskReference from "../TaskReference.js"
 import * as Wire from "../Wire.js"
 import * as Context from "./engine/context.js"
 import * as Drivers from "./engine/drivers.js"
@@ -21,7 +22,7 @@ import type * as Outcomes from "./outcomes.js"
 export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
-  Omit<TaskClient.TaskClient, Outcomes.Members>,
+  Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members>,
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
 > =>
@@ -86,5 +87,5 @@ export const make = (
             scope,
           }),
         ),
-    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members>
+    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members>
   })
