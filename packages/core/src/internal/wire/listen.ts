@@ -38,6 +38,8 @@ const method = "subscriptions/listen"
 export const acknowledged = "notifications/subscriptions/acknowledged"
 /** @internal */
 export const taskNotification = "notifications/tasks"
+/** @internal */
+export const toolsListChanged = "notifications/tools/list_changed"
 
 /** @internal */
 export interface ListenInput {
@@ -51,6 +53,8 @@ export interface ListenInput {
   readonly limits: Json.JsonLimits
   /** How long the server may take to start its answer. */
   readonly timeout: number
+  /** Called on `notifications/tools/list_changed` (asked for with `toolsListChanged`). */
+  readonly onToolsListChanged?: (() => void) | undefined
 }
 
 type Item =
@@ -84,6 +88,10 @@ const readEvent = (input: ListenInput, text: string): Effect.Effect<Item, WireEr
         ? notifications.taskIds.filter((id): id is string => typeof id === "string")
         : []
       return { _tag: "Event", event: { _tag: "Acknowledged", taskIds } }
+    }
+    if (message.method === toolsListChanged) {
+      yield* Effect.sync(() => input.onToolsListChanged?.())
+      return { _tag: "Skip" }
     }
     if (message.method !== taskNotification) return { _tag: "Skip" }
     const taskId = typeof params.taskId === "string" ? params.taskId : undefined
@@ -205,20 +213,26 @@ export const opener =
     fetch: typeof globalThis.fetch,
     headersOf: (server: ServerEndpoint) => Effect.Effect<Readonly<Record<string, string>>>,
   ): OpenListen =>
-  (server, version, taskIds) =>
+  (server, version, taskIds, onToolsListChanged) =>
     Stream.unwrap(
       Effect.map(headersOf(server), (headers) =>
         open({
           url: server.url,
           message: adapter.request(
             method,
-            { notifications: { taskIds: [...taskIds] } },
+            {
+              notifications:
+                onToolsListChanged === undefined
+                  ? { taskIds: [...taskIds] }
+                  : { taskIds: [...taskIds], toolsListChanged: true },
+            },
             { [protocolVersionMeta]: version },
           ),
           headers,
           fetch,
           limits: adapter.limits,
           timeout: Duration.toMillis(adapter.timeout),
+          onToolsListChanged,
         }),
       ),
     )

@@ -57,6 +57,8 @@ export type OpenListen = (
   server: ServerEndpoint,
   version: string,
   taskIds: ReadonlyArray<string>,
+  /** Asks for `notifications/tools/list_changed` on the stream too, and is called on each. */
+  onToolsListChanged?: () => void,
 ) => Stream.Stream<ListenEvent, WireError>
 
 /** @internal */
@@ -155,7 +157,10 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}, openListen?: OpenLi
     listen:
       openListen === undefined
         ? undefined
-        : (server, taskIds) => openListen(server, negotiation.versionOf(server), taskIds),
+        : (server, taskIds) =>
+            // The stream is where a 2026-07-28 server says its tools changed: the definitions
+            // are learnt again before the next call is checked.
+            openListen(server, negotiation.versionOf(server), taskIds, () => tools.forget(server)),
     discover: (server) =>
       rpc(server, "server/discover", {}).pipe(
         Effect.flatMap((result) => malformed("server/discover")(Protocol.decodeDiscover(result))),

@@ -2,8 +2,10 @@
  * Each endpoint's tool definitions, as far as `tools/call` needs them: which arguments are
  * mirrored into `Mcp-Param-*` headers, and which tools are invalid to call (see paramHeaders.ts).
  * Learnt from `tools/list` (every listing refreshes it; the client checks a tool, and so lists
- * its endpoint's tools, before its first call), and forgotten when a server answers a call with a
- * header mismatch (`-32020`): its tools changed, and they are listed again.
+ * its endpoint's tools, before its first call), and forgotten when the server says its tools
+ * changed: `notifications/tools/list_changed` on a `subscriptions/listen` stream (the only place a
+ * 2026-07-28 server sends it), or a call answered with a header mismatch (`-32020`). They are
+ * listed again before the next call is checked.
  * After a listing that fails, calls go out without custom headers until a server that needed
  * them says so (a header mismatch), and the next call lists again.
  *
