@@ -246,6 +246,8 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   pollsWithoutInterval: Schema.Finite,
   /** Times a `tools/call` was dispatched for this key (1 normally; more only by explicit reissue). */
   launches: Schema.Finite,
+  /** Polls the server answered for this row's task (0 on rows written before it was counted). */
+  polls: Schema.optionalWith(Schema.Finite, { default: () => 0 }),
   /** The last problem seen (transport, auth, protocol), for operators. Never a task id. */
   lastProblem: Schema.NullOr(Schema.String),
   leaseOwner: Schema.NullOr(Schema.String),

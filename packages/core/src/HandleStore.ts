@@ -196,7 +196,8 @@ export interface ReleaseOwnerOptions {
  * @category models
  */
 export interface ListFilter {
-  readonly scope: string
+  /** Every scope's rows when absent (an operator's view, `list --all-scopes`). */
+  readonly scope?: string | undefined
   readonly statuses?: ReadonlyArray<Status> | undefined
   readonly serverId?: string | undefined
   /** 1 to 1000; a fraction is rounded down, anything outside is brought inside. */
@@ -294,7 +295,10 @@ export interface HandleStore {
    * lease runs out; rows already due are taken over by `spreadDue` instead. Returns how many.
    */
   readonly releaseOwner: (options: ReleaseOwnerOptions) => Effect.Effect<number, StoreError>
-  /** One page of a scope's rows, ordered by creation time then key. */
+  /**
+   * One page of a scope's rows, ordered by creation time then key; of every scope's rows when
+   * the filter names none, ordered by creation time, key, then scope.
+   */
   readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
   /** Deletes terminal rows settled before the cutoff; never an open or in-doubt row. */
   readonly deleteSettledBefore: (options: GcOptions) => Effect.Effect<number, StoreError>
@@ -324,6 +328,87 @@ export interface HandleStore {
    * was handed but never acknowledged. Returns how many.
    */
   readonly releaseOutcomes: (options: ReleaseOutcomesOptions) => Effect.Effect<number, StoreError>
+}
+
+/**
+ * The port includes the servers part, declared in its own block below.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface HandleStore extends ServerStore {}
+
+// ---------------------------------------------------------------------------------------------
+// Servers (issues 15 item 7 and 16): the servers a store's rows point at, shared by every
+// process on the store. Kept apart from the outcome-delivery block above.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A server as the store knows it: rows name it by `id`, whose name part is `name`; the store
+ * keeps the URL it was last seen at, never credentials (`ServerIdentity.normaliseUrl` refuses
+ * them).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ServerRecord {
+  /** The name an app configures it under; the key of the servers table. */
+  readonly name: string
+  /** The normalised URL, without credentials. */
+  readonly url: string
+  /** `ServerIdentity.of({ name, url })`: what rows written against this URL store as `serverId`. */
+  readonly id: string
+  readonly firstSeenAt: number
+  readonly lastSeenAt: number
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface SeenServer {
+  readonly name: string
+  readonly url: string
+  readonly id: string
+  readonly now: number
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface RebindOptions {
+  /** The server identity (`serverId`) the rows name now. */
+  readonly from: string
+  /** The identity they name afterwards. */
+  readonly to: string
+  /** Only this scope's rows; every scope when absent. */
+  readonly scope?: string | undefined
+}
+
+/**
+ * The servers part of the port.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ServerStore {
+  /**
+   * Records that `name` is at `url` (identity `id`) as of `now`: a new name is added with both
+   * times `now`; a known one gets the URL and identity given and `lastSeenAt` moved to `now`
+   * (never back), its `firstSeenAt` kept. Returns the server as stored.
+   */
+  readonly recordServer: (server: SeenServer) => Effect.Effect<ServerRecord, StoreError>
+  /** Every known server, by name. */
+  readonly listServers: Effect.Effect<ReadonlyArray<ServerRecord>, StoreError>
+  /** Forgets a server's name and URL (its rows stay); false when it was not known. */
+  readonly removeServer: (name: string) => Effect.Effect<boolean, StoreError>
+  /**
+   * Moves every row that names `from` to name `to`, versions bumped (a lease holder's next
+   * write loses and re-reads). Atomic: when a row's task id is already held by a row of `to`,
+   * nothing moves and it fails with `TaskIdTaken`. Returns how many rows moved.
+   */
+  readonly rebind: (options: RebindOptions) => Effect.Effect<number, StoreError | TaskIdTaken>
 }
 
 /**

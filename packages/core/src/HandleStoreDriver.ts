@@ -42,7 +42,8 @@ export type WriteOutcome = "written" | "version-conflict" | "task-id-taken"
  * @category models
  */
 export interface ListQuery {
-  readonly scope: string
+  /** Every scope when undefined: then list order breaks ties on the scope too. */
+  readonly scope: string | undefined
   readonly statuses: ReadonlyArray<Status> | undefined
   readonly serverId: string | undefined
   /** Only rows strictly after this position in list order. */
@@ -91,6 +92,15 @@ export interface HandleStoreDriver {
   /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
   readonly deleteSettledBefore: (options: HandleStore.GcOptions) => Effect.Effect<number, unknown>
+
+  // --- Servers (issues 15 item 7 and 16): see `HandleStore.ServerStore`.
+  /** `HandleStore.recordServer`: an upsert by name. */
+  readonly recordServer: (server: HandleStore.SeenServer) => Effect.Effect<HandleStore.ServerRecord, unknown>
+  /** Every server, ordered by name (code points). */
+  readonly listServers: Effect.Effect<ReadonlyArray<HandleStore.ServerRecord>, unknown>
+  readonly removeServer: (name: string) => Effect.Effect<boolean, unknown>
+  /** `HandleStore.rebind` with `from` and `to` distinct; all rows or none. */
+  readonly rebind: (options: HandleStore.RebindOptions) => Effect.Effect<RebindOutcome, unknown>
 
   // --- Outcome delivery (issue 15): see `HandleStore.claimOutcomes` and the helpers below.
   /** `HandleStore.claimOutcomes`, `limit` at least 1. */
@@ -179,6 +189,7 @@ export const initialRecord = (
         nextPollAt: handle.now,
         attempts: 0,
         pollsWithoutInterval: 0,
+        polls: 0,
         launches: 1,
         lastProblem: null,
         leaseOwner: handle.owner,
@@ -202,6 +213,8 @@ export const initialRecord = (
 export interface CursorPosition {
   readonly createdAt: number
   readonly key: string
+  /** Set in a cursor of a page across every scope (third in list order there). */
+  readonly scope?: string | undefined
 }
 
 /**
@@ -209,7 +222,10 @@ export interface CursorPosition {
  * @category cursors
  */
 export const encodeCursor = (position: CursorPosition): string =>
-  `${position.createdAt}.${encodeURIComponent(position.key)}`
+  position.scope === undefined
+    ? `${position.createdAt}.${encodeURIComponent(position.key)}`
+    : // "/" never appears in an encoded key: it separates the scope of a page across scopes.
+      `${position.createdAt}.${encodeURIComponent(position.key)}/${encodeURIComponent(position.scope)}`
 
 /**
  * @since 0.1.0
@@ -220,7 +236,17 @@ export const decodeCursor = (cursor: string): Option.Option<CursorPosition> => {
   const createdAt = Number(cursor.slice(0, dot))
   if (dot <= 0 || !Number.isSafeInteger(createdAt)) return Option.none()
   try {
-    return Option.some({ createdAt, key: decodeURIComponent(cursor.slice(dot + 1)) })
+    const rest = cursor.slice(dot + 1)
+    const slash = rest.indexOf("/")
+    return Option.some(
+      slash < 0
+        ? { createdAt, key: decodeURIComponent(rest) }
+        : {
+            createdAt,
+            key: decodeURIComponent(rest.slice(0, slash)),
+            scope: decodeURIComponent(rest.slice(slash + 1)),
+          },
+    )
   } catch {
     return Option.none()
   }
@@ -231,7 +257,10 @@ export const decodeCursor = (cursor: string): Option.Option<CursorPosition> => {
  * @category cursors
  */
 export const compareListOrder = (a: CursorPosition, b: CursorPosition): number =>
-  a.createdAt - b.createdAt || compareCodePoints(a.key, b.key)
+  a.createdAt - b.createdAt ||
+  compareCodePoints(a.key, b.key) ||
+  // Within one scope, both scopes are equal (or a one-scope cursor has none): no effect.
+  (a.scope === undefined || b.scope === undefined ? 0 : compareCodePoints(a.scope, b.scope))
 
 /**
  * Keys order by Unicode code point, which is what SQL stores give with a binary collation (UTF-8
@@ -262,7 +291,7 @@ export const compareCodePoints = (a: string, b: string): number => {
 export const matches =
   (query: ListQuery) =>
   (record: HandleRecord): boolean =>
-    record.scope === query.scope &&
+    (query.scope === undefined || record.scope === query.scope) &&
     (query.statuses === undefined || query.statuses.includes(record.status)) &&
     (query.serverId === undefined || record.serverId === query.serverId) &&
     (query.after === undefined || compareListOrder(record, query.after) > 0)
@@ -326,18 +355,27 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     }
     if (filter.statuses !== undefined && filter.statuses.length === 0) return Effect.succeed(emptyPage)
     const limit = listLimit(filter.limit)
+    const allScopes = filter.scope === undefined
+    const position = Option.getOrUndefined(after)
     const query: ListQuery = {
       scope: filter.scope,
       statuses: filter.statuses,
       serverId: filter.serverId,
-      after: Option.getOrUndefined(after),
+      // Across scopes, a cursor without a scope (from a one-scope page) starts before every scope.
+      after: allScopes && position !== undefined ? { ...position, scope: position.scope ?? "" } : position,
       // One row past the page: its presence says whether another page follows.
       limit: limit + 1,
     }
     return Effect.map(refail("list", driver.list(query)), (rows) => {
       const records = rows.length > limit ? rows.slice(0, limit) : rows
       const last = records[records.length - 1]
-      return { records, nextCursor: rows.length > limit && last ? encodeCursor(last) : null }
+      const cursorOf = (row: HandleRecord) =>
+        encodeCursor(
+          allScopes
+            ? { createdAt: row.createdAt, key: row.key, scope: row.scope }
+            : { createdAt: row.createdAt, key: row.key },
+        )
+      return { records, nextCursor: rows.length > limit && last ? cursorOf(last) : null }
     })
   }
 
@@ -370,6 +408,24 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     releaseOwner: (options) => refail("releaseOwner", driver.releaseOwner(options)),
     list,
     deleteSettledBefore: (options) => refail("deleteSettledBefore", driver.deleteSettledBefore(options)),
+    // Servers (issues 15 item 7 and 16).
+    recordServer: (server) => refail("recordServer", driver.recordServer(server)),
+    listServers: refail("listServers", driver.listServers),
+    removeServer: (name) => refail("removeServer", driver.removeServer(name)),
+    rebind: (options) =>
+      options.from === options.to
+        ? Effect.succeed(0)
+        : Effect.flatMap(refail("rebind", driver.rebind(options)), (outcome) =>
+            "moved" in outcome
+              ? Effect.succeed(outcome.moved)
+              : Effect.fail(
+                  new HandleStore.TaskIdTaken({
+                    scope: outcome.taken.scope,
+                    key: outcome.taken.key,
+                    serverId: options.to,
+                  }),
+                ),
+          ),
     claimOutcomes: (options) => {
       const limit = batchLimit(options.limit)
       return limit === 0
@@ -459,3 +515,50 @@ export const claimedState = (
  */
 export const acknowledges = (options: HandleStore.AckOutcomeOptions, state: DeliveryState): boolean =>
   options.rest === undefined || sameRest(options.rest, state.rest)
+
+// ---------------------------------------------------------------------------------------------
+// Servers (issues 15 item 7 and 16): shared rules of the servers table.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How a driver's rebind went: the rows moved, or the first row whose task id a row of the
+ * target server already holds (then nothing moved).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type RebindOutcome =
+  | { readonly moved: number }
+  | { readonly taken: { readonly scope: string; readonly key: string } }
+
+/**
+ * The server `recordServer` stores, given what was stored under its name (the in-memory
+ * reading of its upsert): the first sighting kept, the last one never moved back.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const seenServer = (
+  stored: HandleStore.ServerRecord | undefined,
+  seen: HandleStore.SeenServer,
+): HandleStore.ServerRecord => ({
+  name: seen.name,
+  url: seen.url,
+  id: seen.id,
+  firstSeenAt: stored?.firstSeenAt ?? seen.now,
+  lastSeenAt: Math.max(stored?.lastSeenAt ?? seen.now, seen.now),
+})
+
+/**
+ * A stored server row, decoded: the table is outside input like every row.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const ServerRow = Schema.Struct({
+  name: Schema.String,
+  url: Schema.String,
+  id: Schema.String,
+  firstSeenAt: Schema.Number,
+  lastSeenAt: Schema.Number,
+})

@@ -1,7 +1,8 @@
 /**
  * A row names its server by a stable identity: a hash of the configured name and the normalised
- * URL, never of headers or credentials. A moved server gets a new identity; rows never follow it
- * silently.
+ * URL, never of headers or credentials. The name part is what a row keeps: a client that
+ * configures the same name at another URL drives the row there (the app moved its server), and
+ * `HandleStore.rebind` moves rows to another name outright.
  *
  * @since 0.1.0
  */
@@ -69,3 +70,37 @@ export const of = (server: ServerEndpoint): Effect.Effect<string, InvalidServerU
       Effect.map((digest) => `${server.name}:${digest.slice(0, 16)}`),
     ),
   )
+
+/**
+ * The name part of an identity (what `of` put before the hash); the identity itself when it has
+ * no hash part.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const nameOf = (id: string): string => id.replace(/:[0-9a-f]{16}$/, "")
+
+const secretName =
+  /^(access[_-]?token|id[_-]?token|refresh[_-]?token|token|auth|authorization|bearer|jwt|api[_-]?key|apikey|key|secret|client[_-]?secret|password|passwd|pwd|sig|signature|x-amz-signature|session|session[_-]?id|sid|code|credentials?)$/i
+const secretWord = /(token|secret|passw|api[_-]?key|signature|credential)/i
+
+/**
+ * The query parameters of `url` whose names look like secrets (`token`, `api_key`, ...): such a
+ * URL is never written to a store's servers table. Empty when there are none or it is no URL.
+ *
+ * @since 0.3.0
+ * @category predicates
+ */
+export const secretQueryParams = (url: string): ReadonlyArray<string> => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return []
+  }
+  const names = new Set<string>()
+  parsed.searchParams.forEach((_value, name) => {
+    if (secretName.test(name) || secretWord.test(name)) names.add(name)
+  })
+  return [...names]
+}

@@ -110,6 +110,14 @@ export interface Options {
    */
   readonly background?: false | BackgroundOptions | undefined
   /**
+   * Records each configured server (name, URL without credentials, identity, first and last
+   * seen) in the store when the client starts, so every process on the store, the CLI
+   * included, reaches this app's rows by their server's name. Default on; a URL whose query
+   * looks like it carries a secret is never recorded. (The CLI, which configures itself from
+   * the store, turns it off.)
+   */
+  readonly recordServers?: boolean | undefined
+  /**
    * Push through `subscriptions/listen`: where a 2026-07-28 server with the Tasks extension takes
    * it, one stream per endpoint carries the status of every open task this instance drives, each
    * written like a poll answer; while the stream is healthy those tasks are polled only as a

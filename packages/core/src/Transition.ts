@@ -134,9 +134,16 @@ const onlyAnsweredKeysOutstanding = (record: HandleRecord, requests: Readonly<Re
 }
 
 /** Applies what the server says about the task: the shared path of TaskCreated and Polled. */
-const observe = (record: HandleRecord, task: TaskState, now: number, nextPollAt: number): HandleRecord => {
+const observe = (
+  record: HandleRecord,
+  task: TaskState,
+  now: number,
+  nextPollAt: number,
+  polled = 0,
+): HandleRecord => {
   const snapshot = snapshotOf(task, record.snapshot?.receivedAt ?? now)
   const base = {
+    polls: record.polls + polled,
     taskId: task.taskId,
     snapshot,
     attempts: 0,
@@ -297,7 +304,7 @@ export const step = (record: HandleRecord, event: Event): HandleRecord => {
     case "Polled":
       if (record.taskId === null || record.taskId !== event.task.taskId) return record
       if (!isTaskLive(record.status)) return record
-      return observe(record, event.task, event.now, event.nextPollAt)
+      return observe(record, event.task, event.now, event.nextPollAt, 1)
     case "PollFailed":
       return hasLiveTask(record)
         ? change(

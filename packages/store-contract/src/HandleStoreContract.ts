@@ -22,6 +22,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
 import { outcomeContract } from "./OutcomeContract.js"
+import { serverContract } from "./ServerContract.js"
 
 const T0 = 1_700_000_000_000
 const LEASE = 30_000
@@ -104,6 +105,7 @@ const fullRecordFields = fc.record({
   attempts: fc.nat(1000),
   pollsWithoutInterval: fc.nat(1000),
   launches: fc.integer({ min: 1, max: 5 }),
+  polls: fc.nat(100_000),
   lastProblem: fc.option(fc.string({ unit: "grapheme" }), { nil: null }),
   settledAt: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: null }),
 })
@@ -627,5 +629,6 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     })
 
     outcomeContract(layer)
+    serverContract(layer)
   })
 }

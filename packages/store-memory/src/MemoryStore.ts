@@ -25,6 +25,8 @@ const freed = { leaseOwner: null, leaseExpiresAt: null }
  */
 export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   const rows = new Map<string, Row>()
+  // Servers (issues 15 item 7 and 16): by name.
+  const servers = new Map<string, HandleStore.ServerRecord>()
   // Outcome delivery: per row (rowId), per consumer, what was handed out and whether it was acked.
   const deliveries = new Map<string, Map<string, HandleStoreDriver.DeliveryState>>()
   const find = (scope: string, key: string) => rows.get(HandleRecord.rowId(scope, key))
@@ -39,6 +41,26 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   // Only this process can reach a memory store: no other process to keep out (no lockInstance),
   // and the host's clock is the only one (no now).
   return HandleStoreDriver.makeStore({
+    // Servers (issues 15 item 7 and 16).
+    recordServer: (seen) =>
+      Effect.sync(() => {
+        const server = HandleStoreDriver.seenServer(servers.get(seen.name), seen)
+        servers.set(seen.name, server)
+        return server
+      }),
+    listServers: Effect.sync(() =>
+      Array.from(servers.values()).sort((a, b) => HandleStoreDriver.compareCodePoints(a.name, b.name)),
+    ),
+    removeServer: (name) => Effect.sync(() => servers.delete(name)),
+    rebind: ({ from, to, scope }) =>
+      Effect.sync((): HandleStoreDriver.RebindOutcome => {
+        const moving = all((r) => r.serverId === from && (scope === undefined || r.scope === scope))
+        const held = new Set(all((r) => r.serverId === to && r.taskId !== null).map((r) => r.taskId))
+        const clash = moving.find((r) => r.taskId !== null && held.has(r.taskId))
+        if (clash !== undefined) return { taken: { scope: clash.scope, key: clash.key } }
+        for (const record of moving) write(record, { serverId: to })
+        return { moved: moving.length }
+      }),
     insertOrGet: (record) =>
       Effect.sync(() => {
         const stored = find(record.scope, record.key)

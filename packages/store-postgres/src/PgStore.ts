@@ -31,6 +31,7 @@ import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
 import { outcomeDelivery } from "./internal/outcomes.js"
 import * as Rows from "./internal/rows.js"
+import { servers } from "./internal/servers.js"
 import { isTransient } from "./internal/transient.js"
 
 /**
@@ -553,14 +554,21 @@ const makeDriver = (
       ),
 
     list: (query) => {
-      const where = [sql`scope = ${query.scope}`]
+      const allScopes = query.scope === undefined
+      const where = allScopes ? [sql`TRUE`] : [sql`scope = ${query.scope}`]
       if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.after !== undefined)
-        where.push(sql`(created_at, key) > (${query.after.createdAt}, ${query.after.key})`)
+        where.push(
+          allScopes
+            ? sql`(created_at, key, scope) > (${query.after.createdAt}, ${query.after.key}, ${query.after.scope ?? ""})`
+            : sql`(created_at, key) > (${query.after.createdAt}, ${query.after.key})`,
+        )
+      // Across scopes, the scope breaks ties of creation time and key.
+      const order = sql.literal(allScopes ? "created_at, key, scope" : "created_at, key")
       return run(
         "list",
-        sql`SELECT ${columns} FROM ${t} WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${query.limit}`.withoutTransform.pipe(
+        sql`SELECT ${columns} FROM ${t} WHERE ${sql.and(where)} ORDER BY ${order} LIMIT ${query.limit}`.withoutTransform.pipe(
           Effect.flatMap((rows) => Effect.forEach(rows, decode("list"))),
           Effect.map((rows) => rows.map((row) => row.record)),
         ),
@@ -584,6 +592,8 @@ const makeDriver = (
       ),
 
     ...outcomeDelivery(sql, schema, run),
+    // Servers (issues 15 item 7 and 16).
+    ...servers(sql, schema, run),
   }
 }
 

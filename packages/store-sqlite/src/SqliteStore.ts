@@ -28,6 +28,7 @@ import * as File from "./internal/file.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
 import * as Rows from "./internal/rows.js"
+import * as Servers from "./internal/servers.js"
 import * as Writer from "./internal/writer.js"
 import * as Writes from "./internal/writes.js"
 
@@ -262,7 +263,7 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize })
-    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer))
+    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db)))
   })
 
 /** Reads on the @effect/sql client's connection; every write through the group-committing writer. */
@@ -271,6 +272,7 @@ const makeDriver = (
   sql: Sqlite.SqliteClient,
   writes: ReturnType<typeof Writes.make>,
   writer: Writer.Writer,
+  servers: ReturnType<typeof Servers.make>,
 ): HandleStoreDriver.HandleStoreDriver => {
   /** Submits the write `operation` makes of `record` and its row values. */
   const submitRecord = <A, E>(
@@ -316,20 +318,35 @@ const makeDriver = (
     releaseOwner: ({ owner, now }) => writer.submit("releaseOwner", writes.releaseOwner(owner, now)),
 
     list: (query) => {
-      const where: Array<Statement.Fragment> = [sql`scope = ${query.scope}`]
+      const where: Array<Statement.Fragment> = []
+      if (query.scope !== undefined) where.push(sql`scope = ${query.scope}`)
       if (query.statuses !== undefined) where.push(sql.in("status", query.statuses))
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.after !== undefined) {
         const { createdAt, key } = query.after
-        where.push(sql`(created_at > ${createdAt} OR (created_at = ${createdAt} AND key > ${key}))`)
+        // Across scopes (no scope filter), the scope breaks ties of creation time and key.
+        where.push(
+          query.scope === undefined
+            ? sql`(created_at, key, scope) > (${createdAt}, ${key}, ${query.after.scope ?? ""})`
+            : sql`(created_at > ${createdAt} OR (created_at = ${createdAt} AND key > ${key}))`,
+        )
       }
+      const order = query.scope === undefined ? "created_at, key, scope" : "created_at, key"
       return Effect.flatMap(
         sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
-        WHERE ${sql.and(where)} ORDER BY created_at, key LIMIT ${query.limit}`,
+        WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} ORDER BY ${sql.literal(order)} LIMIT ${query.limit}`,
         (rows) => Rows.decodeRows("list", rows),
       )
     },
 
+    // Servers (issues 15 item 7 and 16).
+    recordServer: (seen) => writer.submit("recordServer", servers.record(seen)),
+    listServers: Effect.flatMap(
+      sql`SELECT ${sql.literal(Servers.columns)} FROM servers ORDER BY name`,
+      Servers.decode,
+    ),
+    removeServer: (name) => writer.submit("removeServer", servers.remove(name)),
+    rebind: (options) => writer.submit("rebind", servers.rebind(options)),
     deleteSettledBefore: ({ scope, settledBefore }) =>
       writer.submit("deleteSettledBefore", writes.deleteSettledBefore(settledBefore, scope)),
 

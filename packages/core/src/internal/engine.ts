@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
-import type * as ServerIdentity from "../ServerIdentity.js"
+import * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
 import type * as TaskReference from "../TaskReference.js"
 import * as Wire from "../Wire.js"
@@ -38,6 +38,9 @@ export const make = (
     // process may do so under the same id. (A client without it only drives what it is asked to.)
     if (options.background !== false)
       yield* Effect.provideService(ctx.store.lockInstance(ctx.owner), Scope.Scope, ctx.clientScope)
+    // Servers by name (issue 15 item 7): the store learns where each configured name is now, so
+    // every process on it (the CLI, another instance) can reach the rows this app writes.
+    if (options.recordServers !== false) yield* recordServers(ctx)
     yield* Effect.forkIn(Drivers.runAlarms(ctx), ctx.clientScope)
     yield* Effect.forkIn(Leases.heartbeat(ctx), ctx.clientScope)
     if (ctx.push.enabled)
@@ -89,3 +92,25 @@ export const make = (
         ),
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members>
   })
+
+/**
+ * Best effort: a store that cannot record servers (a read-only role) still serves calls. A URL
+ * whose query looks like it carries a secret is not written down.
+ */
+const recordServers = (ctx: Context.Engine) =>
+  Effect.flatMap(ctx.store.now, (now) =>
+    Effect.forEach(
+      ctx.serversByName.values(),
+      ({ endpoint, id }) =>
+        ServerIdentity.secretQueryParams(endpoint.url).length > 0
+          ? Effect.void
+          : ServerIdentity.normaliseUrl(endpoint.url).pipe(
+              Effect.flatMap((url) => ctx.store.recordServer({ name: endpoint.name, url, id, now })),
+            ),
+      { discard: true },
+    ),
+  ).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("could not record the configured servers in the store", error),
+    ),
+  )

@@ -13,6 +13,8 @@ export const table = "handles"
 export const migrationsTable = "mcp_handles_migrations"
 /** Outcome delivery (issue 15): what each consumer was handed and acknowledged. */
 export const deliveriesTable = "outcome_deliveries"
+/** Servers (issues 15 item 7 and 16): each server's name, URL and identity. */
+export const serversTable = "servers"
 
 /** The unique index that keeps a task id on one row; its violations are `TaskIdTaken`. */
 export const taskIndex = "handles_task"
@@ -116,6 +118,25 @@ export const loader = (schema: string): Migrator.Loader =>
         }),
       ),
     ],
+    [
+      4,
+      "servers",
+      // Servers (issues 15 item 7 and 16): each server's name, URL (never credentials), the
+      // identity rows written against that URL carry, and when it was first and last seen.
+      Effect.succeed(
+        Effect.flatMap(
+          Sql.SqlClient,
+          (sql) =>
+            sql`CREATE TABLE ${sql(`${schema}.${serversTable}`)} (
+              name text COLLATE "C" PRIMARY KEY,
+              url text NOT NULL,
+              id text COLLATE "C" NOT NULL,
+              first_seen_at double precision NOT NULL,
+              last_seen_at double precision NOT NULL
+            )`,
+        ),
+      ),
+    ],
   ])
 
-export const latestVersion = 3
+export const latestVersion = 4

@@ -90,15 +90,31 @@ const v4 = Effect.gen(function* () {
   END`
 })
 
+/**
+ * Servers (issues 15 item 7 and 16): each server's name, URL (never credentials), the identity
+ * rows written against that URL carry, and when it was first and last seen. Shared by every
+ * process on the store, so the CLI reaches the rows an app wrote by their server's name.
+ */
+const v5 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE servers (
+    name TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    id TEXT NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL
+  ) WITHOUT ROWID`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
   "3_task_id_unique": v3,
   "4_outcome_deliveries": v4,
+  "5_servers": v5,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 4
+export const latestVersion = 5
 
 export const loader = Migrator.fromRecord(migrations)
 

@@ -29,6 +29,7 @@ const numbersOf = (record: HandleRecord): ReadonlyArray<number | null | undefine
   record.attempts,
   record.pollsWithoutInterval,
   record.launches,
+  record.polls,
   record.snapshot?.pollIntervalMs,
   record.snapshot?.ttlMs,
   record.snapshot?.createdAt,
@@ -72,6 +73,7 @@ export const toParams = (
     attempts: record.attempts,
     pollsWithoutInterval: record.pollsWithoutInterval,
     launches: record.launches,
+    polls: record.polls,
     lastProblem: record.lastProblem,
     updatedAt: record.updatedAt,
   }

@@ -174,8 +174,10 @@ export interface Engine {
 
 export { rowId } from "../../HandleRecord.js"
 
+/** A row's server: by its identity, else by its name (the app moved that server to another URL). */
 export const endpointOf = (ctx: Engine, record: HandleRecord.HandleRecord): Wire.ServerEndpoint | undefined =>
-  ctx.serversById.get(record.serverId)
+  ctx.serversById.get(record.serverId) ??
+  ctx.serversByName.get(ServerIdentity.nameOf(record.serverId))?.endpoint
 
 export const make = (
   options: TaskClient.Options,

@@ -10,6 +10,7 @@ import * as HandleRecord from "../../HandleRecord.js"
 import type * as HandleStore from "../../HandleStore.js"
 import * as Json from "../../Json.js"
 import * as Outcome from "../../Outcome.js"
+import * as ServerIdentity from "../../ServerIdentity.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import { awaitLatch, type Engine, endpointOf, rowId } from "./context.js"
@@ -132,7 +133,12 @@ export const callTool =
         now,
       })
       if (!created) {
-        if (record.serverId !== server.id || record.tool !== tool || record.argumentsHash !== argumentsHash) {
+        // The same server by name: the app may have moved it to another URL since.
+        if (
+          ServerIdentity.nameOf(record.serverId) !== serverName ||
+          record.tool !== tool ||
+          record.argumentsHash !== argumentsHash
+        ) {
           return yield* Effect.fail(
             new ClientError.KeyReused({
               key,
