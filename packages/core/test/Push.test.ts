@@ -246,4 +246,32 @@ describe("push (subscriptions/listen)", () => {
       yield* second.close
     }),
   )
+
+  it.effect(
+    "in a fleet, the instance holding the row's lease listens for it, and the next one after it dies",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools: [slow({ durationMs: 200_000 })] })
+        const a = yield* startProcess(h, { push: true, instanceId: "a", leaseMs: 10_000 })
+        const b = yield* startProcess(h, { push: true, instanceId: "b", leaseMs: 10_000 })
+        yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+        yield* advance(h, 5_000, 100)
+        // b holds nothing: it opens no stream.
+        expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+        expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
+
+        a.crash()
+        // a's lease runs out (its safety net plus the lease); b's sweep takes the row and listens.
+        yield* advance(h, 90_000, 500)
+        const row = yield* b.client.get("k")
+        expect(row.leaseOwner).toBe("b#driver")
+        expect(requestsOf(h, "subscriptions/listen")).toHaveLength(2)
+        const polls = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
+        expect(polls).toBeLessThanOrEqual(2)
+
+        yield* advance(h, 110_000, 500)
+        expect((yield* b.client.get("k")).status).toBe("completed")
+        yield* b.close
+      }),
+  )
 })

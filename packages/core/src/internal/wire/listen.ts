@@ -65,12 +65,29 @@ type Item =
 const isObject = (value: unknown): value is Json.JsonObject =>
   value !== null && typeof value === "object" && !Array.isArray(value)
 
+/**
+ * The task a refused message was about (its JSON holds a hostile key, or is too deep), so that
+ * the task is polled instead: only a string is read from it, nothing of it is kept.
+ */
+const taskIdOf = (text: string): string | undefined => {
+  try {
+    const message: unknown = JSON.parse(text)
+    if (!isObject(message) || message.method !== taskNotification || !isObject(message.params))
+      return undefined
+    const taskId = message.params.taskId
+    return typeof taskId === "string" ? taskId : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** One message of the stream: an event for the caller, the graceful end, or something to ignore. */
 const readEvent = (input: ListenInput, text: string): Effect.Effect<Item, WireError> =>
   Effect.gen(function* () {
     const parsed = yield* Effect.either(Json.parse(`${method} message`, text, input.limits))
     if (Either.isLeft(parsed)) {
-      return { _tag: "Event", event: { _tag: "Malformed", taskId: undefined, reason: parsed.left.reason } }
+      const taskId = taskIdOf(text)
+      return { _tag: "Event", event: { _tag: "Malformed", taskId, reason: parsed.left.reason } }
     }
     const message = parsed.right
     if (!isObject(message)) return { _tag: "Skip" }
