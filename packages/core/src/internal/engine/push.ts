@@ -45,6 +45,9 @@ export const defaults = {
   maxBackoffMs: 30_000,
 } as const
 
+/** How much longer new tasks are gathered per task the stream already carries (1 s per 10,000). */
+const relistenMsPerTask = 0.1
+
 /** JSON-RPC "method not found": the server has no `subscriptions/listen`. */
 const methodNotFound = -32601
 
@@ -81,6 +84,8 @@ export interface Push {
   readonly watched: Map<string, Watch>
   /** Row id → the latest pushed state, until its driver writes it. */
   readonly pending: Map<string, Wire.TaskState>
+  /** Row id → the state last written from a push (status and server time): said again, it is not. */
+  readonly written: Map<string, string>
   /** Row id → when (store clock) a covered task was last seen, by a poll or a push. */
   readonly lastSeen: Map<string, number>
   /** Rows whose next poll the safety net put off: polled at their own interval again when uncovered. */
@@ -104,6 +109,7 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
       listeners: new Map(),
       watched: new Map(),
       pending: new Map(),
+      written: new Map(),
       lastSeen: new Map(),
       heldBack: new Set(),
       starts,
@@ -152,6 +158,7 @@ export const unwatch = (ctx: Engine, id: string): void => {
   if (known === undefined) return
   push.watched.delete(id)
   push.pending.delete(id)
+  push.written.delete(id)
   push.lastSeen.delete(id)
   push.heldBack.delete(id)
   const listener = push.listeners.get(known.serverId)
@@ -184,6 +191,8 @@ export const dueOf = (ctx: Engine, id: string, record: HandleRecord.HandleRecord
   )
 }
 
+const stateOf = (task: Wire.TaskState) => `${task.status} ${task.lastUpdatedAt}`
+
 /** Writes a pushed state as a poll answer: same transition, same lease rules. */
 const apply = (
   ctx: Engine,
@@ -215,6 +224,7 @@ const apply = (
     ) {
       return record
     }
+    push.written.set(id, stateOf(task))
     const checked = yield* checkResult(ctx, task)
     // A question is answered after a poll of the driver's own (see drive.ts): while the task
     // asks for input it is polled at its interval, covered or not.
@@ -307,6 +317,8 @@ const onEvent =
           const id = listener.wanted.get(event.task.taskId)
           const known = id === undefined ? undefined : push.watched.get(id)
           if (id === undefined || known === undefined) return Effect.void
+          // A stream opened again says every task's state again: one already written wakes nobody.
+          if (push.written.get(id) === stateOf(event.task)) return Effect.void
           push.pending.set(id, event.task)
           return Effect.asVoid(wake(known.scope, known.key))
         }
@@ -343,8 +355,10 @@ const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
       if (![...listener.wanted.keys()].some((taskId) => !listener.requested.has(taskId))) {
         yield* Deferred.await(listener.demand)
       }
-      // A few more tasks may come along: one stream for all of them.
-      yield* Effect.sleep(Duration.millis(push.batchMs))
+      // A few more tasks may come along: one stream for all of them. Each stream asks for every
+      // task again (and hears each one's state again), so a large one is opened again less often:
+      // meanwhile its new tasks are polled.
+      yield* Effect.sleep(Duration.millis(push.batchMs + listener.wanted.size * relistenMsPerTask))
       listener.demand = fresh()
       listener.requested = new Set(listener.wanted.keys())
       const ended = yield* open(listener.endpoint, [...listener.requested]).pipe(
