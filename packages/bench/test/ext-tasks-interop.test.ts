@@ -5,9 +5,15 @@
  * completion, a task that needs input, a cancel and an expiry. A server answer of the wrong
  * shape fails these tests, so they check the fake server's fidelity as much as the interop.
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { openTaskClient, type PromiseTaskClient } from "@mcp-handles/core/PromiseClient"
+import type { SerializedTaskReference } from "@mcp-handles/core/TaskReference"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import {
   type ApplicationInputRequest,
@@ -184,5 +190,78 @@ describe("the official ext-tasks requester (default codec) against the fake serv
     expect(error).toBeInstanceOf(TaskFailedError)
     expect(error?.code).toBe(-32602)
     expect(error?.message).toMatch(/expired/)
+  })
+})
+
+/**
+ * Issue 15, item 8: a task moves between the two requesters through ext-tasks'
+ * `SerializedTaskReference`: one ext-tasks handed off is adopted as a durable row and settled by
+ * mcp-handles; one mcp-handles holds is exported and resumed by ext-tasks with its default codec.
+ */
+describe("task references between ext-tasks and mcp-handles", () => {
+  let server: FakeServer.FakeServer
+  let listening: NodeHttp.Listening
+  let opened: Awaited<ReturnType<typeof openSession>>
+  let client: PromiseTaskClient
+  const dir = mkdtempSync(join(tmpdir(), "ext-tasks-references-"))
+
+  beforeAll(async () => {
+    server = FakeServer.unsafeMake(config)
+    listening = await NodeHttp.listen(server)
+    opened = await openSession(listening.url, () => ({ action: "accept", content: { confirm: true } }))
+    client = await openTaskClient({
+      store: SqliteStore.layer({ filename: join(dir, "handles.db") }),
+      servers: [{ name: "fake", url: listening.url }],
+      polling: { minIntervalMs: 10 },
+    })
+  })
+
+  afterAll(async () => {
+    await client?.close()
+    await opened?.close()
+    await listening?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("a task ext-tasks handed off is adopted as a durable row and settled, launched once", async () => {
+    const execution = await opened.session.callTool("compute", { n: 9 })
+    expect(execution.kind).toBe("task")
+    let saved: SerializedTaskReference | undefined
+    if (execution.kind === "task") {
+      await execution.handoff((reference) => {
+        saved = reference as SerializedTaskReference
+      })
+    }
+    expect(saved).toMatchObject({ endpointId: "fake", generation: "v2", originalOperation: "tools/call" })
+    const handle = await client.adopt("fake", saved as SerializedTaskReference, {
+      key: "from-ext",
+      tool: "compute",
+    })
+    expect(handle.record).toMatchObject({ key: "from-ext", taskId: saved?.taskId, status: "working" })
+    const outcome = await handle.outcome()
+    expect(outcome._tag === "Completed" && outcome.result.content).toEqual([
+      { type: "text", text: "computed 9" },
+    ])
+    expect(server.ledger.launches.filter((launch) => launch.taskId === saved?.taskId)).toHaveLength(1)
+  })
+
+  it("a task mcp-handles holds is exported and resumed by ext-tasks with its default codec", async () => {
+    const handle = await client.callTool("fake", "compute", { n: 10 }, { key: "to-ext" })
+    const reference = await client.reference("to-ext", { endpointId: "fake" })
+    expect(reference).toEqual({
+      endpointId: "fake",
+      generation: "v2",
+      taskId: handle.record.taskId,
+      originalOperation: "tools/call",
+    })
+    const execution = await opened.session.resumeTask(reference)
+    const { outcome } = await execution.settle()
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: { resultType: "complete", content: [{ type: "text", text: "computed 10" }] },
+    })
+    const settled = await handle.outcome()
+    expect(settled._tag).toBe("Completed")
+    expect(server.ledger.launches.filter((launch) => launch.idempotencyKey === "to-ext")).toHaveLength(1)
   })
 })

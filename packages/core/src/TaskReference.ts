@@ -7,7 +7,8 @@
  *
  * An adopted row never launched anything: it stores no arguments (so it can never be re-issued),
  * its `argumentsHash` is the marker `adopted:{taskId}` (so `callTool` with the same key is
- * `KeyReused`), and it starts `working`, due at once, leased to nobody. Adoption is idempotent by
+ * `KeyReused`), and it starts `working`, due at once, leased to nobody, with the default first poll
+ * interval until its first poll brings the task's own fields. Adoption is idempotent by
  * key: adopting the same task under the same key again returns the row, and an adoption cut short
  * by a crash (its row still `pending`, or `in_doubt` once a reconciler found it) is finished by
  * adopting again. A task id is held by one row per server, as always.
@@ -22,6 +23,7 @@ import * as Schema from "effect/Schema"
 import { InvalidKey, UnknownKey, UnknownServer } from "./ClientError.js"
 import { HandleRecord, localError, TaskSnapshot } from "./HandleRecord.js"
 import * as Store from "./HandleStore.js"
+import * as Polling from "./Polling.js"
 import * as ServerIdentity from "./ServerIdentity.js"
 import type { Handle } from "./TaskClient.js"
 import type { ServerEndpoint } from "./Wire.js"
@@ -202,17 +204,17 @@ export const adopt = (
       row.taskId === null &&
       (row.status === "pending" || row.status === "in_doubt")
     if (!unfinished) return yield* conflict("the key already names another call")
-    const snapshot =
-      generation === "v1"
-        ? // The task's own timestamps come with its first poll; until then it has no TTL backstop.
-          TaskSnapshot.make({
-            ttlMs: null,
-            createdAt: now,
-            lastUpdatedAt: now,
-            receivedAt: now,
-            generation: "2025-11-25",
-          })
-        : null
+    // Until its first poll tells the task's own fields, the row assumes the default first
+    // interval: a takeover waits one known interval before polling (another requester may just
+    // have polled), and with no interval at all that would be the longest default wait.
+    const snapshot = TaskSnapshot.make({
+      pollIntervalMs: Polling.defaults.defaultInitialMs,
+      ttlMs: null,
+      createdAt: now,
+      lastUpdatedAt: now,
+      receivedAt: now,
+      ...(generation === "v1" ? { generation: "2025-11-25" } : {}),
+    })
     const working = new HandleRecord(
       {
         ...row,
