@@ -16,14 +16,9 @@
  * listened for: in a fleet, the lease holder listens.
  */
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Schedule from "effect/Schedule"
-import * as Stream from "effect/Stream"
 import type * as HandleRecord from "../../HandleRecord.js"
 import * as Polling from "../../Polling.js"
 import type * as TaskClient from "../../TaskClient.js"
@@ -32,6 +27,9 @@ import type * as Wire from "../../Wire.js"
 import { checkResult, pollDelay } from "./answers.js"
 import type { Driver, Engine } from "./context.js"
 import { type CommitError, commit } from "./leases.js"
+import { fresh, type Listener, stateOf } from "./listener.js"
+
+export { run, type Wake } from "./listener.js"
 
 /** Push's defaults (see `TaskClient.PushOptions`). */
 export const defaults = {
@@ -44,34 +42,12 @@ export const defaults = {
   /** ...up to this. */
   maxBackoffMs: 30_000,
 } as const
-
-/** How much longer new tasks are gathered per task the stream already carries (1 s per 10,000). */
-const relistenMsPerTask = 0.1
-
-/** JSON-RPC "method not found": the server has no `subscriptions/listen`. */
-const methodNotFound = -32601
-
 interface Watch {
   readonly scope: string
   readonly key: string
   readonly serverId: string
   readonly taskId: string
 }
-
-interface Listener {
-  readonly endpoint: Wire.ServerEndpoint
-  /** Task id → row id: the tasks of this endpoint that rows driven here listen for. */
-  readonly wanted: Map<string, string>
-  /** What the stream open now (or being opened) asked for. */
-  requested: ReadonlySet<string>
-  /** What its acknowledgement agreed to: these rows poll only as a safety net. */
-  readonly covered: Set<string>
-  /** Completed when a task not yet requested is wanted. */
-  demand: Deferred.Deferred<void>
-  /** No push here (no tasks extension, no `subscriptions/listen`, a 2025-11-25 server). */
-  unsupported: boolean
-}
-
 export interface Push {
   readonly enabled: boolean
   readonly safetyNetMs: number
@@ -93,9 +69,6 @@ export interface Push {
   /** Server ids whose listener is to be started. */
   readonly starts: Queue.Queue<string>
 }
-
-const fresh = () => Deferred.unsafeMake<void>(FiberId.none)
-
 export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
   Effect.map(Queue.unbounded<string>(), (starts) => {
     const configured = options.push
@@ -190,9 +163,6 @@ export const dueOf = (ctx: Engine, id: string, record: HandleRecord.HandleRecord
     seen + Polling.clampOr(ctx.polling, record.snapshot?.pollIntervalMs, ctx.polling.defaultInitialMs),
   )
 }
-
-const stateOf = (task: Wire.TaskState) => `${task.status} ${task.lastUpdatedAt}`
-
 /** Writes a pushed state as a poll answer: same transition, same lease rules. */
 const apply = (
   ctx: Engine,
@@ -278,124 +248,3 @@ export const instead = (
     const event = Transition.Event.Rescheduled({ now: at, nextPollAt: safetyNet })
     return Effect.map(commit(ctx, record, event, "action"), Option.some)
   })
-
-/** Wakes a row's driver (resumed at once if parked): see `Drivers.wake`. */
-export type Wake = (scope: string, key: string) => Effect.Effect<boolean>
-
-const wakeAll = (push: Push, listener: Listener, taskIds: Iterable<string>, wake: Wake) =>
-  Effect.forEach(
-    [...taskIds],
-    (taskId) => {
-      const id = listener.wanted.get(taskId)
-      const known = id === undefined ? undefined : push.watched.get(id)
-      return known === undefined ? Effect.void : wake(known.scope, known.key)
-    },
-    { discard: true },
-  )
-
-/** The stream is gone: its rows poll at their own interval again. */
-const uncover = (push: Push, listener: Listener, wake: Wake) =>
-  Effect.suspend(() => {
-    const was = [...listener.covered]
-    listener.covered.clear()
-    return wakeAll(push, listener, was, wake)
-  })
-
-const onEvent =
-  (push: Push, listener: Listener, wake: Wake, healthy: Effect.Effect<void>) =>
-  (event: Wire.ListenEvent): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      switch (event._tag) {
-        case "Acknowledged": {
-          const agreed = new Set(event.taskIds.filter((taskId) => listener.requested.has(taskId)))
-          const dropped = [...listener.covered].filter((taskId) => !agreed.has(taskId))
-          listener.covered.clear()
-          for (const taskId of agreed) if (listener.wanted.has(taskId)) listener.covered.add(taskId)
-          return Effect.zipRight(healthy, wakeAll(push, listener, dropped, wake))
-        }
-        case "Task": {
-          const id = listener.wanted.get(event.task.taskId)
-          const known = id === undefined ? undefined : push.watched.get(id)
-          if (id === undefined || known === undefined) return Effect.void
-          // A stream opened again says every task's state again: one already written wakes nobody.
-          if (push.written.get(id) === stateOf(event.task)) return Effect.void
-          push.pending.set(id, event.task)
-          return Effect.asVoid(wake(known.scope, known.key))
-        }
-        case "Malformed": {
-          // What the server said cannot be used: the task is polled instead.
-          if (event.taskId === undefined)
-            return Effect.logWarning("a malformed notification", { reason: event.reason })
-          listener.covered.delete(event.taskId)
-          return Effect.zipRight(
-            Effect.logWarning("a malformed task notification; the task is polled", { reason: event.reason }),
-            wakeAll(push, listener, [event.taskId], wake),
-          )
-        }
-      }
-    })
-
-/** One endpoint's listener: one stream at a time, opened again for new tasks, resubscribed after drops. */
-const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
-  Effect.gen(function* () {
-    const push = ctx.push
-    const open = ctx.wire.listen
-    const info = yield* Effect.either(ctx.wire.discover(listener.endpoint))
-    if (open === undefined || Either.isLeft(info) || !info.right.supportsTasks) {
-      listener.unsupported = true
-      return
-    }
-    const backoff = Schedule.exponential(Duration.millis(push.backoffMs)).pipe(
-      Schedule.union(Schedule.spaced(Duration.millis(push.maxBackoffMs))),
-      Schedule.jittered,
-    )
-    let retry = yield* Schedule.driver(backoff)
-    const healthy = Effect.suspend(() => retry.reset)
-    for (;;) {
-      if (![...listener.wanted.keys()].some((taskId) => !listener.requested.has(taskId))) {
-        yield* Deferred.await(listener.demand)
-      }
-      // A few more tasks may come along: one stream for all of them. Each stream asks for every
-      // task again (and hears each one's state again), so a large one is opened again less often:
-      // meanwhile its new tasks are polled.
-      yield* Effect.sleep(Duration.millis(push.batchMs + listener.wanted.size * relistenMsPerTask))
-      listener.demand = fresh()
-      listener.requested = new Set(listener.wanted.keys())
-      const ended = yield* open(listener.endpoint, [...listener.requested]).pipe(
-        Stream.runForEach(onEvent(push, listener, wake, healthy)),
-        Effect.either,
-        // New tasks to listen for: this stream gives way to one that covers them too. What it
-        // covered stays covered (the new stream says every task's state again when it opens).
-        Effect.raceFirst(Effect.as(Deferred.await(listener.demand), "relisten" as const)),
-      )
-      if (ended === "relisten") continue
-      listener.requested = new Set()
-      yield* uncover(push, listener, wake)
-      if (Either.isLeft(ended)) {
-        const error = ended.left
-        if (error._tag === "RpcErrorAnswer" && error.error.code === methodNotFound) {
-          listener.unsupported = true
-          return
-        }
-        yield* Effect.logDebug("task subscription dropped; polling until it is back", { error: error._tag })
-      }
-      // Dropped, or ended by the server: resubscribe after a while, polling meanwhile.
-      yield* Effect.catchAll(retry.next(undefined), () =>
-        Effect.flatMap(Schedule.driver(backoff), (again) => Effect.sync(() => (retry = again))),
-      )
-    }
-  }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("task subscription listener stopped", { cause })),
-    Effect.annotateLogs({ server: listener.endpoint.name }),
-  )
-
-/** Starts each endpoint's listener the first time a row of it listens, until the client closes. */
-export const run = (ctx: Engine, wake: Wake): Effect.Effect<never> =>
-  Effect.forever(
-    Effect.flatMap(Queue.take(ctx.push.starts), (serverId) => {
-      const listener = ctx.push.listeners.get(serverId)
-      return listener === undefined
-        ? Effect.void
-        : Effect.forkIn(listen(ctx, listener, wake), ctx.clientScope)
-    }),
-  )
