@@ -21,8 +21,13 @@ const suite = [
   `@modelcontextprotocol/conformance@${version}`,
   "conformance",
 ]
-// The suite splits the command on spaces: a path with one would break it.
-const clientCommand = `${JSON.stringify(process.execPath).slice(1, -1)} ${join(import.meta.dirname, "client.mjs")}`
+// The suite splits the command on spaces (and runs it through a shell): a path with one would
+// break it, so it is refused up front rather than failing every scenario.
+const clientCommand = `${process.execPath} ${join(import.meta.dirname, "client.mjs")}`
+if (/\s/.test(process.execPath) || /\s/.test(import.meta.dirname)) {
+  console.error(`client conformance: the suite cannot run a command whose path has spaces: ${clientCommand}`)
+  process.exit(1)
+}
 
 /** The scenarios issue 14 names; every json-schema-* one the suite lists is added. */
 const NAMED = [
