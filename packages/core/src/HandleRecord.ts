@@ -205,6 +205,33 @@ export class StrayTask extends Schema.Class<StrayTask>("StrayTask")({
 }) {}
 
 /**
+ * One change of a row's status, as the row keeps it (see `HandleRecord.history`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export class HistoryEntry extends Schema.Class<HistoryEntry>("HistoryEntry")({
+  /** When (the store's clock, epoch milliseconds). */
+  at: Schema.Finite,
+  /** Null for the call's first entry (the intent written). */
+  from: Schema.NullOr(Status),
+  to: Status,
+  /** What made it change: the transition's event (`Polled`, `CallInDoubt`, `Reissued`, ...). */
+  cause: Schema.String,
+  /** The instance that wrote it. */
+  instance: Schema.NullOr(Schema.String),
+}) {}
+
+/**
+ * The most history entries a row keeps: past it, the oldest are dropped (the first one, the
+ * intent, is kept).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const historyLimit = 20
+
+/**
  * One call's row.
  *
  * @since 0.1.0
@@ -258,7 +285,35 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   updatedAt: Schema.Finite,
   /** When the row became terminal; drives garbage collection. */
   settledAt: Schema.NullOr(Schema.Finite),
+  /**
+   * The row's status changes, oldest first, at most `historyLimit` (the first, the intent, is
+   * always kept). Append-only; empty on rows written before it was kept.
+   */
+  history: Schema.optionalWith(Schema.Array(HistoryEntry), { default: () => [] }),
 }) {}
+
+/**
+ * `next` with its status change from `previous` appended to its history; `next` itself when the
+ * status did not change. Built without re-validating (both records are already checked).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const withTransition = (
+  previous: HandleRecord,
+  next: HandleRecord,
+  entry: { readonly at: number; readonly cause: string; readonly instance: string | null },
+): HandleRecord => {
+  if (next.status === previous.status) return next
+  const added = new HistoryEntry({ ...entry, from: previous.status, to: next.status }, true)
+  const history = [...next.history, added]
+  const [first, ...rest] = history
+  const bounded =
+    history.length <= historyLimit || first === undefined
+      ? history
+      : [first, ...rest.slice(-(historyLimit - 1))]
+  return new HandleRecord({ ...next, history: bounded }, true)
+}
 
 /**
  * @since 0.1.0

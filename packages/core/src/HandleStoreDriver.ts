@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { HandleRecord, isResting, isTerminal, type Status } from "./HandleRecord.js"
+import { HandleRecord, HistoryEntry, isResting, isTerminal, type Status } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import { JsonObject } from "./Json.js"
 
@@ -198,6 +198,19 @@ export const initialRecord = (
         createdAt: handle.now,
         updatedAt: handle.now,
         settledAt: null,
+        history: [
+          new HistoryEntry(
+            // The instance: lease owners are named `{instanceId}` or `{instanceId}#{role}`.
+            {
+              at: handle.now,
+              from: null,
+              to: "pending",
+              cause: "call",
+              instance: handle.owner.split("#")[0] ?? null,
+            },
+            true,
+          ),
+        ],
       },
       true,
     ),

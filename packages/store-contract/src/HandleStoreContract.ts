@@ -21,6 +21,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
+import { historyContract } from "./HistoryContract.js"
 import { outcomeContract } from "./OutcomeContract.js"
 import { serverContract } from "./ServerContract.js"
 
@@ -629,6 +630,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     })
 
     outcomeContract(layer)
+    historyContract(layer)
     serverContract(layer)
   })
 }

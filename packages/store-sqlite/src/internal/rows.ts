@@ -76,6 +76,7 @@ export const toParams = (
     polls: record.polls,
     lastProblem: record.lastProblem,
     updatedAt: record.updatedAt,
+    history: record.history,
   }
   return Either.right([
     record.scope,

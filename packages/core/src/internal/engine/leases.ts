@@ -93,8 +93,14 @@ export const commit = (
       const now = yield* ctx.store.now
       const theirs = leasedByOther(ctx, current, now)
       if (kind === "action" && theirs) return yield* Effect.fail(new LeaseLost())
-      const next = Transition.step(current, event)
-      if (next === current) return current
+      const stepped = Transition.step(current, event)
+      if (stepped === current) return current
+      // A status change goes into the row's history too (issue 15, item 2).
+      const next = HandleRecord.withTransition(current, stepped, {
+        at: now,
+        cause: event._tag,
+        instance: ctx.owner,
+      })
       const toWrite = kind === "intent" || theirs ? next : stamp(ctx, next, now, mode)
       const written = yield* Effect.either(ctx.store.update(toWrite))
       if (written._tag === "Right") {
