@@ -254,7 +254,10 @@ describe("task references between ext-tasks and mcp-handles", () => {
       taskId: handle.record.taskId,
       originalOperation: "tools/call",
     })
-    const execution = await opened.session.resumeTask(reference)
+    // ext-tasks brands its task ids (`TaskId`); the reference is otherwise its very shape.
+    const execution = await opened.session.resumeTask(
+      reference as Parameters<typeof opened.session.resumeTask>[0],
+    )
     const { outcome } = await execution.settle()
     expect(outcome).toMatchObject({
       status: "completed",

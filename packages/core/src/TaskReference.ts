@@ -36,12 +36,15 @@ import type { ServerEndpoint } from "./Wire.js"
  * @since 0.3.0
  * @category schemas
  */
-export const SerializedTaskReference = Schema.Struct({
-  endpointId: Schema.String,
-  generation: Schema.Literal("v1", "v2"),
-  taskId: Schema.String.pipe(Schema.minLength(1)),
-  originalOperation: Schema.Literal("tools/call"),
-})
+const referenceOf = <G extends "v1" | "v2">(generation: G) =>
+  Schema.Struct({
+    endpointId: Schema.String,
+    generation: Schema.Literal(generation),
+    taskId: Schema.String.pipe(Schema.minLength(1)),
+    originalOperation: Schema.Literal("tools/call"),
+  })
+
+export const SerializedTaskReference = Schema.Union(referenceOf("v2"), referenceOf("v1"))
 
 /**
  * @since 0.3.0
@@ -283,7 +286,7 @@ export const toReference = (
     ? Either.left(new NoTask({ scope: record.scope, key: record.key }))
     : Either.right({
         endpointId,
-        generation: record.snapshot?.generation === "2025-11-25" ? "v1" : "v2",
+        generation: record.snapshot?.generation === "2025-11-25" ? ("v1" as const) : ("v2" as const),
         taskId: record.taskId,
         originalOperation: "tools/call",
       })

@@ -215,19 +215,20 @@ describe("adopting a task the app already holds", () => {
       let run = 0
       yield* Effect.promise(() =>
         fc.assert(
-          fc.asyncProperty(fc.string({ minLength: 1, maxLength: 200 }), fc.boolean(), async (taskId, v1) => {
+          fc.asyncProperty(fc.string({ minLength: 1, maxLength: 200 }), fc.boolean(), async (drawn, v1) => {
+            // A task id names one task per server: each run's is its own (the same string drawn
+            // twice would be one task adopted under two keys, which is a conflict by design).
+            const taskId = `${++run}:${drawn}`
             const reference = {
               endpointId: "e",
               generation: v1 ? "v1" : "v2",
               taskId,
               originalOperation: "tools/call",
             } as const
-            // A scope per run: the same id drawn twice is another app's task, not a second adoption.
-            const scope = `run-${++run}`
-            const first = await Effect.runPromise(direct(h, reference, { scope }))
+            const first = await Effect.runPromise(direct(h, reference))
             const exported = Either.getOrThrow(TaskReference.toReference(first.record, "e"))
             expect(exported).toEqual(reference)
-            const again = await Effect.runPromise(direct(h, exported, { scope }))
+            const again = await Effect.runPromise(direct(h, exported))
             expect(again.adopted).toBe(false)
             expect(again.record.key).toBe(first.record.key)
           }),
