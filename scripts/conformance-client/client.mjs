@@ -92,11 +92,14 @@ const scenarios = {
     await withClient((client) => call(client, tool.name, { a: 2, b: 3 }))
   },
 
-  // Discovery and a listing: the server checks each request's _meta and version header, and
-  // refuses the first with -32022 to see the client retry.
+  // Discovery, then a durable call from a client that answers input (so it declares elicitation):
+  // the server checks each request's _meta and version header, and refuses the first with -32022
+  // to see the client retry.
   "request-metadata": async () => {
-    await Effect.runPromise(wire.discover(server))
-    log(`tools: ${(await listTools()).length}`)
+    const answering = { ...http, clientCapabilities: { elicitation: {} } }
+    const wireAnswering = await Effect.runPromise(core.HttpWire.make(answering))
+    await Effect.runPromise(wireAnswering.discover(server))
+    await withClient((client) => call(client, "echo", {}), { onInputRequired: async () => accept })
   },
 
   // Every listed tool called once: Mcp-Method and Mcp-Name on each request.
