@@ -98,6 +98,21 @@ export const tools: ReadonlyArray<Config.Tool> = [
 export const names: ReadonlyArray<string> = tools.map((tool) => tool.name)
 
 /**
+ * The tools a server of `generation` serves. 2025-11-25 has no multi round-trip before a task
+ * exists: there `confirm` answers directly, without asking.
+ *
+ * @since 0.3.0
+ */
+export const toolsFor = (generation: string | undefined): ReadonlyArray<Config.Tool> =>
+  generation === "2025-11-25"
+    ? tools.map((tool) => {
+        if (tool.mrtrRounds === undefined) return tool
+        const { mrtrRounds: _rounds, ...rest } = tool
+        return rest
+      })
+    : tools
+
+/**
  * The tool a task of the ledger ran.
  *
  * @since 0.2.0

@@ -204,6 +204,8 @@ export interface WorldSetup {
   readonly durableServer: boolean
   /** Seed of the server's and the client's random choices. */
   readonly seed: number
+  /** The protocol generation the fake server speaks (default 2026-07-28). */
+  readonly generation?: "2026-07-28" | "2025-11-25" | undefined
 }
 
 /**
@@ -222,7 +224,12 @@ export const open = (
   Effect.gen(function* () {
     const { store, inFlight } = yield* Stores.open(kind)
     const world = yield* make(
-      { tools: Tools.tools, seed: setup.seed, deduplicateByKey: setup.dedup },
+      {
+        tools: Tools.toolsFor(setup.generation),
+        seed: setup.seed,
+        deduplicateByKey: setup.dedup,
+        ...(setup.generation === undefined ? {} : { generation: setup.generation }),
+      },
       {
         durableServer: setup.durableServer,
         setup: { inDoubtPolicy: setup.inDoubtPolicy, leaseMs },

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]
- * [--path P] [--model-only | --process-only]`: the long version of the chaos tests. Runs N model
+ * [--path P] [--model-only | --process-only] [--generation 2025-11-25]`: the long version of the chaos tests. Runs N model
  * sequences per store (with `--instances`, the fleet model: up to K live instances on one store)
  * and K real SIGKILLs, and ends with one summary line:
  * `chaos: <N> sequences, <steps> steps, <crashes> crashes, <kills> kills, up to <K> instances, store <name>: <V> violations`.
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     seed: { type: "string" },
     store: { type: "string", multiple: true },
     path: { type: "string" },
+    generation: { type: "string" },
     "model-only": { type: "boolean", default: false },
     "process-only": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
@@ -31,7 +32,7 @@ const { values } = parseArgs({
 })
 if (values.help) {
   console.log(
-    "usage: pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only]",
+    "usage: pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only] [--generation 2025-11-25]",
   )
   process.exit(0)
 }
@@ -51,6 +52,16 @@ if (instances !== undefined && (instances < 1 || instances > 4)) {
   process.exit(2)
 }
 const kills = positive(values.kills, "kills") ?? killsFor()
+// The model's fake server speaks this generation (the fleet model and the process runs: 2026-07-28).
+const generation = values.generation
+if (generation !== undefined && generation !== "2025-11-25" && generation !== "2026-07-28") {
+  console.error("--generation needs 2025-11-25 or 2026-07-28")
+  process.exit(2)
+}
+if (generation === "2025-11-25" && instances !== undefined) {
+  console.error("--generation 2025-11-25 runs the single-instance model: leave out --instances")
+  process.exit(2)
+}
 const seed = positive(values.seed, "seed") ?? seedFrom()
 const stores = (values.store ?? Stores.kinds) as ReadonlyArray<Stores.Kind>
 for (const store of stores) {
@@ -73,7 +84,7 @@ try {
       const before = { ...totals }
       const result =
         instances === undefined
-          ? await Model.check({ store, runs: runs ?? ciRuns[store], seed, stats: totals, path })
+          ? await Model.check({ store, runs: runs ?? ciRuns[store], seed, stats: totals, path, generation })
           : await FleetModel.check({
               store,
               runs: runs ?? ciFleetRuns[store],

@@ -111,6 +111,12 @@ export interface TaskOrigin {
    * once; after a restart it is known only from the row.
    */
   readonly inputRequests?: Readonly<Record<string, JsonValue>> | null | undefined
+  /**
+   * When the task's lifetime ends by the client's clock (first seen + TTL), if it has one: past
+   * it, a 2025-11-25 task its new session does not know has expired rather than been lost with
+   * its session.
+   */
+  readonly expiresAt?: number | undefined
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The 2025-11-25 wire over a scripted exchange (no HTTP): the handshake and its session, when
  * `tools/call` asks for a task, a new session after a 404, `tasks/result` for a finished task's
- * payload (a tool error kept as a result), and `session_lost` when a new session does not know
- * the task. The wire against a real SDK 1.x server: packages/store-sqlite/test/sdk1-tasks.test.ts.
+ * payload (a tool error kept as a result), `session_lost` when a new session does not know
+ * the task (unless it is past its lifetime: then it expired), and input during a task. The wire
+ * against a real SDK 1.x server: packages/store-sqlite/test/sdk1-tasks.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { RpcError } from "@mcp-handles/core/HandleRecord"
@@ -265,6 +266,11 @@ describe("the 2025-11-25 wire", () => {
         // Without a session to lose, an unknown task is the server's -32602, as on 2026-07-28.
         const unknown = yield* Effect.flip(wire.getTask(server, "t", { generation: "2025-11-25" }))
         expect(unknown._tag === "RpcErrorAnswer" && unknown.error.code).toBe(-32602)
+        // Past its lifetime the task has expired, not been lost with its session: -32602 too.
+        const expired = yield* Effect.flip(
+          wire.getTask(server, "t", { generation: "2025-11-25", session: "s-old", expiresAt: 0 }),
+        )
+        expect(expired._tag === "RpcErrorAnswer" && expired.error.code).toBe(-32602)
       }),
   )
 

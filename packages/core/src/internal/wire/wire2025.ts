@@ -444,7 +444,13 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         Effect.catchIf(
           (error): error is RpcErrorAnswer =>
             moved && error._tag === "RpcErrorAnswer" && error.error.code === invalidParams,
-          () => sessionLost(taskId, session),
+          (unknown) =>
+            // Past its lifetime, an unknown task has expired, whichever session asks.
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              origin?.expiresAt !== undefined && now >= origin.expiresAt
+                ? Effect.fail(unknown)
+                : sessionLost(taskId, session),
+            ),
         ),
       ),
     )
