@@ -382,7 +382,7 @@ export const drive = (
       // An unsent cancel is due at once, unless sending it failed: then it backs off like a poll.
       const cancelNow = record.cancel !== null && !record.cancel.sent && record.attempts === 0
       const due =
-        cancelNow || Push.hasPending(ctx, driver.id)
+        cancelNow || (ctx.push.enabled && Push.hasPending(ctx, driver.id))
           ? now
           : Push.dueOf(ctx, driver.id, record, record.nextPollAt ?? now)
       if (due > now) {
@@ -423,18 +423,14 @@ export const drive = (
         fresh = true
         continue
       }
-      // A pushed state is written like a poll answer; a task a stream covers is polled only as a safety net.
-      const pushed = yield* Push.instead(
-        ctx,
-        driver,
-        record,
-        at,
-        needsInput(record, driver.handler),
-      )
-      if (Option.isSome(pushed)) {
-        record = pushed.value
-        fresh = true
-        continue
+      if (ctx.push.enabled) {
+        // A pushed state is written like a poll answer; a task a stream covers is polled only as a safety net.
+        const pushed = yield* Push.instead(ctx, driver, record, at, needsInput(record, driver.handler))
+        if (Option.isSome(pushed)) {
+          record = pushed.value
+          fresh = true
+          continue
+        }
       }
       record = yield* advance(ctx, record, driver.handler, "driver", driver)
     }
