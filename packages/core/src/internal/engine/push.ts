@@ -174,6 +174,8 @@ const apply = (
   Effect.gen(function* () {
     const push = ctx.push
     if (task.taskId !== record.taskId) return record
+    // Older than what the row holds (a poll answered after the server sent it): nothing new.
+    if (record.snapshot !== null && task.lastUpdatedAt < record.snapshot.lastUpdatedAt) return record
     const covered = covers(push, id)
     if (covered) {
       push.lastSeen.set(id, at)
