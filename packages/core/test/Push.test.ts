@@ -274,4 +274,39 @@ describe("push (subscriptions/listen)", () => {
         yield* b.close
       }),
   )
+
+  it.effect("a server busy when the listener starts is asked again, and push starts then", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slow({ durationMs: 30_000 })] })
+      let refused = 0
+      const busyAtFirst: Harness = {
+        ...h,
+        server: {
+          ...h.server,
+          handler: async (request) => {
+            if (request.headers.get("mcp-method") === "server/discover" && refused < 2) {
+              refused++
+              return new Response("busy", { status: 503 })
+            }
+            return h.server.handler(request)
+          },
+        },
+      }
+      const p = yield* startProcess(busyAtFirst, {
+        background: false,
+        push: { backoffMs: 2_000, maxBackoffMs: 2_000 },
+      })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      yield* advance(h, 10_000)
+      expect(refused).toBe(2)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+      const polled = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
+      expect(polled).toBeGreaterThanOrEqual(1)
+      yield* advance(h, 15_000)
+      expect(h.server.ledger.snapshot().tasks[0]?.polls.length).toBe(polled)
+      const outcome = yield* runPushing(h, handle.outcome, 10_000)
+      expect(outcome._tag).toBe("Completed")
+      yield* p.close
+    }),
+  )
 })

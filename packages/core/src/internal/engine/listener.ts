@@ -96,20 +96,28 @@ const onEvent =
       }
     })
 
+/** A failure that says nothing about the server's methods: no answer, not sent, busy. */
+const isPassing = (error: Wire.WireError): boolean =>
+  error._tag === "NoAnswer" || error._tag === "NotSent" || error._tag === "ServerBusy"
+
 /** One endpoint's listener: one stream at a time, opened again for new tasks, resubscribed after drops. */
 const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
   Effect.gen(function* () {
     const push = ctx.push
     const open = ctx.wire.listen
-    const info = yield* Effect.either(ctx.wire.discover(listener.endpoint))
-    if (open === undefined || Either.isLeft(info) || !info.right.supportsTasks) {
-      listener.unsupported = true
-      return
-    }
     const backoff = Schedule.exponential(Duration.millis(push.backoffMs)).pipe(
       Schedule.union(Schedule.spaced(Duration.millis(push.maxBackoffMs))),
       Schedule.jittered,
     )
+    // Whether the server offers the Tasks extension; a server that cannot be reached now is
+    // asked again (its tasks are polled meanwhile), one that answers otherwise is not.
+    const info = yield* Effect.either(
+      ctx.wire.discover(listener.endpoint).pipe(Effect.retry({ schedule: backoff, while: isPassing })),
+    )
+    if (open === undefined || Either.isLeft(info) || !info.right.supportsTasks) {
+      listener.unsupported = true
+      return
+    }
     let retry = yield* Schedule.driver(backoff)
     const healthy = Effect.suspend(() => retry.reset)
     for (;;) {
