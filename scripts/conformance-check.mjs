@@ -162,8 +162,13 @@ const main = async () => {
     const checks = results.filter((check) => check.scenario === scenario)
     const counts = { SUCCESS: 0, FAILURE: 0, WARNING: 0, SKIPPED: 0, INFO: 0 }
     for (const check of checks) counts[check.status] = (counts[check.status] ?? 0) + 1
+    const allExpected = checks.every(
+      (check) => check.status !== "FAILURE" || expected.has(`${scenario}:${check.id}`),
+    )
+    // "ok*": every failure is one the baseline expects (a bug in the suite).
+    const label = counts.FAILURE === 0 ? "ok  " : allExpected ? "ok* " : "FAIL"
     console.log(
-      `${counts.FAILURE === 0 ? "ok  " : "FAIL"} ${scenario}: ${counts.SUCCESS} passed, ${counts.FAILURE} failed, ${counts.WARNING} warnings, ${counts.SKIPPED} skipped`,
+      `${label} ${scenario}: ${counts.SUCCESS} passed, ${counts.FAILURE} failed, ${counts.WARNING} warnings, ${counts.SKIPPED} skipped`,
     )
     for (const check of checks) {
       if (check.status === "WARNING") console.log(`       warning ${check.id}: ${check.errorMessage ?? ""}`)

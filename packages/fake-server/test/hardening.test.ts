@@ -179,6 +179,10 @@ describe("Mcp-Param headers (SEP-2243)", () => {
       { "mcp-param-region": " x ", "mcp-param-priority": "7", "mcp-param-dry-run": "false" },
     )
     expect(nested.status).toBe(200)
+    // A value not of a header's type (a fraction for an integer) is not mirrored, as clients do.
+    expect(
+      (await routed({ region: "x", options: { priority: 1.5 } }, { "mcp-param-region": "x" })).status,
+    ).toBe(200)
     // Nothing declared is sent: nothing to check.
     expect((await routed({})).status).toBe(200)
   })

@@ -54,7 +54,7 @@ export const decodeParamValue = (value: string): string | undefined => {
 const textOf = (value: unknown): string | undefined => {
   if (typeof value === "string") return value
   if (typeof value === "boolean") return value ? "true" : "false"
-  if (typeof value === "number" && Number.isFinite(value)) return String(value)
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value)
   return undefined
 }
 
