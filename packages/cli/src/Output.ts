@@ -131,12 +131,29 @@ export const Reissue = Followed
 export const List = Schema.Array(Row)
 
 /**
- * `mcp-handles show --json`.
+ * One status change of a call, oldest first (`HandleRecord.history`).
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const HistoryEntry = Schema.Struct({
+  at: Time,
+  /** Null for the first entry: the call's intent written. */
+  from: Schema.NullOr(HandleRecord.Status),
+  to: HandleRecord.Status,
+  /** What made it change: the transition's event (`Polled`, `CallInDoubt`, `Reissued`, ...). */
+  cause: Schema.String,
+  /** The instance that wrote it. */
+  instance: Schema.NullOr(Schema.String),
+})
+
+/**
+ * `mcp-handles show --json`: the row and its history.
  *
  * @since 0.2.0
  * @category schemas
  */
-export const Show = Row
+export const Show = Schema.Struct({ ...Row.fields, history: Schema.Array(HistoryEntry) })
 
 /**
  * `mcp-handles cancel --json`: the row once the wait ended.

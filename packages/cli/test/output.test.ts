@@ -124,7 +124,20 @@ describe("the other commands' --json", () => {
     expect(new Set(rows.map((r) => r.server))).toEqual(new Set([serverName()]))
     const show = await fx.ws.run("show", "c1", "--json")
     expect(show.code, show.stderr).toBe(0)
-    expect(decode(Output.Show, show)).toEqual(rows.find((r) => r.key === "c1"))
+    const { history, ...shown } = decode(Output.Show, show)
+    expect(shown).toEqual(rows.find((r) => r.key === "c1"))
+    // The call's status changes, oldest first, each with its cause and instance.
+    expect(history.map((entry) => [entry.from, entry.to, entry.cause])).toEqual([
+      [null, "pending", "call"],
+      ["pending", "working", "TaskCreated"],
+      ["working", "completed", "Polled"],
+    ])
+    expect(history.every((entry) => entry.instance !== null && !Number.isNaN(Date.parse(entry.at)))).toBe(
+      true,
+    )
+    const human = await fx.ws.run("show", "c1")
+    expect(human.stdout).toMatch(/^history\s+\S+Z {2}pending {2}\(call, \S+\)$/m)
+    expect(human.stdout).toMatch(/^\s+\S+Z {2}working -> completed {2}\(Polled, \S+\)$/m)
     const gc = await fx.ws.run("gc", "--older-than", "1d", "--json")
     expect(gc.code, gc.stderr).toBe(0)
     expect(decode(Output.Gc, gc)).toEqual({ deleted: 0, olderThan: "1d", scope: "default" })

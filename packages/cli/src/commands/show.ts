@@ -31,7 +31,7 @@ export const spec = Spec.command(
   {
     summary: "Show one call: status, task id (redacted), result, input, lease",
     description: [
-      "Everything the store knows about one call, without talking to its server: its status and the server's last word, the task id (redacted unless --reveal), arguments, result or error, input requested and answered, the cancel intent, the lease and the poll schedule.",
+      "Everything the store knows about one call, without talking to its server: its status and the server's last word, the task id (redacted unless --reveal), arguments, result or error, input requested and answered, the cancel intent, the lease and the poll schedule, and its history (each status change: when, from and to, what caused it, which instance).",
     ],
     examples: [
       { command: "mcp-handles show report-2" },
@@ -44,8 +44,15 @@ export const spec = Spec.command(
       const session = yield* Common.open(options)
       const r = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
       const row = Row.make(r, session.rowContext(options.reveal))
+      const history = r.history.map((entry) => ({
+        at: time(entry.at),
+        from: entry.from,
+        to: entry.to,
+        cause: entry.cause,
+        instance: entry.instance,
+      }))
       if (options.json) {
-        Output.json(Output.Show, row)
+        Output.json(Output.Show, { ...row, history })
         return
       }
       const lines: Array<[string, string]> = [
@@ -94,6 +101,14 @@ export const spec = Spec.command(
       if (row.stuck !== null) lines.push(["stuck", row.stuck])
       lines.push(["created", time(r.createdAt)], ["updated", time(r.updatedAt)])
       if (r.settledAt !== null) lines.push(["settled", time(r.settledAt)])
+      // One line per status change, oldest first.
+      history.forEach((entry, i) => {
+        const change = entry.from === null ? entry.to : `${entry.from} -> ${entry.to}`
+        lines.push([
+          i === 0 ? "history" : "",
+          `${entry.at}  ${change}  (${entry.cause}, ${entry.instance ?? "-"})`,
+        ])
+      })
       const width = Math.max(...lines.map(([label]) => label.length))
       Output.line(lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n"))
     }).pipe(Effect.scoped),
