@@ -9,8 +9,8 @@
  * Method. Every (side, size) runs in a fresh Node process (`--expose-gc`) with a fresh fake
  * server, so that heap and CPU are that side's alone. The tasks run for an hour and advertise an
  * interval that grows with N (`N / rate`), so that the offered poll rate is the same at every
- * size and what grows is only the number of open tasks. Each side first launches 200 warm-up tasks
- * (left open), then the N at the offered rate (so the launch takes about one interval and the
+ * size and what grows is only the number of open tasks. Each side first runs 200 short warm-up
+ * tasks to completion (so the code every task needs is compiled before the heap is weighed), then the N at the offered rate (so the launch takes about one interval and the
  * polls are spread evenly from then on). After all N are launched: a full GC, the live heap
  * against the one before their launch, divided by N (what N more open tasks cost); then CPU
  * time over one interval (at most 15 s) of steady state, divided by the polls sent in it.
@@ -53,6 +53,14 @@ import { extTasksSession } from "./sides.js"
 /** The compiled script each (side, size) runs in (also when this module is loaded from src/ by the tests). */
 const childScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "dist", "b8.js")
 const TOOL = "job"
+/**
+ * The warm-up tool: short tasks polled a few times each and then completed, so that the launch,
+ * poll and completion paths are compiled before the heap is weighed (at 1,000 open, the code
+ * and type feedback compiled for the poll path alone came to kilobytes per task).
+ */
+const WARM_TOOL = "warm-up"
+const WARM_DURATION_MS = 3_000
+const WARM_INTERVAL_MS = 250
 /** Long enough that no task ends during a run. */
 const TASK_DURATION_MS = 3_600_000
 /** The measured stretch of steady state: one interval, at most this long. */
@@ -82,7 +90,7 @@ const SIDE_NAMES: Record<SideId, string> = {
 export interface Measurement {
   readonly side: SideId
   readonly size: number
-  /** Tasks launched (and left open) before the measured N, to warm up. */
+  /** Short tasks run to completion before the measured N, to warm up. */
   readonly warm: number
   readonly intervalMs: number
   readonly launchMs: number
@@ -179,7 +187,7 @@ interface Launched {
    * Launches task `i`; resolves once its task id is known (polling goes on in the background),
    * with whether the task is open (mcp-handles: its row is `working`, not in doubt).
    */
-  readonly launch: (i: number) => Promise<boolean>
+  readonly launch: (i: number, tool?: string) => Promise<boolean>
   readonly polls: () => number
   readonly storeOps: () => Readonly<Record<string, number>>
   /** `tools/call` the harness sent again after a connection failure (ext-tasks). */
@@ -209,10 +217,10 @@ const mcpHandles = async (url: string, dir: string, intervalMs: number): Promise
   )
   const client = await runtime.runPromise(TaskClient.TaskClient)
   return {
-    launch: (i) =>
+    launch: (i, tool = TOOL) =>
       runtime.runPromise(
         Effect.map(
-          client.callTool("fake", TOOL, { i, label: "benchmark call" }, { key: `b8-${i}` }),
+          client.callTool("fake", tool, { i, label: "benchmark call" }, { key: `b8-${i}` }),
           (handle) => handle.record.status === "working",
         ),
       ),
@@ -232,13 +240,13 @@ const extTasks = async (url: string): Promise<Launched> => {
     },
   })
   return {
-    launch: async (i) => {
+    launch: async (i, tool = TOOL) => {
       // ext-tasks does not retry a `tools/call` whose connection failed (under load, a reused
       // loopback connection is sometimes reset): the harness does, and counts it.
       for (let attempt = 1; ; attempt++) {
         try {
           const execution = await session.callTool(
-            TOOL,
+            tool,
             { i, label: "benchmark call" },
             { resultCodec: JsonValueCodec },
           )
@@ -289,10 +297,11 @@ const measureHere = async (
   dir: string,
 ): Promise<Measurement> => {
   const launched = side === "mh" ? await mcpHandles(url, dir, intervalMs) : await extTasks(url)
-  // Warm-up tasks, left open: the launch and poll paths compiled, connections and statements
-  // made. Memory is weighed from here, so what is counted is what N more open tasks add.
-  await pool(warm, LAUNCH_CONCURRENCY, (j) => launched.launch(size + j))
-  await sleep(Math.min(intervalMs, 2_000))
+  // Warm-up tasks, polled and completed: the launch, poll and completion paths compiled,
+  // connections and statements made. Memory is weighed from here, so what is counted is what N
+  // more open tasks add, not the code that any number of them needs.
+  await pool(warm, LAUNCH_CONCURRENCY, (j) => launched.launch(size + j, WARM_TOOL))
+  await sleep(WARM_DURATION_MS + 4 * WARM_INTERVAL_MS)
   gc()
   const heap0 = process.memoryUsage().heapUsed
   const rss0 = process.memoryUsage().rss
@@ -360,7 +369,10 @@ const measureInChild = async (
 ): Promise<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> => {
   const temp = tempDir("mcp-handles-b8-")
   const config: Config.Config = {
-    tools: [{ name: TOOL, durationMs: TASK_DURATION_MS, pollIntervalMs: intervalMs }],
+    tools: [
+      { name: TOOL, durationMs: TASK_DURATION_MS, pollIntervalMs: intervalMs },
+      { name: WARM_TOOL, durationMs: WARM_DURATION_MS, pollIntervalMs: WARM_INTERVAL_MS },
+    ],
     recordRequests: false,
   }
   const server = await startFakeServer(config, { dir: temp.dir })
@@ -504,7 +516,7 @@ export const runB8 = async (options: {
     return [`- ${thousands(size)} open: ${ops || "none"}`]
   })
   const markdown = [
-    `Sizes ${sizes.map(thousands).join(", ")}; one run per side and size, sides alternated (A B, B A, …), each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (left open; JIT, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks open), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over one interval (at most ${MAX_WINDOW_MS / 1000} s) of steady state after the launch, / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
+    `Sizes ${sizes.map(thousands).join(", ")}; one run per side and size, sides alternated (A B, B A, …), each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks completed), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over one interval (at most ${MAX_WINDOW_MS / 1000} s) of steady state after the launch, / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
     "",
     table(
       [

@@ -91,6 +91,11 @@ export interface Driver {
   woken: boolean
   /** Opened once the dispatch (if any) has been answered, given up, or never started. */
   readonly dispatched: Latch
+  /**
+   * The row as the dispatch left it, kept only when a `callTool` waits on `dispatched` (which
+   * takes it, so a parked driver holds no copy): one store read less per call.
+   */
+  dispatchedRecord: HandleRecord.HandleRecord | undefined
   /** Opened when it ends, however it ends. */
   readonly ended: Latch
 }

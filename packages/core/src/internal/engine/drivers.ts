@@ -173,6 +173,7 @@ export const ensureDriving = (
       parked: false,
       woken: false,
       dispatched: makeLatch(),
+      dispatchedRecord: undefined,
       ended: makeLatch(),
     }
     ctx.drivers.set(id, driver)
@@ -185,11 +186,13 @@ export const ensureDriving = (
         current = sent.record
         if (Option.isSome(sent.late)) {
           // The caller learns the call is in doubt now; its answer may still come.
+          if (driver.dispatched.waiting !== undefined) driver.dispatchedRecord = current
           openLatch(driver.dispatched)
           current = yield* awaitLate(ctx, current, sent.late.value)
         }
         current = Option.getOrElse(yield* reissueByPolicy(ctx, current), () => current)
       }
+      if (driver.dispatched.waiting !== undefined) driver.dispatchedRecord = current
       openLatch(driver.dispatched)
       return yield* drive(ctx, driver, current)
     })

@@ -43,6 +43,10 @@ export const settle = (
   Effect.gen(function* () {
     const id = rowId(scope, key)
     for (;;) {
+      // The outcome is read from the store once this process's driver ends, whatever ended it:
+      // reading before that would only find the row still open.
+      const driving = ctx.drivers.get(id)
+      if (driving !== undefined) yield* awaitLatch(driving.ended)
       const record = yield* load(ctx, scope, key)
       const rested = Outcome.fromRecord(record)
       if (rested !== undefined) {
@@ -50,12 +54,8 @@ export const settle = (
         if (Transition.uncancelledStrays(record).length > 0) yield* Effect.ignore(cancelStrays(ctx, record))
         return rested
       }
-      const local = ctx.drivers.get(id)
-      if (local !== undefined) {
-        // The outcome is read from the store once the driver ends, whatever ended it.
-        yield* awaitLatch(local.ended)
-        continue
-      }
+      // A driver started since (by a wake, or the sweep): wait for it as above.
+      if (ctx.drivers.has(id)) continue
       const now = yield* ctx.store.now
       if (!leasedByOther(ctx, record, now) && !ctx.stepping.has(id)) {
         if (record.status === "pending") {
@@ -156,7 +156,9 @@ export const callTool =
       )
       // Return once the dispatch has been answered: the task id is durable by then.
       yield* awaitLatch(driver.dispatched)
-      const current = yield* ctx.store.get(scope, key)
+      const dispatched = driver.dispatchedRecord
+      driver.dispatchedRecord = undefined
+      const current = dispatched === undefined ? yield* ctx.store.get(scope, key) : Option.some(dispatched)
       return handleOf(
         ctx,
         Option.getOrElse(current, () => record),
