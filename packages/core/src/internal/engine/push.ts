@@ -98,6 +98,8 @@ export const watch = (ctx: Engine, driver: Driver, record: HandleRecord.HandleRe
   if (record.snapshot?.generation !== undefined && record.snapshot.generation !== "2026-07-28") return
   const known = push.watched.get(driver.id)
   if (known !== undefined && known.taskId === record.taskId) return
+  // The row has another task now (a reissue): the old one is not listened for any more.
+  if (known !== undefined) unwatch(ctx, driver.id)
   const endpoint = ctx.serversById.get(record.serverId)
   if (endpoint === undefined) return
   let listener = push.listeners.get(record.serverId)
