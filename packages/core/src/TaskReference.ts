@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { InvalidKey, UnknownKey, UnknownServer } from "./ClientError.js"
-import { HandleRecord, localError, TaskSnapshot } from "./HandleRecord.js"
+import { HandleRecord, localError, TaskSnapshot, withTransition } from "./HandleRecord.js"
 import * as Store from "./HandleStore.js"
 import * as Polling from "./Polling.js"
 import * as ServerIdentity from "./ServerIdentity.js"
@@ -218,20 +218,26 @@ export const adopt = (
       receivedAt: now,
       ...(generation === "v1" ? { generation: "2025-11-25" } : {}),
     })
-    const working = new HandleRecord(
-      {
-        ...row,
-        taskId,
-        status: "working",
-        snapshot,
-        launches: 0,
-        nextPollAt: now,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-        lastProblem: null,
-        updatedAt: now,
-      },
-      true,
+    // The row's history says it was adopted (its intent entry came with the insert).
+    const transition = (cause: string) => ({ at: now, cause, instance: context.owner })
+    const working = withTransition(
+      row,
+      new HandleRecord(
+        {
+          ...row,
+          taskId,
+          status: "working",
+          snapshot,
+          launches: 0,
+          nextPollAt: now,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          lastProblem: null,
+          updatedAt: now,
+        },
+        true,
+      ),
+      transition("Adopted"),
     )
     return yield* store.update(working).pipe(
       Effect.map((record): Adopted => ({ record, adopted: true })),
@@ -243,22 +249,26 @@ export const adopt = (
           // staying `pending` (which a reconciler would turn in doubt).
           store
             .update(
-              new HandleRecord(
-                {
-                  ...row,
-                  status: "failed",
-                  error: localError(
-                    "the task is already held by another call to this server",
-                    "adopt_conflict",
-                  ),
-                  launches: 0,
-                  nextPollAt: null,
-                  leaseOwner: null,
-                  leaseExpiresAt: null,
-                  updatedAt: now,
-                  settledAt: now,
-                },
-                true,
+              withTransition(
+                row,
+                new HandleRecord(
+                  {
+                    ...row,
+                    status: "failed",
+                    error: localError(
+                      "the task is already held by another call to this server",
+                      "adopt_conflict",
+                    ),
+                    launches: 0,
+                    nextPollAt: null,
+                    leaseOwner: null,
+                    leaseExpiresAt: null,
+                    updatedAt: now,
+                    settledAt: now,
+                  },
+                  true,
+                ),
+                transition("AdoptionConflict"),
               ),
             )
             .pipe(

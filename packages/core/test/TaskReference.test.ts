@@ -86,6 +86,12 @@ describe("adopting a task the app already holds", () => {
         launches: 0,
         leaseOwner: null,
       })
+      expect(handle.record.history.at(-1)).toMatchObject({
+        from: "pending",
+        to: "working",
+        cause: "Adopted",
+        instance: "local",
+      })
       const outcome = yield* runFor(handle.outcome, 10_000)
       expect(outcome._tag === "Completed" && outcome.result.content).toEqual([
         { type: "text", text: "slow 1" },
@@ -192,6 +198,11 @@ describe("adopting a task the app already holds", () => {
       // The second key ends failed, not pending: no reconciler will find an in-flight call there.
       const second = yield* p.client.get("second")
       expect(second).toMatchObject({ status: "failed", taskId: null })
+      expect(second.history.at(-1)).toMatchObject({
+        from: "pending",
+        to: "failed",
+        cause: "AdoptionConflict",
+      })
       // And a call with an adopted key is refused as a reused key.
       const reused = yield* Effect.flip(p.client.callTool("fake", "slow", {}, { key: "first" }))
       expect(reused._tag).toBe("KeyReused")
