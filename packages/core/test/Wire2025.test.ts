@@ -156,7 +156,7 @@ describe("the 2025-11-25 wire", () => {
             params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "other" } } },
           },
         ]
-        const { wire, seen } = scripted((method, params, _, listening) => {
+        const { wire, seen, gone } = scripted((method, params, _, listening) => {
           if (method === "tasks/get") return ok(task(String(params.taskId), "input_required"))
           if (method === "tasks/result" && listening) {
             const messages = heard
@@ -197,6 +197,13 @@ describe("the 2025-11-25 wire", () => {
         // A key that names no request of the server's is refused, as -32602.
         const refused = yield* Effect.flip(wire.updateTask(server, "asks", { other: {} }, origin))
         expect(refused).toMatchObject({ _tag: "RpcErrorAnswer", error: { code: Wire.invalidParams } })
+        // The session that asked is gone (a server restart): the answer goes in a new one.
+        gone.add("s1")
+        yield* wire.updateTask(server, "asks", { "rpc-id:7": { action: "decline" } }, origin)
+        expect(seen.at(-1)).toMatchObject({
+          session: "s2",
+          message: { id: 7, result: { action: "decline" } },
+        })
       }),
   )
 

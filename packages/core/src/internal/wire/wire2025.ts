@@ -457,20 +457,20 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
 
   /**
    * Each answer is the response to the server's request its key names, sent in the session that
-   * asked. A key that names no request, or a session the server dropped, is the server not taking
-   * these answers (-32602), as on 2026-07-28.
+   * asked, or in a new one when the server dropped that session (a server whose tasks outlive
+   * their session takes it there). A key that names no request is the server not taking the
+   * answer (-32602), as on 2026-07-28.
    */
   const updateTask: Wire["updateTask"] = (server, taskId, responses, origin) =>
     Effect.gen(function* () {
       const method = "tasks/update"
       const refused = (message: string) =>
         new RpcErrorAnswer({ method, error: new RpcError({ code: invalidParams, message }) })
-      const session = origin?.session ?? (yield* connection(server)).id
       for (const [key, response] of Object.entries(responses)) {
         const id = Input.idOf(key)
         if (id === undefined) return yield* Effect.fail(refused(`input key ${key} names no request`))
-        yield* send(server, { jsonrpc: "2.0", id, result: response }, sessionOf(session)).pipe(
-          Effect.catchTag("SessionGone", () => Effect.fail(refused("the session that asked is gone"))),
+        yield* withSession(server, origin?.session, (session) =>
+          send(server, { jsonrpc: "2.0", id, result: response }, sessionOf(session)),
         )
         const pending = asked.get(taskId)
         if (pending !== undefined) delete pending[key]
