@@ -13,23 +13,19 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
-import type * as Chunk from "effect/Chunk"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as DurationInput from "./DurationInput.js"
 import type { HandleRecord } from "./HandleRecord.js"
-import type { HandleStore, ListPage, StoreError } from "./HandleStore.js"
+import type { HandleStore, ListPage } from "./HandleStore.js"
 import * as HttpWire from "./HttpWire.js"
 import * as AsyncDispose from "./internal/asyncDispose.js"
+import * as PromiseFeeds from "./internal/promiseFeeds.js"
 import type { JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
@@ -102,8 +98,8 @@ export interface PromiseHandle {
   readonly scope: string
   readonly launched: boolean
   readonly record: HandleRecord
-  /** Waits until the call rests: terminal, or in doubt. */
-  readonly outcome: () => Promise<Outcome>
+  /** Waits until the call rests: terminal, or in doubt. `signal` stops the wait (not the call). */
+  readonly outcome: (options?: WaitOptions) => Promise<Outcome>
 }
 
 /**
@@ -117,7 +113,8 @@ export interface PromiseTaskClient extends AsyncDisposable {
     args: unknown,
     options?: Omit<TaskClient.CallOptions, "onInputRequired">,
   ) => Promise<PromiseHandle>
-  readonly settle: (key: string, scope?: string) => Promise<Outcome>
+  /** Waits until the call rests. `signal` stops the wait (not the call). */
+  readonly settle: (key: string, scope?: string, options?: WaitOptions) => Promise<Outcome>
   readonly cancel: (key: string, scope?: string) => Promise<HandleRecord>
   readonly reissue: (key: string, scope?: string) => Promise<PromiseHandle>
   readonly abandon: (key: string, scope?: string) => Promise<HandleRecord>
@@ -146,6 +143,11 @@ export interface PromiseTaskClient extends AsyncDisposable {
    * ```
    */
   readonly outcomes: (options: PromiseOutcomesOptions) => OutcomeFeed
+  /**
+   * Status changes, status messages and input requests (see `TaskClient.events`): of one call
+   * until it is terminal, or of every call of the scope from now on.
+   */
+  readonly events: (key?: string, options?: TaskClient.EventsOptions) => EventFeed
   /** Acknowledges the consumer's delivered outcome of `key`: it is not delivered again. */
   readonly ack: (consumer: string, key: string, scope?: string) => Promise<boolean>
   /**
@@ -227,14 +229,24 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
   // Every operation in flight, so that close() can end the waits instead of leaving them hanging.
   const running = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
   let closing: Promise<void> | undefined
-  const run = <A, E>(operation: string, effect: Effect.Effect<A, E, TaskClient.TaskClient>): Promise<A> => {
+  const run = <A, E>(
+    operation: string,
+    effect: Effect.Effect<A, E, TaskClient.TaskClient>,
+    signal?: AbortSignal,
+  ): Promise<A> => {
     if (closing !== undefined) return Promise.reject(new ClientClosed({ operation }))
+    if (signal?.aborted) return Promise.reject(signal.reason)
     const fiber = runtime.runFork(effect)
     running.add(fiber)
+    // An aborted wait ends its fiber (the call itself goes on, driven as before).
+    const abort = () => Effect.runFork(Fiber.interrupt(fiber))
+    signal?.addEventListener("abort", abort, { once: true })
     return new Promise<A>((resolve, reject) =>
       fiber.addObserver((exit) => {
         running.delete(fiber)
+        signal?.removeEventListener("abort", abort)
         if (Exit.isSuccess(exit)) resolve(exit.value)
+        else if (signal?.aborted && Cause.isInterruptedOnly(exit.cause)) reject(signal.reason)
         else reject(rejection(exit.cause, operation, closing !== undefined))
       }),
     )
@@ -257,12 +269,12 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     scope: handle.scope,
     launched: handle.launched,
     record: handle.record,
-    outcome: () => run("outcome", handle.outcome),
+    outcome: (waitOptions) => run("outcome", handle.outcome, waitOptions?.signal),
   })
   return {
     callTool: (server, tool, args, callOptions) =>
       run("callTool", Effect.map(client.callTool(server, tool, args, callOptions), promiseHandle)),
-    settle: (key, scope) => run("settle", client.settle(key, scope)),
+    settle: (key, scope, waitOptions) => run("settle", client.settle(key, scope), waitOptions?.signal),
     cancel: (key, scope) => run("cancel", client.cancel(key, scope)),
     reissue: (key, scope) => run("reissue", Effect.map(client.reissue(key, scope), promiseHandle)),
     abandon: (key, scope) => run("abandon", client.abandon(key, scope)),
@@ -276,7 +288,8 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
       ),
     close,
     [Symbol.asyncDispose]: close,
-    ...outcomeDelivery(client, run),
+    ...PromiseFeeds.outcomeDelivery(client, run),
+    events: PromiseFeeds.events(client, run),
     adopt: (server, task, adoptOptions) =>
       run("adopt", Effect.map(client.adopt(server, task, adoptOptions), promiseHandle)),
     reference: (key, referenceOptions) => run("reference", client.reference(key, referenceOptions)),
@@ -330,100 +343,28 @@ export interface Subscription extends AsyncDisposable {
   readonly stop: () => Promise<void>
 }
 
-type Run = <A, E>(operation: string, effect: Effect.Effect<A, E, TaskClient.TaskClient>) => Promise<A>
+// ---------------------------------------------------------------------------------------------
+// Live events and aborting waits (issue 15, item 3).
+// ---------------------------------------------------------------------------------------------
 
-const decodeOutcomesOptions = (options: PromiseOutcomesOptions): TaskClient.OutcomesOptions => {
-  const durations = Either.all({
-    pollInterval: optionalDuration(options.pollInterval),
-    redeliverAfter: optionalDuration(options.redeliverAfter),
-  })
-  if (Either.isLeft(durations)) throw durations.left
-  return { ...options, ...durations.right }
+/**
+ * What a wait (`settle`, `outcome`) takes besides its key.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface WaitOptions {
+  /** Aborting it stops the wait (the call goes on): the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal | undefined
 }
 
-const outcomeDelivery = (client: TaskClient.TaskClient, run: Run) => {
-  const promiseDelivered = (delivered: TaskClient.Delivered): PromiseDelivered => ({
-    ...delivered,
-    ack: () => run("ack", delivered.ack),
-  })
-
-  const outcomes = (options: PromiseOutcomesOptions): OutcomeFeed => {
-    const stream = client.outcomes(decodeOutcomesOptions(options))
-    const scope = Effect.runSync(Scope.make())
-    let pull: Promise<Effect.Effect<Chunk.Chunk<TaskClient.Delivered>, Option.Option<StoreError>>> | undefined
-    const buffer: Array<PromiseDelivered> = []
-    let closed = false
-    const close = async () => {
-      closed = true
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    }
-    const next = async (): Promise<IteratorResult<PromiseDelivered, undefined>> => {
-      for (;;) {
-        const head = buffer.shift()
-        if (head !== undefined) return { done: false, value: head }
-        if (closed) return { done: true, value: undefined }
-        pull ??= run("outcomes", Scope.extend(Stream.toPull(stream), scope))
-        const chunk = await run(
-          "outcomes",
-          Effect.catchAll(
-            Effect.flatMap(
-              Effect.promise(() => pull as NonNullable<typeof pull>),
-              (p) => p,
-            ),
-            Option.match({ onNone: () => Effect.succeed(null), onSome: Effect.fail }),
-          ),
-        )
-        if (chunk === null) return { done: true, value: undefined }
-        for (const delivered of chunk) buffer.push(promiseDelivered(delivered))
-      }
-    }
-    return {
-      [Symbol.asyncIterator]: () => ({
-        next,
-        return: async () => {
-          await close()
-          return { done: true, value: undefined }
-        },
-      }),
-      ack: (key, keyScope) => run("ack", client.ack(options.consumer, key, keyScope ?? options.scope)),
-      close,
-      [Symbol.asyncDispose]: close,
-    }
-  }
-
-  const onSettled = (
-    options: PromiseOutcomesOptions,
-    handler: (delivered: PromiseDelivered) => Promise<void> | void,
-  ): Subscription => {
-    const decoded = decodeOutcomesOptions(options)
-    const stopped = Effect.runSync(Deferred.make<void>())
-    const done = run(
-      "onSettled",
-      Effect.raceFirst(
-        client
-          .onSettled(decoded, (delivered) =>
-            Effect.tryPromise(async () => handler(promiseDelivered(delivered))),
-          )
-          .pipe(
-            Effect.tapErrorCause((cause) =>
-              Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("onSettled stopped", cause),
-            ),
-          ),
-        Deferred.await(stopped),
-      ),
-    )
-    // Whoever ignores `done` gets the failure in the log (above), not an unhandled rejection.
-    done.catch(() => {})
-    const stop = () => {
-      Effect.runSync(Deferred.succeed(stopped, undefined))
-      return done.catch(() => {})
-    }
-    return { done, stop, [Symbol.asyncDispose]: stop }
-  }
-
-  return {
-    outcomes,
-    ack: (consumer: string, key: string, scope?: string) => run("ack", client.ack(consumer, key, scope)),
-    onSettled,
-  }
+/**
+ * An async iterable of events (see `TaskClient.events`); leaving a `for await` loop or
+ * `close()` stops it.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface EventFeed extends AsyncIterable<TaskClient.ClientEvent>, AsyncDisposable {
+  readonly close: () => Promise<void>
 }

@@ -24,6 +24,7 @@ import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./Handl
 import * as Store from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
+import * as Events from "./internal/events.js"
 import * as Outcomes from "./internal/outcomes.js"
 import * as Telemetry from "./internal/telemetry.js"
 import * as TaskReference from "./TaskReference.js"
@@ -331,6 +332,18 @@ export interface TaskClient {
   readonly adopt: TaskReference.TaskReferences["adopt"]
   /** The task of `key` as an ext-tasks `SerializedTaskReference`, for `session.resumeTask`. */
   readonly reference: TaskReference.TaskReferences["reference"]
+
+  // --- Live events (issue 15, item 3); models at the end of this module.
+  /**
+   * Status changes, status messages and input requests, from whichever instance drives the
+   * calls (read from the store every `pollIntervalMs`). With a key: that call's events from its
+   * first status on, ending once it is terminal (`UnknownKey` when there is no such call).
+   * Without: every call of the scope from now on, never ending by itself.
+   */
+  readonly events: (
+    key?: string,
+    options?: EventsOptions,
+  ) => Stream.Stream<ClientEvent, StoreError | UnknownKey>
 }
 
 /**
@@ -384,6 +397,7 @@ export const make = (
         member: options.instanceId ?? defaults.instanceId,
         defaultScope: scopeOf(undefined),
       }),
+      ...Events.make(store, { defaultScope: scopeOf(undefined) }),
       ...TaskReference.make(store, {
         servers: options.servers,
         owner: options.instanceId ?? defaults.instanceId,
@@ -457,3 +471,53 @@ export interface Delivered {
   /** Acknowledges this outcome; true when it was still the one delivered. */
   readonly ack: Effect.Effect<boolean, StoreError>
 }
+
+// ---------------------------------------------------------------------------------------------
+// Live events (issue 15, item 3): models of `events`.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface EventsOptions {
+  /** Default: the client's default scope. */
+  readonly scope?: string | undefined
+  /** How often the store is read. Default 500. */
+  readonly pollIntervalMs?: number | undefined
+}
+
+/**
+ * What `events` reports.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type ClientEvent =
+  | {
+      /** A status change, as the row's history has it. */
+      readonly _tag: "StatusChanged"
+      readonly scope: string
+      readonly key: string
+      readonly at: number
+      readonly from: Status | null
+      readonly to: Status
+      readonly cause: string
+      readonly instance: string | null
+    }
+  | {
+      /** The server's status message changed. */
+      readonly _tag: "StatusMessage"
+      readonly scope: string
+      readonly key: string
+      readonly status: Status
+      readonly message: string
+    }
+  | {
+      /** The server asks for input (answered by the instance driving the call). */
+      readonly _tag: "InputRequested"
+      readonly scope: string
+      readonly key: string
+      readonly inputKey: string
+      readonly request: JsonValue
+    }

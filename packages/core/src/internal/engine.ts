@@ -17,12 +17,13 @@ import * as Leases from "./engine/leases.js"
 import * as Operations from "./engine/operations.js"
 import * as Push from "./engine/push.js"
 import * as Reconciler from "./engine/reconciler.js"
+import type * as Events from "./events.js"
 import type * as Outcomes from "./outcomes.js"
 
 export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
-  Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members>,
+  Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>,
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
 > =>
@@ -90,7 +91,7 @@ export const make = (
             scope,
           }),
         ),
-    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members>
+    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
   })
 
 /**
