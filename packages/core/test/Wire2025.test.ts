@@ -281,6 +281,24 @@ describe("the 2025-11-25 wire", () => {
       }),
   )
 
+  it.effect(
+    "when the task's session and the endpoint's are both gone (a server restart), a new one is opened",
+    () =>
+      Effect.gen(function* () {
+        const { wire, seen, gone } = scripted((method, params) =>
+          method === "tools/list" ? ok(tools) : ok(task(String(params.taskId), "working")),
+        )
+        yield* wire.listTools(server)
+        gone.add("s-old")
+        gone.add("s1")
+        const state = yield* wire.getTask(server, "t", { generation: "2025-11-25", session: "s-old" })
+        expect(state).toMatchObject({ status: "working", session: "s2" })
+        expect(
+          seen.filter((request) => request.method === "tasks/get").map((request) => request.session),
+        ).toEqual(["s-old", "s1", "s2"])
+      }),
+  )
+
   it.effect("a 404 for the endpoint's own session opens a new one, and the request is made there", () =>
     Effect.gen(function* () {
       const { wire, seen, gone } = scripted((method) =>

@@ -211,12 +211,23 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
     Effect.gen(function* () {
       const current = yield* connection(server)
       const first = preferred ?? current.id
+      const forget = (id: string | undefined) => {
+        if (connections.get(keyOf(server))?.id === id) connections.delete(keyOf(server))
+      }
       const tried = yield* Effect.either(f(first, false))
       if (Either.isRight(tried)) return tried.right
       if (tried.left._tag !== "SessionGone") return yield* Effect.fail(tried.left)
-      if (connections.get(keyOf(server))?.id === first) connections.delete(keyOf(server))
+      forget(first)
+      const moved = preferred !== undefined
+      // The endpoint's own session may be gone too (a server restart drops them all): once more
+      // in a session opened now.
       const fresh = yield* connection(server)
-      return yield* f(fresh.id, preferred !== undefined).pipe(
+      const again = yield* Effect.either(f(fresh.id, moved))
+      if (Either.isRight(again)) return again.right
+      if (again.left._tag !== "SessionGone") return yield* Effect.fail(again.left)
+      forget(fresh.id)
+      const opened = yield* connection(server)
+      return yield* f(opened.id, moved).pipe(
         Effect.catchTag("SessionGone", (gone) =>
           Effect.fail(
             new NotSent({ method: gone.method, reason: "HTTP 404: the server does not know the session" }),
