@@ -25,6 +25,7 @@ import * as Demo from "./commands/demo.js"
 import * as Gc from "./commands/gc.js"
 import * as List from "./commands/list.js"
 import * as Resume from "./commands/resume.js"
+import * as Servers from "./commands/servers.js"
 import * as Show from "./commands/show.js"
 import * as Help from "./Help.js"
 import * as Log from "./Log.js"
@@ -54,6 +55,7 @@ export const docs: ReadonlyArray<Spec.CommandDoc> = [
   Decide.reissue.doc,
   Decide.abandon.doc,
   Gc.spec.doc,
+  Servers.spec.doc,
   completion.doc,
 ]
 
@@ -72,6 +74,7 @@ export const root = Command.make(Help.program).pipe(
     Decide.reissue.command,
     Decide.abandon.command,
     Gc.spec.command,
+    Servers.spec.command,
     completion.command,
   ]),
 )

@@ -101,8 +101,13 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
     InvalidServerUrl: (e) => usage(`invalid server URL ${e.url}: ${e.reason}`),
     // The server's mistake, not the user's: nothing was recorded or sent.
     InvalidToolDefinition: (e) => failed(`${e.message}; it was not called`),
-    UnknownServer: (e) =>
-      usage(`the server of this call (${e.server}) is not known here; pass --server ${e.server}=URL`),
+    // The identity's name part is what `--server NAME=URL` and `servers --set` take.
+    UnknownServer: (e) => {
+      const name = e.server.replace(/:[0-9a-f]{16}$/, "")
+      return usage(
+        `the store knows no URL for the server of this call (${name}); add it with mcp-handles servers --set ${name}=URL, or pass --server ${name}=URL`,
+      )
+    },
     StoreError: (e) => failed(`store error during ${e.operation}: ${e.message}`),
     OpenError: (e) => failed(`cannot open store ${e.location}: ${e.message}`),
   }),

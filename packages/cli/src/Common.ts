@@ -3,6 +3,8 @@
  *
  * @since 0.1.0
  */
+import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
@@ -137,8 +139,10 @@ export interface PollCounter {
 export interface Session {
   readonly client: TaskClient.TaskClient
   readonly spec: StoreSpec.StoreSpec
+  /** The store's servers (its `servers` table), as of when the session opened. */
   readonly servers: ReadonlyArray<ServerRegistry.KnownServer>
-  readonly registryFile: string
+  /** The store itself, for what the client does not do: servers, pages across every scope. */
+  readonly store: HandleStore.HandleStore
   readonly counter: PollCounter
   readonly wire: Wire.Wire
   readonly scope: string
@@ -158,7 +162,7 @@ export interface Session {
 export interface SessionOptions {
   /** `read` (the default) fails on a missing store; only `create` makes one. */
   readonly mode?: StoreSpec.Mode | undefined
-  /** Server URLs to add to the store's server list before the client starts. */
+  /** Servers (`[NAME=]URL`) to record in the store before the client starts. */
   readonly addServers?: ReadonlyArray<string> | undefined
   /** Answers input requests (only commands that drive calls pass one). */
   readonly input?: Input.Input | undefined
@@ -195,14 +199,15 @@ export const open = (
 ): Effect.Effect<Session, CliError, Scope.Scope> =>
   Effect.gen(function* () {
     const spec = yield* StoreSpec.parse(options.store)
-    const registryFile = ServerRegistry.pathFor(spec)
     const added = yield* Effect.forEach(sessionOptions.addServers ?? [], ServerRegistry.endpointFor)
     const store = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
-    // Only once the store opened: a bad --store must not leave a server list behind.
+    const handleStore = Context.get(store, HandleStore.HandleStore)
+    // A server list an earlier version kept in a file beside the store moves into the store once.
+    yield* ServerRegistry.importLegacy(handleStore, ServerRegistry.legacyFileFor(spec))
     const known =
       added.length > 0
-        ? yield* ServerRegistry.remember(registryFile, added)
-        : yield* ServerRegistry.load(registryFile)
+        ? yield* ServerRegistry.remember(handleStore, added)
+        : yield* ServerRegistry.load(handleStore)
     const wire = yield* HttpWire.make({ clientCapabilities: { elicitation: {} } })
     const { counted, counter } = countingWire(wire)
     const headers = sessionOptions.headers ?? {}
@@ -220,6 +225,8 @@ export const open = (
       instanceId,
       defaultScope: options.scope,
       background: false,
+      // The servers came from the store: recording them again would only write to it.
+      recordServers: false,
       ...(sessionOptions.input?.handler === undefined
         ? {}
         : { onInputRequired: sessionOptions.input.handler }),
@@ -233,13 +240,13 @@ export const open = (
       client: Context.get(context, TaskClient.TaskClient),
       spec,
       servers: known,
-      registryFile,
+      store: handleStore,
       counter,
       wire: counted,
       scope: options.scope,
       authorize: (serverIds) => {
         for (const id of serverIds) {
-          const server = known.find((s) => s.id === id)
+          const server = ServerRegistry.serverOf(id, known)
           if (server !== undefined) authorized.add(server.name)
         }
       },
@@ -291,6 +298,31 @@ export const listAll = (
       cursor = page.nextCursor
     }
   })
+
+/**
+ * Every row of every scope (an operator's view: `list --all-scopes`), all pages, read from the
+ * store directly: a client confines itself to one scope.
+ *
+ * @since 0.3.0
+ */
+export const listAllScopes = (
+  session: Session,
+  filter: { readonly statuses?: ReadonlyArray<HandleRecord.Status> | undefined } = {},
+): Effect.Effect<ReadonlyArray<HandleRecord.HandleRecord>, CliError> =>
+  Effect.gen(function* () {
+    const out: Array<HandleRecord.HandleRecord> = []
+    let cursor: string | undefined
+    for (;;) {
+      const page = yield* session.store.list({
+        statuses: filter.statuses,
+        limit: 1000,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      out.push(...page.records)
+      if (page.nextCursor === null) return out
+      cursor = page.nextCursor
+    }
+  }).pipe(Effect.mapError(fromKnown))
 
 /**
  * The exit status a command ends with when it did not fail (a call in doubt: 3). `Cli.run`

@@ -27,7 +27,7 @@ export const Row = Schema.Struct({
   scope: Schema.String,
   /** The server's name (what rows and `--server NAME=URL` call it). */
   server: Schema.String,
-  /** Its URL, when this store's server list knows it. */
+  /** The URL the store's servers table has for it (by identity, else by name); null when none. */
   serverUrl: Schema.NullOr(Schema.String),
   /** The identity rows store: the name and a hash of the URL. */
   serverId: Schema.String,
@@ -53,6 +53,8 @@ export const Row = Schema.Struct({
   launches: Schema.Number,
   /** Failed attempts in a row since the last good answer. */
   attempts: Schema.Number,
+  /** Polls the server answered for the call's task (0 for rows written before they were counted). */
+  polls: Schema.Number,
   lastProblem: Schema.NullOr(Schema.String),
   /** The instance holding the row's lease, while the lease lasts (`leaseExpiresAt`). */
   owner: Schema.NullOr(Schema.String),
@@ -192,6 +194,31 @@ export const Resume = Schema.Struct({
  * @category models
  */
 export type Resume = typeof Resume.Type
+
+/**
+ * `mcp-handles servers --json`.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const Servers = Schema.Struct({
+  /** Every server the store knows once the changes are made, by name. */
+  servers: Schema.Array(
+    Schema.Struct({
+      name: Schema.String,
+      /** Without credentials: the store never holds them. */
+      url: Schema.String,
+      /** The identity calls written against this URL carry (`name:hash`). */
+      id: Schema.String,
+      firstSeenAt: Time,
+      lastSeenAt: Time,
+    }),
+  ),
+  /** The names `--remove` forgot. */
+  removed: Schema.Array(Schema.String),
+  /** Calls `--rebind` moved (0 without it). */
+  rebound: Schema.Number,
+})
 
 /**
  * `mcp-handles gc --json`.

@@ -30,11 +30,11 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
  * @category constructors
  */
 export const make = (record: HandleRecord.HandleRecord, context: Context): Output.Row => {
-  const server = context.servers.find((s) => s.id === record.serverId)
+  const server = ServerRegistry.serverOf(record.serverId, context.servers)
   return {
     key: record.key,
     scope: record.scope,
-    server: server?.name ?? ServerRegistry.displayName(record.serverId, context.servers),
+    server: ServerRegistry.displayName(record.serverId),
     serverUrl: server?.url ?? null,
     serverId: record.serverId,
     tool: record.tool,
@@ -58,6 +58,7 @@ export const make = (record: HandleRecord.HandleRecord, context: Context): Outpu
         : { requestedAt: new Date(record.cancel.requestedAt).toISOString(), sent: record.cancel.sent },
     launches: record.launches,
     attempts: record.attempts,
+    polls: record.polls,
     lastProblem: record.lastProblem,
     owner: owner(record, context.now),
     leaseExpiresAt: iso(record.leaseExpiresAt),
@@ -102,21 +103,37 @@ const relative = (at: number | null, now: number): string =>
 export const table = (
   records: ReadonlyArray<HandleRecord.HandleRecord>,
   context: Context,
-  options: { readonly stuck: boolean },
+  options: { readonly stuck: boolean; readonly allScopes?: boolean | undefined },
 ): string => {
   const open = (r: HandleRecord.HandleRecord) => r.settledAt === null && r.status !== "in_doubt"
+  // Across scopes a key is not unique: the scope leads.
+  const scoped = options.allScopes === true
   return Render.table(
-    ["KEY", "STATUS", "TOOL", "SERVER", "TASK", "OWNER", "LAST POLL", "NEXT POLL", "AGE", "NOTE"],
+    [
+      ...(scoped ? ["SCOPE"] : []),
+      "KEY",
+      "STATUS",
+      "TOOL",
+      "SERVER",
+      "TASK",
+      "OWNER",
+      "LAST POLL",
+      "NEXT POLL",
+      "POLLS",
+      "AGE",
+      "NOTE",
+    ],
     records.map((r) => [
+      ...(scoped ? [r.scope] : []),
       r.key,
       r.status,
       r.tool,
-      context.servers.find((s) => s.id === r.serverId)?.name ??
-        ServerRegistry.displayName(r.serverId, context.servers),
+      ServerRegistry.displayName(r.serverId),
       Render.taskId(r.taskId, context.reveal),
       owner(r, context.now) ?? "-",
       relative(lastPolledAt(r), context.now),
       open(r) ? relative(r.nextPollAt, context.now) : "-",
+      String(r.polls),
       Render.age(r.createdAt, context.now),
       // A reason is what --stuck is for: it is shown whole.
       (options.stuck ? Stuck.reason(r, context.now) : undefined) ?? Render.truncate(Render.note(r), 80),

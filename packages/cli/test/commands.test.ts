@@ -2,7 +2,7 @@
  * Every command against the fake server binary, through the built `mcp-handles` binary, with
  * the default SQLite store in a temporary working directory.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { openTaskClient } from "@mcp-handles/core"
 import type * as Config from "@mcp-handles/fake-server/Config"
@@ -62,9 +62,10 @@ describe("call", () => {
     const taskId = await taskIdOf("j1")
     expect(taskId).toBeDefined()
     expect(ran.stdout + ran.stderr).not.toContain(taskId)
-    // The server is remembered beside the store, by name and URL only.
-    const servers = JSON.parse(readFileSync(join(fx.ws.dir, ".mcp-handles", "tasks.db.servers.json"), "utf8"))
+    // The server is remembered in the store, by name and URL only; no file beside it.
+    const servers = JSON.parse((await fx.ws.run("servers", "--json")).stdout)
     expect(servers.servers).toEqual([expect.objectContaining({ url: fx.server.url })])
+    expect(existsSync(join(fx.ws.dir, ".mcp-handles", "tasks.db.servers.json"))).toBe(false)
   })
 
   it("prints JSON with --json, and attaches to an existing key instead of launching again", async () => {
@@ -139,12 +140,12 @@ describe("detach, list, show, resume", () => {
     expect(open.code, open.stderr).toBe(0)
     const [header, ...rows] = open.stdout.trim().split("\n")
     expect(header).toMatch(
-      /^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+AGE\s+NOTE$/,
+      /^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+POLLS\s+AGE\s+NOTE$/,
     )
     expect(rows).toHaveLength(1)
     // Detached: the lease its caller took runs out; polled once, due again (or overdue: nobody drives it).
     expect(rows[0]).toMatch(
-      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+-\s+\d+s ago\s+(in \d+s|\d+s ago)\s+\d+s\s+working on 4$/,
+      /^j2\s+working\s+job\s+127\.0\.0\.1:\d+\s+[0-9a-f]{4}…[0-9a-f]{2}\s+-\s+\d+s ago\s+(in \d+s|\d+s ago)\s+\d+\s+\d+s\s+working on 4$/,
     )
 
     const taskId = await taskIdOf("j2")
@@ -251,6 +252,8 @@ describe("calls an application made under its own server name", () => {
       store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
       servers: [{ name: "research", url: fx.server.url }],
       background: false,
+      // Not written to the store's servers (see servers.test.ts for an app that does).
+      recordServers: false,
     })
     await app.callTool("research", "job", { n: 9 }, { key: "app-1" })
     await app.close() // hands the open call off
@@ -259,7 +262,7 @@ describe("calls an application made under its own server name", () => {
     // A skipped call needs someone to name its server: exit 3, and the hint that works.
     expect(skipped.code, skipped.stderr).toBe(3)
     expect(skipped.stderr).toMatch(
-      /app-1: skipped; its server research is not in .*servers\.json \(pass --server research=URL\)/,
+      /app-1: skipped; the store knows no URL for its server research \(add it: mcp-handles servers --set research=URL, or pass --server research=URL\)/,
     )
     const resumed = await fx.ws.run("resume", "--server", `research=${fx.server.url}`)
     expect(resumed.code, resumed.stderr).toBe(0)

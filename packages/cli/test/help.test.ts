@@ -38,6 +38,7 @@ describe("the definitions", () => {
       "reissue",
       "abandon",
       "gc",
+      "servers",
       "completion",
     ])
     for (const doc of docs) {
@@ -133,6 +134,8 @@ describe("completion", () => {
     ])
     expect(await complete("mcp-handles", "call", "URL", "tool", "--header-")).toEqual(["--header-env"])
     expect(await complete("mcp-handles", "completion", "")).toEqual(["bash", "zsh", "fish"])
+    expect((await complete("mcp-handles", "servers", "--re")).sort()).toEqual(["--rebind", "--remove"])
+    expect((await complete("mcp-handles", "list", "--all")).sort()).toEqual(["--all-scopes"])
     expect(await complete("mcp-handles", "help", "re")).toEqual(["resume", "reissue"])
   })
 

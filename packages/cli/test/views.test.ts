@@ -58,6 +58,7 @@ beforeAll(async () => {
         leaseExpiresAt: now + 20 * minute,
         nextPollAt: now + 10 * minute,
         updatedAt: now - 1_000,
+        polls: 3,
       })),
       // worker-7 died five minutes ago; nobody has polled it since.
       seed("orphaned", 30 * minute, (now) => ({
@@ -86,6 +87,10 @@ beforeAll(async () => {
       })),
       seed("unanswered", 10 * minute, () => ({})),
       seed("fresh", 0, () => ({})),
+      // Another tenant's call under a key the default scope uses too: only --all-scopes shows it.
+      Effect.flatMap(HandleStore.HandleStore, (store) =>
+        store.insertOrGet({ ...seedCall("fresh", Date.now() - 2 * minute), scope: "acme" }),
+      ),
     ]).pipe(Effect.provide(SqliteStore.layer({ filename: join(ws.dir, ".mcp-handles", "tasks.db") }))),
   )
 })
@@ -100,14 +105,14 @@ describe("list for on-call", () => {
     expect(ran.code, ran.stderr).toBe(0)
     const lines = ran.stdout.trimEnd().split("\n")
     expect(lines[0]).toMatch(
-      /^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+AGE\s+NOTE$/,
+      /^KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+POLLS\s+AGE\s+NOTE$/,
     )
     expect(lines.find((l) => l.startsWith("healthy"))).toMatch(
-      /^healthy\s+working\s+report\s+research\s+task…00\s+worker-1\s+\d+s ago\s+in (9|10)m\s+\d+s\s+working$/,
+      /^healthy\s+working\s+report\s+research\s+task…00\s+worker-1\s+\d+s ago\s+in (9|10)m\s+3\s+\d+s\s+working$/,
     )
     // The dead worker's lease ran out: it drives nothing any more.
     expect(lines.find((l) => l.startsWith("orphaned"))).toMatch(
-      /^orphaned\s+working\s+.*\s+-\s+6m ago\s+5m ago\s+30m\s/,
+      /^orphaned\s+working\s+.*\s+-\s+6m ago\s+5m ago\s+0\s+30m\s/,
     )
   })
 
@@ -138,5 +143,35 @@ describe("list for on-call", () => {
       ["unanswered", false],
     ])
     expect(rows.find((r) => r.key === "orphaned")).toMatchObject({ owner: null, server: "research" })
+  })
+
+  it("counts the polls the server answered (POLLS, polls in JSON)", async () => {
+    const json = await ws.run("list", "--json")
+    const rows = Schema.decodeUnknownSync(Output.List, { onExcessProperty: "error" })(JSON.parse(json.stdout))
+    expect(rows.find((r) => r.key === "healthy")?.polls).toBe(3)
+    expect(rows.find((r) => r.key === "fresh")?.polls).toBe(0)
+  })
+
+  it("--all-scopes shows every scope's calls, the scope first", async () => {
+    const one = await ws.run("list")
+    expect(one.stdout).not.toMatch(/acme/)
+    const all = await ws.run("list", "--all-scopes")
+    expect(all.code, all.stderr).toBe(0)
+    const [header, ...lines] = all.stdout.trimEnd().split("\n")
+    expect(header).toMatch(
+      /^SCOPE\s+KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+POLLS\s+AGE\s+NOTE$/,
+    )
+    expect(lines).toHaveLength(7)
+    // The same key in two scopes: two rows, told apart by the scope.
+    expect(
+      lines
+        .filter((l) => /^\S+\s+fresh\s/.test(l))
+        .map((l) => l.split(/\s+/)[0])
+        .sort(),
+    ).toEqual(["acme", "default"])
+    const json = await ws.run("list", "--all-scopes", "--status", "open", "--json")
+    const rows = Schema.decodeUnknownSync(Output.List)(JSON.parse(json.stdout))
+    expect(rows.map((r) => `${r.scope}/${r.key}`)).toContain("acme/fresh")
+    expect(rows).toHaveLength(7)
   })
 })

@@ -29,11 +29,16 @@ const status = Spec.withDefault(
 )
 const server = Spec.optional(
   Spec.text("server", {
-    placeholder: "[NAME=]URL",
-    description: "only the calls to this server (NAME=URL for calls an application made under its own name)",
-    example: "--server http://127.0.0.1:3000/mcp",
+    placeholder: "NAME|[NAME=]URL",
+    description:
+      "only the calls to this server: its name (see mcp-handles servers), its URL, or NAME=URL for calls an application made under its own name",
+    example: "--server research",
   }),
 )
+const allScopes = Spec.boolean("all-scopes", {
+  description: "the calls of every scope, with a SCOPE column (--scope is then ignored)",
+  example: "--all-scopes",
+})
 const stuck = Spec.boolean("stuck", {
   description: `only open calls that look stuck: a lease that ran out, not polled for ${Stuck.defaults.missedIntervals} intervals, ${Stuck.defaults.failedAttempts} failed attempts in a row, input waiting over ${Stuck.defaults.inputWaitMs / 60_000} minutes; the NOTE column says why`,
   example: "--stuck",
@@ -92,12 +97,13 @@ export const spec = Spec.command(
   {
     summary: "List the calls in the store (the local replacement for tasks/list)",
     description: [
-      "Every call of the scope, oldest first: its status, server, task id (redacted), the instance holding its lease (OWNER), when a driver last polled it and is due to next, its age, and the server's last word or our last problem (NOTE).",
+      "Every call of the scope (of every scope with --all-scopes), oldest first: its status, server (by name), task id (redacted), the instance holding its lease (OWNER), when a driver last polled it and is due to next, how many polls the server answered (POLLS), its age, and the server's last word or our last problem (NOTE).",
       "list only reads: it never changes a row, and fails (naming the path) when there is no store.",
     ],
     examples: [
       { command: "mcp-handles list --status open" },
       { command: "mcp-handles list --stuck", note: "what needs attention, and why" },
+      { command: "mcp-handles list --all-scopes --status in-doubt", note: "every tenant's calls in doubt" },
       {
         command: "mcp-handles list --watch --store postgres://ops@db/app",
         note: "a live view of a fleet's store",
@@ -109,6 +115,7 @@ export const spec = Spec.command(
     ...Common.common,
     status,
     server,
+    allScopes,
     stuck,
     watch,
     interval,
@@ -118,17 +125,28 @@ export const spec = Spec.command(
   (options) =>
     Effect.gen(function* () {
       const session = yield* Common.open(options)
-      const serverId = Option.isSome(options.server)
-        ? (yield* ServerRegistry.endpointFor(options.server.value)).id
-        : undefined
+      // A server is chosen by name: every row of that name matches, whichever URL it was written
+      // against. A URL names the server `[NAME=]URL` stands for.
+      const chosen = Option.getOrUndefined(options.server)
+      const serverName =
+        chosen === undefined || !chosen.includes("://")
+          ? chosen
+          : (yield* ServerRegistry.endpointFor(chosen)).name
       const statuses = options.stuck ? HandleRecord.openStatuses : statusesOf(options.status)
       const frame = Effect.gen(function* () {
-        const all = yield* Common.listAll(session, {
-          ...(statuses === undefined ? {} : { statuses }),
-          ...(serverId === undefined ? {} : { server: serverId }),
-        }).pipe(Effect.mapError(fromKnown))
+        const all = options.allScopes
+          ? yield* Common.listAllScopes(session, { statuses })
+          : yield* Common.listAll(session, statuses === undefined ? {} : { statuses }).pipe(
+              Effect.mapError(fromKnown),
+            )
         const context = session.rowContext(options.reveal)
-        const rows = options.stuck ? all.filter((r) => Stuck.reason(r, context.now) !== undefined) : all
+        const ofServer =
+          serverName === undefined
+            ? all
+            : all.filter((r) => ServerRegistry.displayName(r.serverId) === serverName)
+        const rows = options.stuck
+          ? ofServer.filter((r) => Stuck.reason(r, context.now) !== undefined)
+          : ofServer
         if (options.json) {
           return `${Output.encode(
             Output.List,
@@ -137,16 +155,16 @@ export const spec = Spec.command(
         }
         if (rows.length === 0) {
           const which = options.stuck ? "stuck " : options.status === "all" ? "" : `${options.status} `
-          return `no ${which}calls in scope ${session.scope}\n`
+          return `no ${which}calls ${options.allScopes ? "in any scope" : `in scope ${session.scope}`}\n`
         }
-        return `${Row.table(rows, context, { stuck: options.stuck })}\n`
+        return `${Row.table(rows, context, { stuck: options.stuck, allScopes: options.allScopes })}\n`
       })
       if (!options.watch) {
         process.stdout.write(yield* frame)
         return
       }
       const live = process.stdout.isTTY === true && process.env.TERM !== "dumb"
-      const title = `every ${options.interval}s · ${StoreSpec.describeSpec(session.spec)} · scope ${session.scope}`
+      const title = `every ${options.interval}s · ${StoreSpec.describeSpec(session.spec)} · ${options.allScopes ? "all scopes" : `scope ${session.scope}`}`
       yield* Effect.forever(
         Effect.gen(function* () {
           const text = yield* frame

@@ -88,7 +88,9 @@ export const spec = Spec.command(
       const say = (text: string) => {
         if (!options.json) Screen.status.print(text)
       }
-      const known = (r: HandleRecord.HandleRecord) => session.servers.some((s) => s.id === r.serverId)
+      // By identity, else by name: rows an application wrote are resumed at its server's URL now.
+      const known = (r: HandleRecord.HandleRecord) =>
+        ServerRegistry.serverOf(r.serverId, session.servers) !== undefined
       const nameOf = (r: HandleRecord.HandleRecord) => ServerRegistry.displayName(r.serverId, session.servers)
       const chosen = (r: HandleRecord.HandleRecord) =>
         Option.match(options.onlyServer, { onNone: () => true, onSome: (name) => nameOf(r) === name })
@@ -110,7 +112,7 @@ export const spec = Spec.command(
       const skipped = open.filter((r) => !known(r) && chosen(r))
       for (const r of skipped) {
         say(
-          `${r.key}: skipped; its server ${nameOf(r)} is not in ${session.registryFile} (pass --server ${nameOf(r)}=URL)`,
+          `${r.key}: skipped; the store knows no URL for its server ${nameOf(r)} (add it: mcp-handles servers --set ${nameOf(r)}=URL, or pass --server ${nameOf(r)}=URL)`,
         )
       }
       const started = Date.now()
