@@ -8,6 +8,7 @@ import * as Persistence from "./Persistence.js"
 import * as Profile from "./Profile.js"
 
 const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --profile conformance] [--state FILE]
+                       [--generation 2025-11-25]
 
   --port N        port to listen on (0 picks a free one; default 0)
   --host H        interface to bind (default 127.0.0.1)
@@ -21,6 +22,8 @@ const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --p
                   a host name requests may name in Host/Origin, on top of the config's allowedHosts
                   (default: the loopback names); repeat it for several, "*" for any (DNS-rebinding
                   protection: serving on another interface, name it here)
+  --generation G  the protocol generation served: 2026-07-28 (default) or 2025-11-25 (initialize
+                  and sessions, CreateTaskResult, tasks/result; overrides the config's)
 
 Prints the MCP endpoint URL on its first line. The ledger is at GET <origin>/_ledger.`
 
@@ -35,6 +38,7 @@ const main = async () => {
       path: { type: "string", default: "/mcp" },
       "notify-every-ms": { type: "string" },
       "allowed-host": { type: "string", multiple: true },
+      generation: { type: "string" },
       help: { type: "boolean", default: false },
     },
   })
@@ -48,6 +52,10 @@ const main = async () => {
     extraHosts.length === 0
       ? loaded
       : { ...loaded, allowedHosts: [...(loaded.allowedHosts ?? Config.defaults.allowedHosts), ...extraHosts] }
+  const generation = values.generation
+  if (generation !== undefined && generation !== "2026-07-28" && generation !== "2025-11-25") {
+    throw new Error(`invalid --generation ${generation} (2026-07-28 or 2025-11-25)`)
+  }
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${values.port}`)
   const notifyEveryMs =
@@ -55,7 +63,7 @@ const main = async () => {
   if (notifyEveryMs !== undefined && !(notifyEveryMs >= 0)) {
     throw new Error(`invalid --notify-every-ms ${values["notify-every-ms"]}`)
   }
-  const server = FakeServer.unsafeMake(config, {
+  const server = FakeServer.unsafeMake(generation === undefined ? config : { ...config, generation }, {
     persistence: values.state === undefined ? undefined : Persistence.jsonFile(values.state),
     ...(notifyEveryMs === undefined ? {} : { notifyEveryMs }),
   })

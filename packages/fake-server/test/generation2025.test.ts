@@ -6,7 +6,13 @@
  * task, and a restart forgetting every session. The core client against this mode runs in the
  * chaos package (test/generation2025.test.ts).
  */
+import { execFileSync } from "node:child_process"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import type * as Config from "../src/Config.js"
 import * as FakeServer from "../src/FakeServer.js"
 import * as ServerClock from "../src/ServerClock.js"
@@ -188,4 +194,39 @@ describe("the fake server in 2025-11-25 mode", () => {
     // The server kept no tasks over its restart (no persistence): unknown in the new session.
     expect(unknown.error.code).toBe(-32602)
   })
+
+  it("the binary serves the mode with --generation 2025-11-25", async () => {
+    const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
+    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+    execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
+    const child = spawnGroup(
+      process.execPath,
+      [join(packageDir, "dist/bin.js"), "--port", "0", "--generation", "2025-11-25"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    )
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
+        createInterface({ input: child.stdout }).once("line", resolve)
+      })
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "t", version: "1" },
+          },
+        }),
+      })
+      expect(response.headers.get("mcp-session-id")).toBeTypeOf("string")
+      expect(((await response.json()) as Any).result.protocolVersion).toBe("2025-11-25")
+    } finally {
+      killGroup(child)
+    }
+  }, 120_000)
 })
