@@ -1,0 +1,119 @@
+/**
+ * Servers by name (issue 15, item 7): a row keeps its server's name, the store keeps where each
+ * name is, a client that moved a server to another URL drives the rows written before, and
+ * `HandleStore.rebind` moves rows to another server.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
+import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import fc from "fast-check"
+import { makeHarness, runFor, serverUrl, startProcess } from "./support/harness.js"
+
+const tools = [
+  {
+    name: "job",
+    shape: "task" as const,
+    durationMs: 2_000,
+    pollIntervalMs: 500,
+    outcome: { kind: "result" as const, text: "done" },
+  },
+]
+
+const movedUrl = "http://moved.test/mcp"
+
+describe("servers by name", () => {
+  it.effect(
+    "a client records its servers; another that moved the name's URL finishes the rows written before",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools })
+        const a = yield* startProcess(h, { instanceId: "a", background: false })
+        const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+        const writtenUnder = handle.record.serverId
+        expect(writtenUnder).toBe(yield* ServerIdentity.of({ name: "fake", url: serverUrl }))
+        const [first] = yield* h.store.listServers
+        expect(first).toMatchObject({ name: "fake", url: serverUrl, id: writtenUnder })
+        a.crash()
+        // A's lease runs out; B is configured with the same name at another URL.
+        yield* TestClock.adjust("1 minute")
+        const b = yield* startProcess(h, {
+          instanceId: "b",
+          background: false,
+          servers: [{ name: "fake", url: movedUrl }],
+        })
+        const outcome = yield* runFor(b.client.settle("k"), 10_000)
+        expect(outcome._tag).toBe("Completed")
+        // The row keeps the identity it was written under; the store now says where the name is.
+        const row = Option.getOrThrow(yield* h.store.get("default", "k"))
+        expect(row.serverId).toBe(writtenUnder)
+        expect(row.polls).toBeGreaterThan(0)
+        const [moved] = yield* h.store.listServers
+        expect(moved).toMatchObject({ name: "fake", url: movedUrl, firstSeenAt: first?.firstSeenAt })
+        expect(moved?.lastSeenAt).toBeGreaterThan(first?.lastSeenAt ?? Number.POSITIVE_INFINITY)
+        // The same call by key attaches (the same server by name), never KeyReused.
+        const again = yield* b.client.callTool("fake", "job", { n: 1 }, { key: "k" })
+        expect(again.launched).toBe(false)
+        expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
+      }),
+  )
+
+  it.effect("rebind moves a server's rows to another: a client that knows only the other finishes them", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      const a = yield* startProcess(h, { instanceId: "a", background: false })
+      yield* runFor(a.client.callTool("fake", "job", {}, { key: "k" }), 1_000)
+      a.crash()
+      yield* TestClock.adjust("1 minute")
+      const from = yield* ServerIdentity.of({ name: "fake", url: serverUrl })
+      const to = yield* ServerIdentity.of({ name: "replacement", url: movedUrl })
+      expect(yield* h.store.rebind({ from, to })).toBe(1)
+      const b = yield* startProcess(h, {
+        instanceId: "b",
+        background: false,
+        servers: [{ name: "replacement", url: movedUrl }],
+      })
+      expect((yield* runFor(b.client.settle("k"), 10_000))._tag).toBe("Completed")
+    }),
+  )
+
+  it.effect("nothing is recorded with recordServers: false, nor a URL whose query looks like a secret", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      yield* startProcess(h, { instanceId: "a", background: false, recordServers: false })
+      expect(yield* h.store.listServers).toEqual([])
+      yield* startProcess(h, {
+        instanceId: "b",
+        background: false,
+        servers: [
+          { name: "secret", url: "http://fake.test/mcp?api_key=abc" },
+          { name: "plain", url: "http://fake.test/mcp?region=eu" },
+        ],
+      })
+      expect((yield* h.store.listServers).map((s) => [s.name, s.url])).toEqual([
+        ["plain", "http://fake.test/mcp?region=eu"],
+      ])
+    }),
+  )
+})
+
+describe("list cursors across scopes", () => {
+  it("round-trip any key and scope, and keep the one-scope form for a position without a scope", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 4e12 }),
+        fc.string({ unit: "grapheme" }),
+        fc.option(fc.string({ unit: "grapheme" }), { nil: undefined }),
+        (createdAt, key, scope) => {
+          const position = scope === undefined ? { createdAt, key } : { createdAt, key, scope }
+          expect(
+            Option.getOrThrow(HandleStoreDriver.decodeCursor(HandleStoreDriver.encodeCursor(position))),
+          ).toEqual(position)
+        },
+      ),
+    )
+    expect(HandleStoreDriver.encodeCursor({ createdAt: 5, key: "a.b/c" })).toBe("5.a.b%2Fc")
+  })
+})
