@@ -281,11 +281,7 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     reconcile: () => run("reconcile", client.reconcile),
     list: (listOptions) => run("list", client.list(listOptions)),
     get: (key, scope) => run("get", client.get(key, scope)),
-    gc: (retention, scope) =>
-      run(
-        "gc",
-        Effect.flatMap(DurationInput.decode(retention), (duration) => client.gc(duration, scope)),
-      ),
+    gc: (retention, scope) => run("gc", client.gc(retention, scope)),
     close,
     [Symbol.asyncDispose]: close,
     ...PromiseFeeds.outcomeDelivery(client, run),

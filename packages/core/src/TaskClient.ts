@@ -19,6 +19,7 @@ import type {
   UnknownKey,
   UnknownServer,
 } from "./ClientError.js"
+import type * as DurationInput from "./DurationInput.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
 import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
 import * as Store from "./HandleStore.js"
@@ -300,8 +301,14 @@ export interface TaskClient {
   /** The local replacement for the removed `tasks/list`. */
   readonly list: (options?: ListOptions) => Effect.Effect<ListPage, StoreError>
   readonly get: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
-  /** Deletes terminal rows settled longer ago than `retention`; in-doubt rows are kept. */
-  readonly gc: (retention: Duration.DurationInput, scope?: string) => Effect.Effect<number, StoreError>
+  /**
+   * Deletes terminal rows settled longer ago than `retention` (`"7d"`, `"12h"`, or an Effect
+   * duration); in-doubt rows are kept. `InvalidDuration` for a retention it cannot read.
+   */
+  readonly gc: (
+    retention: DurationInput.DurationInput,
+    scope?: string,
+  ) => Effect.Effect<number, StoreError | DurationInput.InvalidDuration>
 
   // --- Outcome delivery (issue 15, item 1); models at the end of this module.
   /**

@@ -63,7 +63,11 @@ export const spec = Spec.command(
       const retention = yield* parseAge(options.olderThan)
       const session = yield* Common.open(options)
       const scope = options.allScopes ? undefined : session.scope
-      const deleted = yield* session.client.gc(retention, scope).pipe(Effect.mapError(fromKnown))
+      const deleted = yield* session.client.gc(retention, scope).pipe(
+        // Read already (parseAge): a retention the library cannot read here is a bug.
+        Effect.catchTag("InvalidDuration", Effect.die),
+        Effect.mapError(fromKnown),
+      )
       if (options.json)
         Output.json(Output.Gc, { deleted, olderThan: options.olderThan, scope: scope ?? null })
       else

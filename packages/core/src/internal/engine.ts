@@ -3,6 +3,7 @@
  * the operations, the background reconciler, and the hand-off on close.
  */
 import * as Duration from "effect/Duration"
+import * as DurationInput from "../DurationInput.js"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import * as HandleStore from "../HandleStore.js"
@@ -85,11 +86,10 @@ export const make = (
       },
       get: (key, scope = ctx.defaultScope) => Operations.load(ctx, scope, key),
       gc: (retention, scope) =>
-        Effect.flatMap(ctx.store.now, (now) =>
-          ctx.store.deleteSettledBefore({
-            settledBefore: now - Duration.toMillis(Duration.decode(retention)),
-            scope,
-          }),
+        Effect.all([DurationInput.decode(retention), ctx.store.now]).pipe(
+          Effect.flatMap(([duration, now]) =>
+            ctx.store.deleteSettledBefore({ settledBefore: now - Duration.toMillis(duration), scope }),
+          ),
         ),
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
   })
