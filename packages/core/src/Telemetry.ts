@@ -4,9 +4,9 @@
  * module). Every client instruments itself; there is nothing to switch on. Task ids never appear
  * raw: spans carry `Redaction.taskId`.
  *
- * There is no gauge of open calls by status: no store operation counts rows by status, and
- * paging through `list` to count them on every sweep would cost more than the polls it reports
- * on. A sweep that learnt the counts from its claim query could set one.
+ * The gauge of open calls (`openCalls`) counts the calls this process has seen, by the status
+ * it last saw them in: no store operation counts rows by status, and paging through `list` on
+ * every sweep would cost more than the polls it reports on.
  *
  * @since 0.3.0
  */
@@ -128,3 +128,17 @@ export const storeWriteLatency = latency(
   "mcp_handles_store_write_latency_ms",
   "store write latency in milliseconds, by operation",
 )
+
+/**
+ * Calls not yet at rest or in doubt (`pending`, `working`, `input_required`, `in_doubt`), tagged
+ * `status`, as this process last saw them: a call counts from the moment this process writes or
+ * reads it in one of those statuses until it sees it leave them. A process counts only the
+ * calls it touched (the ones it drives, claims or is asked about), not every row of the store;
+ * it keeps up to 10,000 calls in view, dropping the longest unseen.
+ *
+ * @since 0.3.0
+ * @category metrics
+ */
+export const openCalls = Metric.gauge("mcp_handles_open_calls", {
+  description: "calls this process last saw open or in doubt, by status",
+})

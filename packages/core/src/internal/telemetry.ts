@@ -32,6 +32,15 @@ const tagged = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, tag: string
 }
 
 const pollsBy = tagged(Telemetry.polls, "outcome")
+const openCallsBy = tagged(Telemetry.openCalls, "status")
+
+/** Moves the open-calls gauge of `status` by `by`, if the status counts (open or in doubt). */
+const countOpen = (status: HandleRecord.Status | undefined, by: number) => {
+  if (status !== undefined && (HandleRecord.isOpen(status) || status === "in_doubt")) {
+    // Gauges add what they are modified by: several clients in one process share the gauge.
+    openCallsBy(status).unsafeModify(by, [])
+  }
+}
 const writeLatencyBy = tagged(Telemetry.storeWriteLatency, "operation")
 
 const outcomeOf = <A, E>(exit: Exit.Exit<A, E>): Telemetry.OutcomeClass => {
@@ -102,11 +111,19 @@ const makeLastStatus = () => {
   const statuses = new Map<string, HandleRecord.Status>()
   const see = (record: HandleRecord.HandleRecord) => {
     const id = HandleRecord.rowId(record.scope, record.key)
+    const before = statuses.get(id)
     statuses.delete(id)
     statuses.set(id, record.status)
+    if (before !== record.status) {
+      countOpen(before, -1)
+      countOpen(record.status, 1)
+    }
     if (statuses.size > maxCallSpans) {
-      const oldest = statuses.keys().next()
-      if (oldest.done !== true) statuses.delete(oldest.value)
+      const oldest = statuses.entries().next()
+      if (oldest.done !== true) {
+        statuses.delete(oldest.value[0])
+        countOpen(oldest.value[1], -1)
+      }
     }
   }
   return {
