@@ -22,8 +22,8 @@ import { exchange, makeRecorder, type Observation } from "./internal/wire/exchan
 import * as Generation from "./internal/wire/generation.js"
 import * as Listen from "./internal/wire/listen.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
-import * as Json from "./Json.js"
 import * as V2025 from "./internal/wire/wire2025.js"
+import * as Json from "./Json.js"
 import { type AdapterOptions, type ServerEndpoint, Wire } from "./Wire.js"
 
 /**
@@ -44,7 +44,9 @@ export interface Options extends AdapterOptions {
  */
 const messagesOf = (observation: Observation, limits: Json.JsonLimits) =>
   Effect.map(
-    Effect.forEach(observation.sseEvents, (text) => Effect.option(Json.parse("server message", text, limits))),
+    Effect.forEach(observation.sseEvents, (text) =>
+      Effect.option(Json.parse("server message", text, limits)),
+    ),
     (parsed) =>
       parsed.flatMap((value) => {
         if (Option.isNone(value)) return []
