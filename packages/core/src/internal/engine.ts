@@ -3,9 +3,9 @@
  * the operations, the background reconciler, and the hand-off on close.
  */
 import * as Duration from "effect/Duration"
-import * as DurationInput from "../DurationInput.js"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
+import * as DurationInput from "../DurationInput.js"
 import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
 import * as ServerIdentity from "../ServerIdentity.js"
