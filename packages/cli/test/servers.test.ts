@@ -167,6 +167,22 @@ describe("servers kept in the store", () => {
     expect(empty.stdout).toMatch(/^no servers in the store/)
   })
 
+  it("call NAME=URL records the server under that name", async () => {
+    const store = storeOf("named-call")
+    const ran = await fx.ws.run("call", `mine=${fx.server.url}`, "job", "--key", "n1", "--store", store.flag)
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout.trim()).toBe("n1: completed: done")
+    expect((await serversOf(store.flag)).servers.map((s) => [s.name, s.url])).toEqual([
+      ["mine", fx.server.url],
+    ])
+    const listed = await fx.ws.run("list", "--store", store.flag, "--json")
+    expect(JSON.parse(listed.stdout)[0]).toMatchObject({
+      key: "n1",
+      server: "mine",
+      serverUrl: fx.server.url,
+    })
+  })
+
   it("fails on a missing store, naming it, and creates nothing", async () => {
     const missing = join(fx.ws.dir, "nowhere", "tasks.db")
     const ran = await fx.ws.run("servers", "--store", `sqlite:${missing}`, "--set", `a=${fx.server.url}`)

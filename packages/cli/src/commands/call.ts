@@ -25,7 +25,8 @@ import * as ServerRegistry from "../ServerRegistry.js"
 import * as Spec from "../Spec.js"
 
 const serverUrl = Spec.arg("server-url", {
-  description: "the MCP server's URL; credentials go in --header or --header-env, never in the URL",
+  description:
+    "the MCP server's URL, or NAME=URL to record it under a name of yours; credentials go in --header or --header-env, never in the URL",
   example: "http://127.0.0.1:3000/mcp",
 })
 const tool = Spec.arg("tool", { description: "the tool to call", example: "report" })
@@ -167,7 +168,8 @@ export const spec = Spec.command(
       yield* preflight(yield* HttpWire.make(), { name: server.name, url: server.url, headers: () => headers })
       const session = yield* Common.open(options, {
         mode: "create",
-        addServers: [server.url],
+        // As given: NAME=URL records the server under that name.
+        addServers: [options.serverUrl],
         input,
         headers,
       })
