@@ -92,7 +92,7 @@ const runOn = (clock: VirtualClock, kind: Stores.Kind, sequence: FleetSequence, 
       let inputMode: InputMode = "human"
       let quiet = false
       world.trace.push(
-        `setup: ${kind} store, ${setup.instances} instance(s), lease ${setup.leaseMs} ms, callTimeout ${setup.callTimeoutMs ?? "none"}, ${setup.inDoubtPolicy}, server ${setup.dedup ? "deduplicates" : "does not deduplicate"}, ${setup.durableServer ? "durable" : "volatile"}, seed ${setup.seed}`,
+        `setup: ${kind} store, ${setup.instances} instance(s), lease ${setup.leaseMs} ms, callTimeout ${setup.callTimeoutMs ?? "none"}, ${setup.inDoubtPolicy}, server ${setup.dedup ? "deduplicates" : "does not deduplicate"}, ${setup.durableServer ? "durable" : "volatile"}${setup.generation === undefined ? "" : `, speaking ${setup.generation}`}, seed ${setup.seed}`,
       )
 
       /** A liveness violation, unless the hunt ignores its kind. */
@@ -394,6 +394,8 @@ const runOn = (clock: VirtualClock, kind: Stores.Kind, sequence: FleetSequence, 
 export interface RunOptions extends Property.RunOptions {
   /** Live instances at most (1 to 4). */
   readonly instances: number
+  /** The protocol generation the fake server speaks (default 2026-07-28). */
+  readonly generation?: FleetSetup["generation"]
 }
 
 /**
@@ -404,8 +406,8 @@ export interface RunOptions extends Property.RunOptions {
 export const check = (options: RunOptions): Promise<Property.RunResult> =>
   Property.run<FleetSetup, FleetStep>(options, (stats) => ({
     title: `chaos fleet (${options.store}, up to ${options.instances} instances)`,
-    command: `--store ${options.store} --instances ${options.instances}`,
-    arbitrary: fleetSequenceArbitrary(options.instances, options.maxSteps ?? 25),
+    command: `--store ${options.store} --instances ${options.instances}${options.generation === undefined ? "" : ` --generation ${options.generation}`}`,
+    arbitrary: fleetSequenceArbitrary(options.instances, options.maxSteps ?? 25, options.generation),
     run: (sequence) => Effect.runPromise(runSequence(options.store, sequence, stats)),
     describeStep: describeFleetStep,
   }))

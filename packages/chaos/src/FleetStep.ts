@@ -64,6 +64,8 @@ export interface FleetSetup {
   readonly dedup: boolean
   readonly durableServer: boolean
   readonly seed: number
+  /** The protocol generation the fake server speaks (default 2026-07-28). */
+  readonly generation?: "2026-07-28" | "2025-11-25" | undefined
 }
 
 /**
@@ -164,7 +166,11 @@ export const fleetStepArbitrary: fc.Arbitrary<FleetStep> = fc.oneof<Array<fc.Wei
 /**
  * @since 0.1.0
  */
-export const fleetSequenceArbitrary = (maxInstances: number, maxSteps: number): fc.Arbitrary<FleetSequence> =>
+export const fleetSequenceArbitrary = (
+  maxInstances: number,
+  maxSteps: number,
+  generation?: FleetSetup["generation"],
+): fc.Arbitrary<FleetSequence> =>
   fc.record({
     setup: fc.record({
       instances: fc.integer({ min: 1, max: Math.max(1, maxInstances) }),
@@ -174,6 +180,7 @@ export const fleetSequenceArbitrary = (maxInstances: number, maxSteps: number): 
       dedup: fc.boolean(),
       durableServer: fc.boolean(),
       seed: fc.integer({ min: 1, max: 1_000_000 }),
+      ...(generation === undefined ? {} : { generation: fc.constant(generation) }),
     }),
     steps: fc.array(fleetStepArbitrary, { minLength: 1, maxLength: maxSteps, size: "max" }),
   })

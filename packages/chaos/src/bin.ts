@@ -52,14 +52,10 @@ if (instances !== undefined && (instances < 1 || instances > 4)) {
   process.exit(2)
 }
 const kills = positive(values.kills, "kills") ?? killsFor()
-// The model's fake server speaks this generation (the fleet model and the process runs: 2026-07-28).
+// The models' fake server speaks this generation (the process runs: 2026-07-28).
 const generation = values.generation
 if (generation !== undefined && generation !== "2025-11-25" && generation !== "2026-07-28") {
   console.error("--generation needs 2025-11-25 or 2026-07-28")
-  process.exit(2)
-}
-if (generation === "2025-11-25" && instances !== undefined) {
-  console.error("--generation 2025-11-25 runs the single-instance model: leave out --instances")
   process.exit(2)
 }
 const seed = positive(values.seed, "seed") ?? seedFrom()
@@ -92,6 +88,7 @@ try {
               instances,
               stats: totals,
               path,
+              generation,
             })
       const d = (key: keyof typeof totals) => totals[key] - before[key]
       console.log(

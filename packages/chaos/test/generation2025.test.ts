@@ -1,11 +1,13 @@
 /**
  * The chaos model against the fake server in its 2025-11-25 mode (initialize and sessions,
  * CreateTaskResult, tasks/get and tasks/result, questions on the tasks/result stream): the same
- * steps, faults, crashes and server restarts, every invariant after every step. `pnpm chaos
- * --generation 2025-11-25 --runs N` is the long version.
+ * steps, faults, crashes and server restarts, every invariant after every step, for the
+ * single-instance model and the fleet. `pnpm chaos --generation 2025-11-25 --runs N [--instances K]`
+ * is the long version.
  */
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import * as FleetModel from "../src/FleetModel.js"
 import * as Model from "../src/Model.js"
 import { pathFrom, seedFrom } from "../src/Settings.js"
 import * as Tools from "../src/Tools.js"
@@ -39,6 +41,21 @@ describe("chaos: model-based, fake server speaking 2025-11-25", () => {
     const { stats } = result
     console.log(
       `chaos 2025-11-25 memory: seed ${result.seed}: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.crashes} crashes, ${stats.serverRestarts} server restarts, ${stats.checks} invariant checks in ${result.millis} ms`,
+    )
+    expect(stats.sequences).toBeGreaterThan(0)
+  }, 600_000)
+
+  it("keeps every fleet invariant with up to 3 live instances (memory)", async () => {
+    const result = await FleetModel.check({
+      store: "memory",
+      runs: Math.ceil(runs() / 2),
+      seed: seedFrom(),
+      instances: 3,
+      generation: "2025-11-25",
+    })
+    const { stats } = result
+    console.log(
+      `chaos fleet 2025-11-25 memory: seed ${result.seed}: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.restarts} starts, ${stats.checks} checks in ${result.millis} ms`,
     )
     expect(stats.sequences).toBeGreaterThan(0)
   }, 600_000)
