@@ -86,8 +86,8 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         // The credential lookup is inside the timeout: a lookup that hangs is a request not sent.
         const observed = yield* endpointHeaders(server).pipe(
           Effect.flatMap((headers) =>
-            Effect.promise((signal) =>
-              exchange(
+            Effect.async<Observation>((resume) => {
+              const stop = exchange(
                 {
                   url: server.url,
                   message,
@@ -98,9 +98,10 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
                   inputWindow,
                 },
                 recorder,
-                signal,
-              ),
-            ),
+                (observation) => resume(Effect.succeed(observation)),
+              )
+              return Effect.sync(stop)
+            }),
           ),
           Effect.timeoutOption(adapter.timeout),
         )

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as fc from "fast-check"
 import * as HttpWire from "../src/HttpWire.js"
 import * as Envelope from "../src/internal/wire/envelope.js"
 import * as Protocol from "../src/internal/wire/protocol.js"
@@ -134,6 +135,38 @@ describe("ISO 8601 timestamps", () => {
   ])("refuses %j", (text) => {
     expect(Timestamp.parse(text)).toBeUndefined()
   })
+
+  it("every instant written as RFC 3339, in any zone and precision, reads back as itself", () => {
+    const pad = (n: number, width = 2) => String(n).padStart(width, "0")
+    fc.assert(
+      fc.property(
+        // A day's margin either side, so the local date keeps a four-digit year in every zone.
+        fc.integer({ min: Date.UTC(1000, 0, 2), max: Date.UTC(9999, 11, 30, 23, 59, 59, 999) }),
+        fc.integer({ min: -23 * 60 - 59, max: 23 * 60 + 59 }),
+        fc.constantFrom(0, 1, 3, 6, 9),
+        (instant, offsetMinutes, digits) => {
+          // The wall-clock time in that zone, written with that offset.
+          const local = new Date(instant + offsetMinutes * 60_000)
+          const ms = local.getUTCMilliseconds()
+          const fraction = digits === 0 ? "" : `.${`${pad(ms, 3)}000000`.slice(0, digits)}`
+          const zone =
+            offsetMinutes === 0
+              ? "Z"
+              : `${offsetMinutes < 0 ? "-" : "+"}${pad(Math.floor(Math.abs(offsetMinutes) / 60))}:${pad(Math.abs(offsetMinutes) % 60)}`
+          const text = `${pad(local.getUTCFullYear(), 4)}-${pad(local.getUTCMonth() + 1)}-${pad(local.getUTCDate())}T${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())}${fraction}${zone}`
+          const kept = digits === 0 ? 0 : ms - (ms % 10 ** (3 - Math.min(digits, 3)))
+          expect(Timestamp.parse(text)).toBe(instant - ms + kept)
+        },
+      ),
+    )
+  })
+
+  it.each(["2026-02-30T00:00:00Z", "2026-04-31T10:00:00.5+02:00", "2100-02-29T00:00:00Z"])(
+    "refuses a day its month does not have: %s",
+    (text) => {
+      expect(Timestamp.parse(text)).toBeUndefined()
+    },
+  )
 
   it("a basic-format createdAt decodes in a tasks/get answer", () => {
     const decoded = Protocol.decodeTaskState(
