@@ -28,11 +28,11 @@ import { make as makeEngine } from "./internal/engine.js"
 import * as Events from "./internal/events.js"
 import * as Outcomes from "./internal/outcomes.js"
 import * as Telemetry from "./internal/telemetry.js"
-import * as TaskReference from "./TaskReference.js"
 import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
 import type { InvalidServerUrl } from "./ServerIdentity.js"
+import * as TaskReference from "./TaskReference.js"
 import type { InvalidToolDefinition, ServerEndpoint, Wire } from "./Wire.js"
 
 /**
