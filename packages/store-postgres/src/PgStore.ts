@@ -32,6 +32,7 @@ import * as Migrations from "./internal/migrations.js"
 import { outcomeDelivery } from "./internal/outcomes.js"
 import * as Rows from "./internal/rows.js"
 import { servers } from "./internal/servers.js"
+import type { StatementRunner } from "./internal/statement-runner.js"
 import { isTransient } from "./internal/transient.js"
 
 /**
@@ -356,10 +357,7 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
 const makeDriver = (
   sql: PgClient,
   schema: string,
-  run: <A, E>(
-    operation: string,
-    effect: Effect.Effect<A, E, Sql.SqlClient>,
-  ) => Effect.Effect<A, Extract<E, HandleStore.StoreFailure> | HandleStore.StoreError>,
+  run: StatementRunner,
 ): Omit<HandleStoreDriver.HandleStoreDriver, "now" | "lockInstance"> => {
   const t = sql(`${schema}.${Migrations.table}`)
   const columns = sql.literal(Rows.selectColumns)

@@ -3,10 +3,10 @@
  *
  * @internal
  */
-import type * as Sql from "@effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
+import type { StatementRunner } from "./statement-runner.js"
 
 /** How long a measured offset to the database clock is trusted before it is measured again. */
 const clockRefreshMs = 60_000
@@ -17,10 +17,7 @@ const clockRefreshMs = 60_000
  * one; a failed re-measurement keeps the last offset.
  */
 export const make = (
-  run: <A, E>(
-    operation: string,
-    effect: Effect.Effect<A, E, Sql.SqlClient>,
-  ) => Effect.Effect<A, Extract<E, HandleStore.StoreFailure> | HandleStore.StoreError>,
+  run: StatementRunner,
   sql: PgClient,
 ): Effect.Effect<Effect.Effect<number>, HandleStore.StoreError> =>
   Effect.gen(function* () {

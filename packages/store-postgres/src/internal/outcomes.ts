@@ -3,7 +3,6 @@
  *
  * @internal
  */
-import type * as Sql from "@effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg/PgClient"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import type * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
@@ -12,6 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as ParseResult from "effect/ParseResult"
 import * as Migrations from "./migrations.js"
 import * as Rows from "./rows.js"
+import type { StatementRunner } from "./statement-runner.js"
 
 const corrupt = (error: ParseResult.ParseError) =>
   new HandleStore.StoreError({
@@ -31,10 +31,7 @@ const corrupt = (error: ParseResult.ParseError) =>
 export const outcomeDelivery = (
   sql: PgClient,
   schema: string,
-  run: <A, E>(
-    operation: string,
-    effect: Effect.Effect<A, E, Sql.SqlClient>,
-  ) => Effect.Effect<A, Extract<E, HandleStore.StoreFailure> | HandleStore.StoreError>,
+  run: StatementRunner,
 ): Pick<HandleStoreDriver.HandleStoreDriver, "claimOutcomes" | "ackOutcome" | "releaseOutcomes"> => {
   const t = sql(`${schema}.${Migrations.table}`)
   const d = sql(`${schema}.${Migrations.deliveriesTable}`)

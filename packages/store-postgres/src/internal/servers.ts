@@ -5,13 +5,12 @@
  *
  * @internal
  */
-import type * as Sql from "@effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg/PgClient"
-import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Migrations from "./migrations.js"
+import type { StatementRunner } from "./statement-runner.js"
 
 const decodeServers = Schema.decodeUnknown(Schema.Array(HandleStoreDriver.ServerRow))
 
@@ -20,10 +19,7 @@ const columns = 'name, url, id, first_seen_at::float8 AS "firstSeenAt", last_see
 export const servers = (
   sql: PgClient,
   schema: string,
-  run: <A, E>(
-    operation: string,
-    effect: Effect.Effect<A, E, Sql.SqlClient>,
-  ) => Effect.Effect<A, Extract<E, HandleStore.StoreFailure> | HandleStore.StoreError>,
+  run: StatementRunner,
 ): Pick<HandleStoreDriver.HandleStoreDriver, "recordServer" | "listServers" | "removeServer" | "rebind"> => {
   const s = sql(`${schema}.${Migrations.serversTable}`)
   const t = sql(`${schema}.${Migrations.table}`)
