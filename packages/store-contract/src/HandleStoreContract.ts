@@ -4,7 +4,7 @@
  *
  * @since 0.2.0
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import {
   CancelIntent,
   HandleRecord,
@@ -14,7 +14,7 @@ import {
   Status as StatusSchema,
   TaskSnapshot,
 } from "@mcp-handles/core/HandleRecord"
-import { HandleStore, type NewHandle, VersionConflict } from "@mcp-handles/core/HandleStore"
+import { type HandleStore, VersionConflict } from "@mcp-handles/core/HandleStore"
 import type { JsonObject } from "@mcp-handles/core/Json"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -22,24 +22,9 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
 import { historyContract } from "./HistoryContract.js"
+import { LEASE, newHandle, storeTest, T0 } from "./internal/fixture.js"
 import { outcomeContract } from "./OutcomeContract.js"
 import { serverContract } from "./ServerContract.js"
-
-const T0 = 1_700_000_000_000
-const LEASE = 30_000
-
-const newHandle = (overrides: Partial<NewHandle> = {}): NewHandle => ({
-  scope: "tenant-a",
-  key: "key-1",
-  serverId: "srv-1",
-  tool: "slow_compute",
-  arguments: { n: 1 },
-  argumentsHash: "hash-1",
-  owner: "instance-1",
-  leaseMs: LEASE,
-  now: T0,
-  ...overrides,
-})
 
 /** A stored record moved to another state, as the client would write it. */
 const withState = (record: HandleRecord, fields: Partial<HandleRecord>): HandleRecord =>
@@ -119,8 +104,7 @@ const fullRecordFields = fc.record({
  * @category testing
  */
 export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleStore, E>): void => {
-  const test = (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
-    it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
+  const test = storeTest(layer)
 
   describe(`HandleStore contract: ${name}`, () => {
     describe("insertOrGet", () => {

@@ -4,22 +4,20 @@
  *
  * @since 0.3.0
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { HandleRecord, historyLimit, type Status, withTransition } from "@mcp-handles/core/HandleRecord"
-import { HandleStore } from "@mcp-handles/core/HandleStore"
+import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-
-const T0 = 1_700_000_000_000
+import { storeTest, T0 } from "./internal/fixture.js"
 
 /**
  * @since 0.3.0
  * @category testing
  */
 export const historyContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
-  const test = (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
-    it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
+  const test = storeTest(layer)
 
   const begin = (store: HandleStore) =>
     store.insertOrGet({

@@ -4,26 +4,14 @@
  *
  * @since 0.3.0
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { HandleRecord, type Status } from "@mcp-handles/core/HandleRecord"
-import { HandleStore, type NewHandle } from "@mcp-handles/core/HandleStore"
+import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import { newHandle, storeTest, T0 } from "./internal/fixture.js"
 
-const T0 = 1_700_000_000_000
 const CLAIM = 60_000
-
-const newHandle = (key: string, scope = "tenant-a", at = T0): NewHandle => ({
-  scope,
-  key,
-  serverId: "srv-1",
-  tool: "slow_compute",
-  arguments: { n: 1 },
-  argumentsHash: "hash-1",
-  owner: "instance-1",
-  leaseMs: 30_000,
-  now: at,
-})
 
 /** A row of `key` brought to `status` (created `at`, so list order follows it). */
 const rowIn = (
@@ -32,17 +20,19 @@ const rowIn = (
   status: Status,
   options: { scope?: string; at?: number } = {},
 ) =>
-  Effect.flatMap(store.insertOrGet(newHandle(key, options.scope, options.at)), ({ record }) =>
-    store.update(
-      new HandleRecord({
-        ...record,
-        status,
-        leaseOwner: null,
-        leaseExpiresAt: null,
-        nextPollAt: null,
-        settledAt: status === "in_doubt" || status === "working" ? null : (options.at ?? T0) + 1,
-      }),
-    ),
+  Effect.flatMap(
+    store.insertOrGet(newHandle({ key, scope: options.scope ?? "tenant-a", now: options.at ?? T0 })),
+    ({ record }) =>
+      store.update(
+        new HandleRecord({
+          ...record,
+          status,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          nextPollAt: null,
+          settledAt: status === "in_doubt" || status === "working" ? null : (options.at ?? T0) + 1,
+        }),
+      ),
   )
 
 const claim = (
@@ -66,8 +56,7 @@ const keys = (deliveries: ReadonlyArray<{ readonly record: HandleRecord }>) =>
  * @category testing
  */
 export const outcomeContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
-  const test = (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
-    it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
+  const test = storeTest(layer)
 
   describe("outcome delivery", () => {
     test("hands out the resting rows of the scope, oldest first, each once while claimed", (store) =>

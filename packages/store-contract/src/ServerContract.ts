@@ -5,30 +5,17 @@
  *
  * @since 0.3.0
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import { HandleStore, type NewHandle } from "@mcp-handles/core/HandleStore"
+import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
-
-const T0 = 1_700_000_000_000
-
-const newHandle = (key: string, serverId: string, scope = "tenant-a", at = T0): NewHandle => ({
-  scope,
-  key,
-  serverId,
-  tool: "slow_compute",
-  arguments: { n: 1 },
-  argumentsHash: "hash-1",
-  owner: "instance-1",
-  leaseMs: 30_000,
-  now: at,
-})
+import { newHandle, storeTest, T0 } from "./internal/fixture.js"
 
 const withTask = (store: HandleStore, key: string, serverId: string, taskId: string, scope = "tenant-a") =>
-  Effect.flatMap(store.insertOrGet(newHandle(key, serverId, scope)), ({ record }) =>
+  Effect.flatMap(store.insertOrGet(newHandle({ key, serverId, scope })), ({ record }) =>
     store.update(new HandleRecord({ ...record, status: "working", taskId })),
   )
 
@@ -37,8 +24,7 @@ const withTask = (store: HandleStore, key: string, serverId: string, taskId: str
  * @category testing
  */
 export const serverContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
-  const test = (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
-    it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
+  const test = storeTest(layer)
 
   describe("servers", () => {
     test("records a server once per name: first seen kept, URL and identity replaced, last seen never back", (store) =>
@@ -108,7 +94,7 @@ export const serverContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
     test("removes a server by name, leaving its rows", (store) =>
       Effect.gen(function* () {
         yield* store.recordServer({ name: "billing", url: "https://a.example/mcp", id: "billing:1", now: T0 })
-        yield* store.insertOrGet(newHandle("k", "billing:1"))
+        yield* store.insertOrGet(newHandle({ key: "k", serverId: "billing:1" }))
         expect(yield* store.removeServer("billing")).toBe(true)
         expect(yield* store.removeServer("billing")).toBe(false)
         expect(yield* store.listServers).toEqual([])
@@ -118,8 +104,8 @@ export const serverContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
     test("rebind moves every row of one server to another, versions bumped, other servers untouched", (store) =>
       Effect.gen(function* () {
         const a = yield* withTask(store, "a", "old:1", "task-a")
-        yield* store.insertOrGet(newHandle("b", "old:1", "tenant-b"))
-        yield* store.insertOrGet(newHandle("c", "other:1"))
+        yield* store.insertOrGet(newHandle({ key: "b", serverId: "old:1", scope: "tenant-b" }))
+        yield* store.insertOrGet(newHandle({ key: "c", serverId: "other:1" }))
         expect(yield* store.rebind({ from: "old:1", to: "new:1" })).toBe(2)
         const moved = Option.getOrThrow(yield* store.get("tenant-a", "a"))
         expect(moved.serverId).toBe("new:1")
@@ -136,8 +122,8 @@ export const serverContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
 
     test("rebind within one scope leaves the other scopes' rows", (store) =>
       Effect.gen(function* () {
-        yield* store.insertOrGet(newHandle("a", "old:1", "tenant-a"))
-        yield* store.insertOrGet(newHandle("b", "old:1", "tenant-b"))
+        yield* store.insertOrGet(newHandle({ key: "a", serverId: "old:1", scope: "tenant-a" }))
+        yield* store.insertOrGet(newHandle({ key: "b", serverId: "old:1", scope: "tenant-b" }))
         expect(yield* store.rebind({ from: "old:1", to: "new:1", scope: "tenant-a" })).toBe(1)
         expect(Option.getOrThrow(yield* store.get("tenant-b", "b")).serverId).toBe("old:1")
       }))
@@ -166,7 +152,12 @@ export const serverContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
           for (const scope of ["b", "a", "c"]) {
             // Keys repeat across scopes and times repeat across keys: only the scope tells apart.
             yield* store.insertOrGet(
-              newHandle(`k${i % 4}`, "s:1", `${scope}${Math.floor(i / 4)}`, T0 + (i % 4)),
+              newHandle({
+                key: `k${i % 4}`,
+                serverId: "s:1",
+                scope: `${scope}${Math.floor(i / 4)}`,
+                now: T0 + (i % 4),
+              }),
             )
           }
         }
