@@ -11,7 +11,10 @@ import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client"
+import {
+  type ApplicationInputRequest,
+  createTaskSessionFromClient,
+} from "@modelcontextprotocol/ext-tasks/client"
 import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -138,14 +141,17 @@ export const extTasksSession = async (options: {
   readonly url: string
   /** Called with the method of every request the requester sends (B8 counts its polls). */
   readonly onRequest?: (method: string) => void
+  /** Answers a task's input requests; when given, the requester declares elicitation. */
+  readonly onInputRequest?: (request: ApplicationInputRequest) => unknown
+  /** The name the requester gives in its client info (default `ext-tasks-bench`). */
+  readonly clientName?: string
 }) => {
   // ext-tasks links every call's abort signal to the session's: with hundreds of calls in flight
   // Node warns about a possible listener leak on new EventTargets. Raise the default bound.
   setMaxListeners(100_000)
-  const client = new Client(
-    { name: "ext-tasks-bench", version: "0.1.0" },
-    { versionNegotiation: { mode: { pin: PROTOCOL_VERSION } } },
-  )
+  const onInput = options.onInputRequest
+  const clientInfo = { name: options.clientName ?? "ext-tasks-bench", version: "0.1.0" }
+  const client = new Client(clientInfo, { versionNegotiation: { mode: { pin: PROTOCOL_VERSION } } })
   await client.connect(new StreamableHTTPClientTransport(new URL(options.url)))
   let id = 0
   const rawDispatch = async (request: unknown, dispatchOptions?: { readonly signal?: AbortSignal }) => {
@@ -179,9 +185,10 @@ export const extTasksSession = async (options: {
     rawDispatch,
     v2RequestFraming: {
       protocolVersion: PROTOCOL_VERSION,
-      clientInfo: { name: "ext-tasks-bench", version: "0.1.0" },
-      clientCapabilities: {},
+      clientInfo,
+      clientCapabilities: onInput === undefined ? {} : { elicitation: {} },
     },
+    ...(onInput === undefined ? {} : { onInputRequest: async (request) => onInput(request) as never }),
   })
   return {
     session,

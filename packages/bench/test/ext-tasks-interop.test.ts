@@ -14,15 +14,9 @@ import type * as Config from "@mcp-handles/fake-server/Config"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import {
-  type ApplicationInputRequest,
-  createTaskSessionFromClient,
-  TaskFailedError,
-} from "@modelcontextprotocol/ext-tasks/client"
+import { type ApplicationInputRequest, TaskFailedError } from "@modelcontextprotocol/ext-tasks/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-
-const PROTOCOL_VERSION = "2026-07-28"
+import { extTasksSession } from "../src/sides.js"
 
 const config: Config.Config = {
   defaults: { pollIntervalMs: 20 },
@@ -58,53 +52,9 @@ const config: Config.Config = {
   ],
 }
 
-/** How the requester reaches the server: one plain POST per request with the routing headers. */
-const openSession = async (url: string, onInput: (request: ApplicationInputRequest) => unknown) => {
-  const client = new Client(
-    { name: "ext-tasks-interop", version: "0.1.0" },
-    { versionNegotiation: { mode: { pin: PROTOCOL_VERSION } } },
-  )
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
-  let id = 0
-  const rawDispatch = async (request: unknown, options?: { readonly signal?: AbortSignal }) => {
-    const { method, params } = request as { method: string; params?: Record<string, unknown> }
-    const name =
-      method === "tools/call" ? params?.name : method.startsWith("tasks/") ? params?.taskId : undefined
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": PROTOCOL_VERSION,
-      "mcp-method": method,
-    }
-    if (typeof name === "string") headers["mcp-name"] = name
-    const response = await fetch(url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, ...(params === undefined ? {} : { params }) }),
-      ...(options?.signal === undefined ? {} : { signal: options.signal }),
-    })
-    const message = (await response.json()) as { result?: unknown; error?: unknown }
-    if (message.error !== undefined) return { kind: "error", error: message.error } as never
-    return { kind: "result", result: message.result } as never
-  }
-  const session = createTaskSessionFromClient(client, {
-    endpointId: "fake",
-    rawDispatch,
-    v2RequestFraming: {
-      protocolVersion: PROTOCOL_VERSION,
-      clientInfo: { name: "ext-tasks-interop", version: "0.1.0" },
-      clientCapabilities: { elicitation: {} },
-    },
-    onInputRequest: async (request) => onInput(request) as never,
-  })
-  return {
-    session,
-    close: async () => {
-      await session.close()
-      await client.close()
-    },
-  }
-}
+/** The official requester over one plain POST per request (the bench's), answering input with `onInput`. */
+const openSession = (url: string, onInput: (request: ApplicationInputRequest) => unknown) =>
+  extTasksSession({ url, onInputRequest: onInput, clientName: "ext-tasks-interop" })
 
 describe("the official ext-tasks requester (default codec) against the fake server", () => {
   const inputs: ApplicationInputRequest[] = []
