@@ -1,45 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type * as Config from "@mcp-handles/fake-server/Config"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
-import { flush, type Harness, makeHarness, startProcess } from "./support/harness.js"
-
-const slow = (over: Partial<Config.Config["tools"][number]> = {}) => ({
-  name: "slow",
-  shape: "task" as const,
-  durationMs: 5_000,
-  pollIntervalMs: 1_000,
-  ...over,
-})
+import { elapse, type Harness, makeHarness, runFor, slowTool, startProcess } from "./support/harness.js"
 
 /**
  * Moves virtual time in steps; after each the fake server looks for changes to push (its own
  * timer runs on real time, which a test does not wait for).
  */
-const advance = (h: Harness, ms: number, stepMs = 50) =>
-  Effect.gen(function* () {
-    for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
-      yield* TestClock.adjust(Duration.millis(Math.min(stepMs, ms - elapsed)))
-      h.server.notify()
-      yield* flush
-    }
-  })
+const advance = (h: Harness, ms: number, stepMs = 50) => elapse(ms, stepMs, () => h.server.notify())
 
 /** Runs `effect` while the clock moves and the server pushes; fails past `limitMs` of virtual time. */
 const runPushing = <A, E>(h: Harness, effect: Effect.Effect<A, E>, limitMs: number, stepMs = 50) =>
-  Effect.gen(function* () {
-    const fiber = yield* Effect.fork(effect)
-    yield* flush
-    for (let elapsed = 0; elapsed <= limitMs; elapsed += stepMs) {
-      const done = yield* Fiber.poll(fiber)
-      if (done._tag === "Some") return yield* Fiber.join(fiber)
-      yield* advance(h, stepMs, stepMs)
-    }
-    return yield* Effect.dieMessage(`did not finish within ${limitMs} ms of virtual time`)
-  })
+  runFor(effect, limitMs, stepMs, () => h.server.notify())
 
 const requestsOf = (h: Harness, method: string) =>
   h.server.ledger.snapshot().requests.filter((request) => request.method === method)
@@ -50,7 +22,7 @@ const dropStreams = (h: Harness) => Effect.sync(() => h.server.close())
 describe("push (subscriptions/listen)", () => {
   it.effect("a pushed status is written to the row without any tasks/get", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow()] })
+      const h = yield* makeHarness({ tools: [slowTool()] })
       const p = yield* startProcess(h, { background: false, push: true })
       const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       const outcome = yield* runPushing(h, handle.outcome, 10_000)
@@ -68,7 +40,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("one stream carries every open task of the endpoint, and polling waits for the safety net", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow({ durationMs: 150_000 })] })
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 150_000 })] })
       const p = yield* startProcess(h, { background: false, push: true })
       const handles = yield* runPushing(
         h,
@@ -95,7 +67,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("a dropped stream: the task is polled at its interval until the listener is back", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow({ durationMs: 30_000 })] })
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 30_000 })] })
       const p = yield* startProcess(h, {
         background: false,
         push: { backoffMs: 5_000, maxBackoffMs: 5_000 },
@@ -128,7 +100,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("a pushed status is fenced off when another instance holds the row's lease", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow()] })
+      const h = yield* makeHarness({ tools: [slowTool()] })
       const p = yield* startProcess(h, { background: false, push: true, instanceId: "a" })
       yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       yield* advance(h, 2_000)
@@ -157,7 +129,7 @@ describe("push (subscriptions/listen)", () => {
     Effect.gen(function* () {
       const h = yield* makeHarness({
         tools: [
-          slow({
+          slowTool({
             durationMs: 20_000,
             inputSteps: [
               {
@@ -192,7 +164,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("a server without subscriptions/listen: asked once, then the tasks are polled as usual", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow()] })
+      const h = yield* makeHarness({ tools: [slowTool()] })
       let listens = 0
       const withoutListen: Harness = {
         ...h,
@@ -229,7 +201,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("after a restart, the rows the sweep resumes are listened for too", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow({ durationMs: 40_000 })] })
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 40_000 })] })
       const first = yield* startProcess(h, { background: false })
       yield* runPushing(h, first.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       first.crash()
@@ -251,7 +223,7 @@ describe("push (subscriptions/listen)", () => {
     "in a fleet, the instance holding the row's lease listens for it, and the next one after it dies",
     () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 200_000 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 200_000 })] })
         const a = yield* startProcess(h, { push: true, instanceId: "a", leaseMs: 10_000 })
         const b = yield* startProcess(h, { push: true, instanceId: "b", leaseMs: 10_000 })
         yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
@@ -277,7 +249,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("a server busy when the listener starts is asked again, and push starts then", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slow({ durationMs: 30_000 })] })
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 30_000 })] })
       let refused = 0
       const busyAtFirst: Harness = {
         ...h,

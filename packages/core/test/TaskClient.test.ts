@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type * as Config from "@mcp-handles/fake-server/Config"
 import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -12,16 +11,9 @@ import {
   type Harness,
   makeHarness,
   runFor,
+  slowTool,
   startProcess,
 } from "./support/harness.js"
-
-const slow = (over: Partial<Config.Config["tools"][number]> = {}) => ({
-  name: "slow",
-  shape: "task" as const,
-  durationMs: 5_000,
-  pollIntervalMs: 1_000,
-  ...over,
-})
 
 const allRows = (h: Harness, scope = "default") =>
   Effect.map(h.store.list({ scope, limit: 1000 }), (page) => page.records)
@@ -82,7 +74,7 @@ describe("TaskClient", () => {
 
     it.effect("the task id is durable when callTool returns, before any poll", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow()] })
+        const h = yield* makeHarness({ tools: [slowTool()] })
         const p = yield* startProcess(h, { background: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
         const [task] = h.server.ledger.snapshot().tasks
@@ -96,7 +88,7 @@ describe("TaskClient", () => {
 
     it.effect("bad arguments are a typed error and write nothing", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow()] })
+        const h = yield* makeHarness({ tools: [slowTool()] })
         const p = yield* startProcess(h, {
           background: false,
           argumentLimits: { maxBytes: 100, maxDepth: 4 },
@@ -148,7 +140,7 @@ describe("TaskClient", () => {
   describe("idempotency", () => {
     it.effect("a key is launched once: a second call attaches, also concurrently", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow()] })
+        const h = yield* makeHarness({ tools: [slowTool()] })
         const p = yield* startProcess(h, { background: false })
         const handles = yield* runFor(
           Effect.all(
@@ -168,7 +160,7 @@ describe("TaskClient", () => {
 
     it.effect("a key reused for another call is refused", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow()] })
+        const h = yield* makeHarness({ tools: [slowTool()] })
         const p = yield* startProcess(h, { background: false })
         yield* runFor(p.client.callTool("fake", "slow", { n: 1 }, { key: "k" }), 1_000)
         const reused = yield* Effect.either(p.client.callTool("fake", "slow", { n: 2 }, { key: "k" }))
@@ -183,7 +175,7 @@ describe("TaskClient", () => {
       Effect.gen(function* () {
         const h = yield* makeHarness({
           tools: [
-            slow({
+            slowTool({
               durationMs: 12_000,
               pollIntervalMs: [
                 { afterMs: 0, pollIntervalMs: 1_000 },
@@ -210,7 +202,7 @@ describe("TaskClient", () => {
 
     it.effect("an interval of 0 is clamped to the floor instead of hot-looping", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 2_000, pollIntervalMs: 0 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 2_000, pollIntervalMs: 0 })] })
         const p = yield* startProcess(h, { background: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         yield* runFor(handle.outcome, 10_000)
@@ -222,7 +214,7 @@ describe("TaskClient", () => {
     it.effect("503 with Retry-After: backs off at least that long and the task stays open", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow({ durationMs: 6_000 })],
+          tools: [slowTool({ durationMs: 6_000 })],
           faults: [
             {
               when: { method: "tasks/get", nth: [2, 3] },
@@ -248,7 +240,7 @@ describe("TaskClient", () => {
 
     it.effect("an unknown task id (-32602) means expired", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 60_000, ttlMs: 3_000 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 60_000, ttlMs: 3_000 })] })
         const p = yield* startProcess(h, { background: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         const outcome = yield* runFor(handle.outcome, 20_000)
@@ -260,7 +252,7 @@ describe("TaskClient", () => {
     it.effect("the TTL backstop expires a task the server cannot be reached about", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow({ durationMs: 60_000, ttlMs: 4_000 })],
+          tools: [slowTool({ durationMs: 60_000, ttlMs: 4_000 })],
           faults: [
             {
               when: { method: "tasks/get", times: 1000 },
@@ -279,7 +271,7 @@ describe("TaskClient", () => {
   })
 
   describe("input_required", () => {
-    const asking = slow({
+    const asking = slowTool({
       durationMs: 4_000,
       inputSteps: [
         {
@@ -376,7 +368,7 @@ describe("TaskClient", () => {
   describe("cancel", () => {
     it.effect("records the intent, sends tasks/cancel, and observes the task to its end", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 60_000 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 60_000 })] })
         const p = yield* startProcess(h, { background: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         yield* elapse(2_000)
@@ -393,7 +385,7 @@ describe("TaskClient", () => {
 
     it.effect("a task that completes despite the cancel is completed: that is its outcome", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 3_000, cancellable: false })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 3_000, cancellable: false })] })
         const p = yield* startProcess(h, { background: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         yield* runFor(p.client.cancel(handle.key), 1_000)
@@ -404,7 +396,7 @@ describe("TaskClient", () => {
 
     it.effect("a cancel recorded before a crash is finished by the next process", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 60_000 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 60_000 })] })
         const first = yield* startProcess(
           h,
           { background: false },
@@ -426,7 +418,7 @@ describe("TaskClient", () => {
   describe("crash and recovery", () => {
     it.effect("closing the client hands off: no cancel is sent, and the next process finishes the task", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 5_000 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 5_000 })] })
         const first = yield* startProcess(h, { background: false })
         const handle = yield* runFor(first.client.callTool("fake", "slow", {}), 1_000)
         yield* first.close
@@ -448,7 +440,7 @@ describe("TaskClient", () => {
     it.effect("an in-doubt call whose arguments were kept as a hash only cannot be reissued", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow()],
+          tools: [slowTool()],
           faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "drop", phase: "after" } }],
         })
         const p = yield* startProcess(h, { background: false, storeArguments: "hash" })
@@ -467,7 +459,7 @@ describe("TaskClient", () => {
       () =>
         Effect.gen(function* () {
           const h = yield* makeHarness({
-            tools: [slow()],
+            tools: [slowTool()],
             deduplicateByKey: true,
             faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "drop", phase: "after" } }],
           })
@@ -490,7 +482,7 @@ describe("TaskClient", () => {
     it.effect("a task handle in an otherwise malformed answer is kept and polled, not dropped", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow()],
+          tools: [slowTool()],
           faults: [
             {
               when: { method: "tools/call", nth: 1 },
@@ -510,7 +502,7 @@ describe("TaskClient", () => {
     it.effect("an answer that arrives after the call timeout still records the handle", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow()],
+          tools: [slowTool()],
           faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000 } }],
         })
         const p = yield* startProcess(h, { background: false, callTimeout: "1 second" })
@@ -528,7 +520,7 @@ describe("TaskClient", () => {
     it.effect("in-doubt calls of idempotent tools are re-sent under reissue-if-idempotent", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow({ annotations: { idempotentHint: true } })],
+          tools: [slowTool({ annotations: { idempotentHint: true } })],
           faults: [{ when: { method: "tools/call", nth: 1 }, fault: { kind: "drop", phase: "before" } }],
         })
         const p = yield* startProcess(h, { background: false, inDoubtPolicy: "reissue-if-idempotent" })
@@ -556,7 +548,7 @@ describe("TaskClient", () => {
     for (const [name, point] of crashPoints) {
       it.effect(`a crash ${name}: after restart nothing is orphaned or launched twice`, () =>
         Effect.gen(function* () {
-          const h = yield* makeHarness({ tools: [slow({ durationMs: 3_000 })] })
+          const h = yield* makeHarness({ tools: [slowTool({ durationMs: 3_000 })] })
           const first = yield* startProcess(h, { background: false }, point)
           yield* Effect.fork(first.client.callTool("fake", "slow", { n: 1 }, { key: "k" }))
           yield* elapse(2_000)
@@ -584,7 +576,7 @@ describe("TaskClient", () => {
 
     it.effect("reconcile spreads the first polls of many open tasks over one interval", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 600_000, pollIntervalMs: 10_000 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000, pollIntervalMs: 10_000 })] })
         const first = yield* startProcess(h, { background: false })
         yield* runFor(
           Effect.forEach(
@@ -620,7 +612,7 @@ describe("TaskClient", () => {
   describe("servers", () => {
     it.effect("settling a call whose server this client does not know fails instead of waiting forever", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow()] })
+        const h = yield* makeHarness({ tools: [slowTool()] })
         const first = yield* startProcess(h, { background: false })
         yield* runFor(first.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
         yield* first.close
@@ -637,7 +629,7 @@ describe("TaskClient", () => {
   describe("one driver per row", () => {
     it.effect("the background reconciler never takes a row from this instance's own driving fibers", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 6_000, pollIntervalMs: 300 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 6_000, pollIntervalMs: 300 })] })
         let conflicts = 0
         const counted: Harness = {
           ...h,
@@ -669,7 +661,7 @@ describe("TaskClient", () => {
 
     it.effect("manual reconciles, the background reconciler and settle never poll a task early", () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools: [slow({ durationMs: 8_000, pollIntervalMs: 700 })] })
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 8_000, pollIntervalMs: 700 })] })
         const first = yield* startProcess(h, { background: false })
         yield* runFor(
           Effect.forEach(
@@ -704,7 +696,7 @@ describe("TaskClient", () => {
     it.effect("lists by status and collects only old terminal rows", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({
-          tools: [slow({ durationMs: 50_000 }), { name: "echo", shape: "direct" }],
+          tools: [slowTool({ durationMs: 50_000 }), { name: "echo", shape: "direct" }],
           faults: [
             { when: { method: "tools/call", tool: "echo", nth: 2 }, fault: { kind: "drop", phase: "after" } },
           ],

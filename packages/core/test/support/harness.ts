@@ -145,6 +145,18 @@ export const startProcess = (
     }
   })
 
+/** A fake server task that works for 5 s and asks to be polled every second, with `over`. */
+export const slowTool = (over: Partial<Config.Config["tools"][number]> = {}) => ({
+  name: "slow",
+  shape: "task" as const,
+  durationMs: 5_000,
+  pollIntervalMs: 1_000,
+  ...over,
+})
+
+/** What `runFor` and `elapse` do after each clock step by default: nothing more. */
+const noStep = (): void => {}
+
 /** Lets promise-based work (the in-process server behind fetch) run between clock steps. */
 export const flush = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))).pipe(
   Effect.repeatN(3),
@@ -154,7 +166,7 @@ export const flush = Effect.promise(() => new Promise<void>((resolve) => setImme
  * Runs `effect` to completion while moving the TestClock forward in `stepMs` steps, up to
  * `limitMs` of virtual time. Fails the test when it does not finish in that time.
  */
-export const runFor = <A, E>(effect: Effect.Effect<A, E>, limitMs: number, stepMs = 50) =>
+export const runFor = <A, E>(effect: Effect.Effect<A, E>, limitMs: number, stepMs = 50, onStep = noStep) =>
   Effect.gen(function* () {
     const fiber = yield* Effect.fork(effect)
     yield* flush
@@ -162,16 +174,18 @@ export const runFor = <A, E>(effect: Effect.Effect<A, E>, limitMs: number, stepM
       const done = yield* Fiber.poll(fiber)
       if (done._tag === "Some") return yield* Fiber.join(fiber)
       yield* TestClock.adjust(Duration.millis(stepMs))
+      onStep()
       yield* flush
     }
     return yield* Effect.dieMessage(`did not finish within ${limitMs} ms of virtual time`)
   })
 
 /** Moves virtual time forward, letting the in-process server answer along the way. */
-export const elapse = (ms: number, stepMs = 50) =>
+export const elapse = (ms: number, stepMs = 50, onStep = noStep) =>
   Effect.gen(function* () {
     for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
       yield* TestClock.adjust(Duration.millis(Math.min(stepMs, ms - elapsed)))
+      onStep()
       yield* flush
     }
   })
