@@ -12,20 +12,15 @@ import { fileURLToPath } from "node:url"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type JsonLines, type Line, readJsonLines } from "../../../scripts/testing/json-lines.mjs"
 import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import { processTestTimeout } from "./support.js"
 
 const app = fileURLToPath(new URL("./fixtures/outcomes-app.mjs", import.meta.url))
 
-type Line = Record<string, unknown>
-
-interface Running {
+interface Running extends JsonLines {
   readonly child: ChildProcess
-  readonly lines: Array<Line>
-  /** The first line `pick` accepts; rejects when the process ends without one. */
-  readonly next: (pick: (line: Line) => boolean) => Promise<Line>
   readonly kill: () => Promise<void>
-  readonly exited: Promise<number | null>
 }
 
 let dir = ""
@@ -41,39 +36,7 @@ const start = (instance: string, ...args: ReadonlyArray<string>): Running => {
       stdio: ["ignore", "pipe", "pipe"],
     },
   )
-  const lines: Array<Line> = []
-  const waiting: Array<() => void> = []
-  let ended = false
-  let stderr = ""
-  let buffer = ""
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8")
-  })
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString("utf8")
-    for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
-      lines.push(JSON.parse(buffer.slice(0, at)) as Line)
-      buffer = buffer.slice(at + 1)
-      for (const wake of waiting.splice(0)) wake()
-    }
-  })
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      ended = true
-      for (const wake of waiting.splice(0)) wake()
-      resolve(code)
-    }),
-  )
-  const next = (pick: (line: Line) => boolean) =>
-    new Promise<Line>((resolve, reject) => {
-      const check = () => {
-        const found = lines.find(pick)
-        if (found !== undefined) return resolve(found)
-        if (ended) return reject(new Error(`the app ended without the expected line; stderr: ${stderr}`))
-        waiting.push(check)
-      }
-      check()
-    })
+  const { lines, next, exited } = readJsonLines(child, "the app")
   const kill = async () => {
     killGroup(child, "SIGKILL")
     await exited

@@ -14,6 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { readJsonLines } from "../../../scripts/testing/json-lines.mjs"
 import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -30,37 +31,7 @@ interface Lines {
 /** Starts a child in its own process group and reads its stdout as JSON lines. */
 const start = (args: ReadonlyArray<string>): Lines => {
   const child = spawnGroup("node", [...args], { cwd: packageDir, stdio: ["ignore", "pipe", "pipe"] })
-  const seen: Array<Record<string, unknown>> = []
-  const waiting: Array<() => void> = []
-  let ended = false
-  let stderr = ""
-  let buffer = ""
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8")
-  })
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString("utf8")
-    for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
-      const line = buffer.slice(0, at)
-      buffer = buffer.slice(at + 1)
-      seen.push(line.startsWith("{") ? (JSON.parse(line) as Record<string, unknown>) : { text: line })
-      for (const wake of waiting.splice(0)) wake()
-    }
-  })
-  child.on("exit", () => {
-    ended = true
-    for (const wake of waiting.splice(0)) wake()
-  })
-  const next: Lines["next"] = (pick) =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const found = seen.find(pick)
-        if (found !== undefined) return resolve(found)
-        if (ended) return reject(new Error(`child ended without the expected line; stderr: ${stderr}`))
-        waiting.push(check)
-      }
-      check()
-    })
+  const { next } = readJsonLines(child)
   return { child, next }
 }
 
