@@ -15,6 +15,7 @@
  *
  * @since 0.3.0
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -162,6 +163,9 @@ const checkName = (what: "key" | "scope", name: string): Either.Either<string, I
       ? Either.left(new InvalidKey({ what, reason: "must not contain control characters" }))
       : Either.right(name)
 
+/** The row was written by someone else between reading and adopting it: read it and try again. */
+class RowChanged extends Data.TaggedError("RowChanged") {}
+
 /**
  * Adopts a task as a durable row (see the module's comment): written `working` with its task id,
  * due at once, so that `settle(key)` or the background reconciler drives it from there.
@@ -185,99 +189,110 @@ export const adopt = (
     const scope = yield* checkName("scope", options.scope ?? context.defaultScope)
     const key = yield* checkName("key", options.key ?? `adopted:${taskId}`)
     const marker = adoptedMarker(taskId)
-    const now = yield* store.now
-    const inserted = yield* store.insertOrGet({
-      scope,
-      key,
-      serverId,
-      tool: options.tool ?? "(adopted)",
-      arguments: null,
-      argumentsHash: marker,
-      owner: context.owner,
-      leaseMs: context.leaseMs,
-      now,
-    })
-    const row = inserted.record
     const conflict = (reason: string) => new AdoptionConflict({ scope, key, reason })
-    if (row.serverId !== serverId) return yield* conflict("the key names a call to another server")
-    if (row.taskId === taskId) return { record: row, adopted: false }
-    // Ours, and not yet finished: written just now, or an adoption a crash cut short.
-    const unfinished =
-      row.argumentsHash === marker &&
-      row.taskId === null &&
-      (row.status === "pending" || row.status === "in_doubt")
-    if (!unfinished) return yield* conflict("the key already names another call")
-    // Until its first poll tells the task's own fields, the row assumes the default first
-    // interval: a takeover waits one known interval before polling (another requester may just
-    // have polled), and with no interval at all that would be the longest default wait.
-    const snapshot = TaskSnapshot.make({
-      pollIntervalMs: Polling.defaults.defaultInitialMs,
-      ttlMs: null,
-      createdAt: now,
-      lastUpdatedAt: now,
-      receivedAt: now,
-      ...(generation === "v1" ? { generation: "2025-11-25" } : {}),
-    })
-    // The row's history says it was adopted (its intent entry came with the insert).
-    const transition = (cause: string) => ({ at: now, cause, instance: context.owner })
-    const working = withTransition(
-      row,
-      new HandleRecord(
-        {
-          ...row,
-          taskId,
-          status: "working",
-          snapshot,
-          launches: 0,
-          nextPollAt: now,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          lastProblem: null,
-          updatedAt: now,
-        },
-        true,
-      ),
-      transition("Adopted"),
-    )
-    return yield* store.update(working).pipe(
-      Effect.map((record): Adopted => ({ record, adopted: true })),
-      Effect.catchTags({
-        VersionConflict: () =>
-          Effect.fail(conflict("the row changed while it was being adopted; adopt again")),
-        TaskIdTaken: () =>
-          // The task is another row's: this key records that its adoption failed, rather than
-          // staying `pending` (which a reconciler would turn in doubt).
-          store
-            .update(
-              withTransition(
-                row,
-                new HandleRecord(
-                  {
-                    ...row,
-                    status: "failed",
-                    error: localError(
-                      "the task is already held by another call to this server",
-                      "adopt_conflict",
-                    ),
-                    launches: 0,
-                    nextPollAt: null,
-                    leaseOwner: null,
-                    leaseExpiresAt: null,
-                    updatedAt: now,
-                    settledAt: now,
-                  },
-                  true,
+    // The row may change between its insert and the write that adopts it (this instance's own
+    // sweep finds a pending row of its owner and records it in doubt): read it again and adopt
+    // what is still an unfinished adoption, a few times, before calling it a conflict.
+    const once = Effect.gen(function* () {
+      const now = yield* store.now
+      const inserted = yield* store.insertOrGet({
+        scope,
+        key,
+        serverId,
+        tool: options.tool ?? "(adopted)",
+        arguments: null,
+        argumentsHash: marker,
+        owner: context.owner,
+        leaseMs: context.leaseMs,
+        now,
+      })
+      const row = inserted.record
+      if (row.serverId !== serverId) return yield* conflict("the key names a call to another server")
+      if (row.taskId === taskId) return { record: row, adopted: false }
+      // Ours, and not yet finished: written just now, or an adoption a crash cut short.
+      const unfinished =
+        row.argumentsHash === marker &&
+        row.taskId === null &&
+        (row.status === "pending" || row.status === "in_doubt")
+      if (!unfinished) return yield* conflict("the key already names another call")
+      // Until its first poll tells the task's own fields, the row assumes the default first
+      // interval: a takeover waits one known interval before polling (another requester may just
+      // have polled), and with no interval at all that would be the longest default wait.
+      const snapshot = TaskSnapshot.make({
+        pollIntervalMs: Polling.defaults.defaultInitialMs,
+        ttlMs: null,
+        createdAt: now,
+        lastUpdatedAt: now,
+        receivedAt: now,
+        ...(generation === "v1" ? { generation: "2025-11-25" } : {}),
+      })
+      // The row's history says it was adopted (its intent entry came with the insert).
+      const transition = (cause: string) => ({ at: now, cause, instance: context.owner })
+      const working = withTransition(
+        row,
+        new HandleRecord(
+          {
+            ...row,
+            taskId,
+            status: "working",
+            snapshot,
+            launches: 0,
+            nextPollAt: now,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            lastProblem: null,
+            updatedAt: now,
+          },
+          true,
+        ),
+        transition("Adopted"),
+      )
+      return yield* store.update(working).pipe(
+        Effect.map((record): Adopted => ({ record, adopted: true })),
+        Effect.catchTags({
+          VersionConflict: () => Effect.fail(new RowChanged()),
+          TaskIdTaken: () =>
+            // The task is another row's: this key records that its adoption failed, rather than
+            // staying `pending` (which a reconciler would turn in doubt).
+            store
+              .update(
+                withTransition(
+                  row,
+                  new HandleRecord(
+                    {
+                      ...row,
+                      status: "failed",
+                      error: localError(
+                        "the task is already held by another call to this server",
+                        "adopt_conflict",
+                      ),
+                      launches: 0,
+                      nextPollAt: null,
+                      leaseOwner: null,
+                      leaseExpiresAt: null,
+                      updatedAt: now,
+                      settledAt: now,
+                    },
+                    true,
+                  ),
+                  transition("AdoptionConflict"),
                 ),
-                transition("AdoptionConflict"),
+              )
+              .pipe(
+                Effect.catchTags({ VersionConflict: () => Effect.void, TaskIdTaken: () => Effect.void }),
+                Effect.zipRight(
+                  Effect.fail(conflict("the task is already held by another call to this server")),
+                ),
               ),
-            )
-            .pipe(
-              Effect.catchTags({ VersionConflict: () => Effect.void, TaskIdTaken: () => Effect.void }),
-              Effect.zipRight(
-                Effect.fail(conflict("the task is already held by another call to this server")),
-              ),
-            ),
-      }),
+        }),
+      )
+    })
+    return yield* once.pipe(
+      Effect.retry({ times: 4, while: (error) => error instanceof RowChanged }),
+      Effect.catchIf(
+        (error): error is RowChanged => error instanceof RowChanged,
+        () => Effect.fail(conflict("the row kept changing while it was being adopted; adopt again")),
+      ),
     )
   })
 

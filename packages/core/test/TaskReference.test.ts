@@ -209,6 +209,33 @@ describe("adopting a task the app already holds", () => {
     }),
   )
 
+  it.effect("a row written by someone else between insert and adoption is read again and adopted", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      const taskId = yield* createTask(h, "slow", { n: 7 })
+      // What this instance's own sweep does to a fresh pending row of its owner: records it in
+      // doubt (a new version) just after the insert, once.
+      let interfered = false
+      const store: HandleStore.HandleStore = {
+        ...h.store,
+        insertOrGet: (handle) =>
+          Effect.tap(h.store.insertOrGet(handle), ({ record }) => {
+            if (interfered) return Effect.void
+            interfered = true
+            const inDoubt = new HandleRecord.HandleRecord({ ...record, status: "in_doubt" }, true)
+            return Effect.orDie(h.store.update(inDoubt))
+          }),
+      }
+      const adopted = yield* TaskReference.adopt(
+        taskId,
+        { key: "raced" },
+        { endpoint, owner: "local", leaseMs: 30_000, defaultScope: "default" },
+      ).pipe(Effect.provideService(HandleStore.HandleStore, store))
+      expect(interfered).toBe(true)
+      expect(adopted).toMatchObject({ adopted: true, record: { key: "raced", taskId, status: "working" } })
+    }),
+  )
+
   it.effect("a row without a task has no reference; an unknown key is UnknownKey", () =>
     Effect.gen(function* () {
       const h = yield* makeHarness({ tools })
