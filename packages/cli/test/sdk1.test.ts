@@ -4,7 +4,8 @@
  * counts launches by idempotency key), driven through the built `mcp-handles` binary. A slow task
  * completes under `call`; a `call` killed with SIGKILL once its task id is on disk is finished by
  * `resume`, launched once; a question the server asks mid-task is answered with `--answer` on
- * `resume`, asked once.
+ * `resume`, asked once; `cancel` ends a task cancelled; a task whose session the server dropped
+ * ends `session_lost` under `resume`, never launched again.
  */
 import type { ChildProcess } from "node:child_process"
 import * as path from "node:path"
@@ -154,6 +155,47 @@ describe("mcp-handles against a 2025-11-25 server on the official SDK 1.x task A
       expect(shown).toMatchObject({ status: "completed", answeredInputKeys: [inputKey] })
       expect((await questions())["ask-1"]).toEqual({ asked: 1, answers: [answer] })
       expect((await launches())["ask-1"]).toBe(1)
+    },
+    processTestTimeout,
+  )
+
+  it(
+    "cancel: tasks/cancel ends a detached call cancelled (exit 0), launched once",
+    async () => {
+      const w = fresh()
+      const detached = await w.run("call", url, "sleep_60000", "--key", "cancel-1", "--detach", "--json")
+      expect(detached.code, detached.stderr).toBe(0)
+      expect(json(detached)).toMatchObject({ key: "cancel-1", status: "working", outcome: null })
+      const cancelled = await w.run("cancel", "cancel-1", "--json")
+      expect(cancelled.code, cancelled.stderr).toBe(0)
+      expect(json(cancelled)).toMatchObject({ key: "cancel-1", status: "cancelled", cancel: { sent: true } })
+      expect((await launches())["cancel-1"]).toBe(1)
+    },
+    processTestTimeout,
+  )
+
+  // Last: the server forgets every session, which no other test may see.
+  it(
+    "after the server dropped the session, resume ends the call session_lost (exit 1), never launched again",
+    async () => {
+      const w = fresh()
+      const detached = await w.run("call", url, "sleep_60000", "--key", "lost-1", "--detach")
+      expect(detached.code, detached.stderr).toBe(0)
+      expect((await fetch(`${base}/drop-sessions`, { method: "POST" })).ok).toBe(true)
+      const resumed = await w.run("resume", "--json")
+      expect(resumed.code, resumed.stderr).toBe(1)
+      expect(json(resumed)).toMatchObject({
+        calls: [
+          {
+            key: "lost-1",
+            status: "failed",
+            outcome: "Failed",
+            launches: 1,
+            error: { data: { "mcp-handles/local": "session_lost" } },
+          },
+        ],
+      })
+      expect((await launches())["lost-1"]).toBe(1)
     },
     processTestTimeout,
   )
