@@ -1,10 +1,10 @@
 // What the server check (conformance-check.mjs) and the client check (conformance-client/check.mjs)
 // share: running the official suite through npx, reading a scenario's checks, running scenarios a
 // few at a time, and comparing the failed checks with a baseline.
-import { spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { runGroup } from "./testing/process-groups.mjs"
 
 export const root = resolve(import.meta.dirname, "..")
 export const concurrency = Number(process.env.CONFORMANCE_CONCURRENCY ?? 4)
@@ -24,27 +24,7 @@ export const suite = [
 ]
 
 /** Runs `npx` with `args` in its own process group (killed whole on timeout). */
-export const run = (args, { timeoutMs }) =>
-  new Promise((resolvePromise) => {
-    const child = spawn("npx", args, { cwd: tmpdir(), stdio: ["ignore", "pipe", "pipe"], detached: true })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk
-    })
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk
-    })
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid, "SIGKILL")
-      } catch {}
-    }, timeoutMs)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolvePromise({ code, stdout, stderr })
-    })
-  })
+export const run = (args, { timeoutMs }) => runGroup("npx", args, { cwd: tmpdir(), timeoutMs })
 
 /** The checks a scenario run wrote under `out` (none when it did not run). */
 export const readChecks = (out) => {
