@@ -1,6 +1,5 @@
 // Runs the official conformance scenarios against the fake server and compares with the baseline.
 // Called by scripts/conformance.sh (which builds the package first).
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,16 +16,19 @@ import {
   SPEC_VERSION,
   suite,
 } from "./conformance-common.mjs"
+import { killGroup, spawnGroup } from "./testing/process-groups.mjs"
 
 const timeoutMs = 300_000
 
 const startServer = () =>
   new Promise((resolvePromise, reject) => {
-    const child = spawn(
+    // In a process group of its own, killed whole however this script ends.
+    const child = spawnGroup(
       process.execPath,
       [join(root, "packages/fake-server/dist/bin.js"), "--profile", "conformance", "--port", "0"],
       { stdio: ["ignore", "pipe", "inherit"] },
     )
+    process.once("exit", () => killGroup(child))
     child.once("error", reject)
     child.once("exit", (code) => reject(new Error(`fake-mcp-server exited early (${code})`)))
     createInterface({ input: child.stdout }).once("line", (url) => resolvePromise({ child, url: url.trim() }))
@@ -105,7 +107,7 @@ const main = async () => {
   try {
     results = await runAll(selected, (scenario) => runScenario(url, scenario, resultsRoot))
   } finally {
-    child.kill("SIGTERM")
+    killGroup(child, "SIGTERM")
     if (!keep) rmSync(resultsRoot, { recursive: true, force: true })
   }
   compareWithBaseline(scenarios, results, expected, { prefix: "conformance", okWhenExpected: true })
