@@ -77,14 +77,22 @@ export const cliFlags = (argv: ReadonlyArray<string> = process.argv.slice(2)) =>
   }
 }
 
+/**
+ * One line of a benchmark script's output. The scripts are command-line programs, and what they
+ * measured is their output: it goes to stdout, where the runner (and a person) reads it.
+ */
+export const printLine = (line: string): void => {
+  process.stdout.write(`${line}\n`)
+}
+
 /** Prints a report: Markdown for people, or one JSON line for the runner. */
 export const emit = (report: BenchReport, json: boolean): void => {
   if (json) {
-    process.stdout.write(`${JSON.stringify(report)}\n`)
+    printLine(JSON.stringify(report))
     return
   }
-  console.log(`## ${report.id}\n\n${report.markdown}\n`)
-  for (const r of report.results) console.log(formatResult(report.id, r))
+  printLine(`## ${report.id}\n\n${report.markdown}\n`)
+  for (const r of report.results) printLine(formatResult(report.id, r))
 }
 
 export const formatResult = (id: string, r: TargetResult): string =>

@@ -25,6 +25,7 @@ import {
   lastJsonLine,
   loadAverage,
   machine,
+  printLine,
   type TargetResult,
   table,
 } from "./common.js"
@@ -307,7 +308,7 @@ export interface RunOptions {
 
 export const runAll = async (options: RunOptions): Promise<Array<BenchOutcome>> => {
   const wanted = (id: string) => options.only === undefined || options.only.includes(id)
-  const log = options.log ?? ((line: string) => console.log(line))
+  const log = options.log ?? printLine
   const outcomes: Array<BenchOutcome> = []
   const report = (o: BenchOutcome) => {
     outcomes.push(o)
@@ -404,12 +405,12 @@ const main = async () => {
   const file = path.resolve(at("--file") ?? path.join(repoRoot, "BENCHMARKS.md"))
   const loadBefore = loadAverage()
   const m = machine()
-  console.log(
+  printLine(
     `pnpm bench${smoke ? " --smoke" : ""}: nproc ${m.nproc}, ${m.cpuModel}, Node ${m.node}, load average ${loadBefore}`,
   )
   const outcomes = await runAll({ smoke, ...(only === undefined ? {} : { only }) })
   const loadAfter = loadAverage()
-  console.log(
+  printLine(
     `\n${summaryTable(outcomes)}\n\nload average after: ${loadAfter}${smoke ? "\nSMOKE SIZES: the values above check that each benchmark runs; they are not measurements." : ""}`,
   )
   if (write) {
@@ -417,9 +418,9 @@ const main = async () => {
     const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
     const command = `pnpm bench${smoke ? " --smoke" : ""}${only === undefined ? "" : ` --only ${only.join(",")}`}`
     fs.writeFileSync(file, updateBenchmarks(current, outcomes, { command, loadBefore, loadAfter }))
-    console.log(`wrote ${path.relative(process.cwd(), file) || file}`)
+    printLine(`wrote ${path.relative(process.cwd(), file) || file}`)
   } else {
-    console.log("BENCHMARKS.md left unchanged (smoke run, or --no-write)")
+    printLine("BENCHMARKS.md left unchanged (smoke run, or --no-write)")
   }
   if (outcomes.some((o) => o.problem !== undefined && o.id !== "B6")) process.exitCode = 1
 }
