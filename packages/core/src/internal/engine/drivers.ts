@@ -149,6 +149,12 @@ export const reissueByPolicy = (ctx: Engine, record: HandleRecord.HandleRecord) 
     return Option.some(yield* commit(ctx, record, Transition.Event.Reissued({ now }), "action"))
   })
 
+/** Opens `dispatched`, handing the row to the `callTool` that waits on it (if one does). */
+const dispatchedAs = (driver: Driver, record: HandleRecord.HandleRecord) => {
+  if (driver.dispatched.waiting !== undefined) driver.dispatchedRecord = record
+  openLatch(driver.dispatched)
+}
+
 /**
  * Makes sure a fiber of this process drives the row (dispatching first when it is pending and
  * `args` are given) and returns it. The row must be leased to this instance already.
@@ -186,14 +192,12 @@ export const ensureDriving = (
         current = sent.record
         if (Option.isSome(sent.late)) {
           // The caller learns the call is in doubt now; its answer may still come.
-          if (driver.dispatched.waiting !== undefined) driver.dispatchedRecord = current
-          openLatch(driver.dispatched)
+          dispatchedAs(driver, current)
           current = yield* awaitLate(ctx, current, sent.late.value)
         }
         current = Option.getOrElse(yield* reissueByPolicy(ctx, current), () => current)
       }
-      if (driver.dispatched.waiting !== undefined) driver.dispatchedRecord = current
-      openLatch(driver.dispatched)
+      dispatchedAs(driver, current)
       return yield* drive(ctx, driver, current)
     })
     return Effect.as(run(ctx, id, driver, work), driver)
