@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -57,6 +58,12 @@ const messagesOf = (observation: Observation, limits: Json.JsonLimits) =>
       }),
   )
 
+/** The clock every fiber has unless a test (or the application) installs another. */
+const liveClock = Effect.runSync(Effect.clock)
+
+/** The longest delay a timer takes (a longer one fires at once). */
+const maxTimerMs = 2 ** 31 - 1
+
 const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<string, string>>> => {
   if (server.headers === undefined) return Effect.succeed({})
   return Effect.suspend(() => {
@@ -75,6 +82,7 @@ const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<
 export const make = (options: Options = {}): Effect.Effect<Wire> =>
   Effect.sync(() => {
     const adapter = Adapter.make(options)
+    const timeoutMs = Duration.toMillis(adapter.timeout)
     // Looked up per request, so a fetch installed later (a test's interceptor) is honoured.
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
 
@@ -83,27 +91,36 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         const method = "method" in message ? message.method : "answer to the server"
         const isRequest = "id" in message && "method" in message
         const recorder = makeRecorder()
-        // The credential lookup is inside the timeout: a lookup that hangs is a request not sent.
-        const observed = yield* endpointHeaders(server).pipe(
-          Effect.flatMap((headers) =>
-            Effect.async<Observation>((resume) => {
-              const stop = exchange(
-                {
-                  url: server.url,
-                  message,
-                  headers,
-                  fetch,
-                  maxAnswerBytes: adapter.limits.maxBytes,
-                  session,
-                  inputWindow,
-                },
-                recorder,
-                (observation) => resume(Effect.succeed(observation)),
+        const exchanged = (headers: Readonly<Record<string, string>>, timeoutMs?: number) =>
+          Effect.async<Observation>((resume) => {
+            const stop = exchange(
+              {
+                url: server.url,
+                message,
+                headers,
+                fetch,
+                maxAnswerBytes: adapter.limits.maxBytes,
+                session,
+                inputWindow,
+                timeoutMs,
+              },
+              recorder,
+              (observation) => resume(Effect.succeed(observation)),
+            )
+            return Effect.sync(stop)
+          })
+        const observed = yield* Effect.clockWith((clock) =>
+          clock === liveClock && server.headers === undefined && timeoutMs <= maxTimerMs
+            ? // The common case: the exchange's own timer, no fiber raced against a sleep.
+              Effect.map(exchanged({}, timeoutMs), (observation) =>
+                observation.timedOut ? Option.none() : Option.some(observation),
               )
-              return Effect.sync(stop)
-            }),
-          ),
-          Effect.timeoutOption(adapter.timeout),
+            : // A test clock decides the timeout, and a credential lookup that hangs is a request
+              // not sent: both under Effect's timeout.
+              Effect.timeoutOption(
+                Effect.flatMap(endpointHeaders(server), (headers) => exchanged(headers)),
+                adapter.timeout,
+              ),
         )
         if (Option.isNone(observed)) return yield* adapter.timedOut(method, recorder.fetchCalled)
         // 2025-11-25: a 404 to a request naming a session says the session is gone.

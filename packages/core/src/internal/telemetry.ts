@@ -1,7 +1,8 @@
 /**
  * The client's spans and metrics, applied in two places: around the store and the wire the
  * engine is given (see engine/context.ts), and around `callTool` (see TaskClient.ts). No fiber is
- * started per request: a span and a few metric updates are all a poll costs.
+ * started per request: a span and a few metric updates are all a poll costs, and the span only
+ * when a tracer that records spans is installed.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -17,6 +18,19 @@ import * as Telemetry from "../Telemetry.js"
 import type * as Wire from "../Wire.js"
 
 const Attr = Telemetry.attributes
+
+/**
+ * The tracer every fiber has unless the application installs one. Its spans live only in the
+ * fiber that made them and are never exported: with it, a span is a cost without a record (a
+ * tenth of a poll's CPU, B8), so spans are made only under another tracer.
+ */
+const nativeTracer = Effect.runSync(Effect.tracer)
+
+/** `traced()` when the fiber's tracer records spans; `plain` (the same work, unspanned) otherwise. */
+const whenTraced = <A, E, R>(
+  plain: Effect.Effect<A, E, R>,
+  traced: () => Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, R> => Effect.tracerWith((tracer) => (tracer === nativeTracer ? plain : traced()))
 
 /** Tagged metrics, made once per tag value: a poll does not build a metric. */
 const tagged = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, tag: string) => {
@@ -97,8 +111,10 @@ const underCall = <A, E, R>(
 ): Effect.Effect<A, E, R> => {
   const parent = calls.get(taskId)
   if (parent === undefined) return effect
-  return Effect.flatMap(Effect.currentSpan.pipe(Effect.option), (current) =>
-    Option.isSome(current) ? effect : Effect.withParentSpan(effect, parent),
+  return whenTraced(effect, () =>
+    Effect.flatMap(Effect.currentSpan.pipe(Effect.option), (current) =>
+      Option.isSome(current) ? effect : Effect.withParentSpan(effect, parent),
+    ),
   )
 }
 
@@ -139,16 +155,17 @@ const makeLastStatus = () => {
 
 const timedWrite = <A, E, R>(
   operation: string,
-  attributes: Record<string, unknown>,
+  attributes: () => Record<string, unknown>,
   effect: Effect.Effect<A, E, R>,
 ): Effect.Effect<A, E, R> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    effect.pipe(
-      Effect.withSpan(`${Telemetry.spans.storePrefix}${operation}`, {
+    whenTraced(effect, () =>
+      Effect.withSpan(effect, `${Telemetry.spans.storePrefix}${operation}`, {
         kind: "client",
         captureStackTrace: false,
-        attributes: { [Attr.operation]: operation, ...attributes },
+        attributes: { [Attr.operation]: operation, ...attributes() },
       }),
+    ).pipe(
       Effect.onExit(() =>
         Effect.flatMap(Clock.currentTimeMillis, (end) =>
           Metric.update(writeLatencyBy(operation), end - start),
@@ -157,7 +174,8 @@ const timedWrite = <A, E, R>(
     ),
   )
 
-const rowAttributes = (scope: string, key: string) => ({ [Attr.scope]: scope, [Attr.key]: key })
+const rowAttributes = (scope: string, key: string) => () => ({ [Attr.scope]: scope, [Attr.key]: key })
+const noAttributes = () => ({})
 
 const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): HandleStore.HandleStore => {
   const seen = makeLastStatus()
@@ -168,11 +186,11 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
     insertOrGet: (handle) =>
       timedWrite(
         "insertOrGet",
-        {
-          ...rowAttributes(handle.scope, handle.key),
+        () => ({
+          ...rowAttributes(handle.scope, handle.key)(),
           [Attr.serverId]: handle.serverId,
           [Attr.tool]: handle.tool,
-        },
+        }),
         store.insertOrGet(handle),
       ).pipe(Effect.tap((result) => seen.see(result.record))),
     update: (record) =>
@@ -181,7 +199,7 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
         record.taskId,
         timedWrite(
           "update",
-          { ...rowAttributes(record.scope, record.key), [Attr.status]: record.status },
+          () => ({ ...rowAttributes(record.scope, record.key)(), [Attr.status]: record.status }),
           store.update(record),
         ),
       ).pipe(
@@ -191,7 +209,7 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
         }),
       ),
     claimDue: (options) =>
-      timedWrite("claimDue", {}, store.claimDue(options)).pipe(
+      timedWrite("claimDue", noAttributes, store.claimDue(options)).pipe(
         Effect.tap((claimed) => {
           for (const record of claimed) seen.see(record)
           return claimed.length === 0
@@ -200,7 +218,7 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
         }),
       ),
     spreadDue: (options) =>
-      timedWrite("spreadDue", {}, store.spreadDue(options)).pipe(
+      timedWrite("spreadDue", noAttributes, store.spreadDue(options)).pipe(
         Effect.tap((moved) =>
           moved === 0 ? Effect.void : Metric.incrementBy(Telemetry.leaseTakeovers, moved),
         ),
@@ -209,9 +227,9 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
       timedWrite("release", rowAttributes(scope, key), store.release(scope, key, owner)),
     renewLease: (options) =>
       timedWrite("renewLease", rowAttributes(options.scope, options.key), store.renewLease(options)),
-    releaseOwner: (options) => timedWrite("releaseOwner", {}, store.releaseOwner(options)),
+    releaseOwner: (options) => timedWrite("releaseOwner", noAttributes, store.releaseOwner(options)),
     deleteSettledBefore: (options) =>
-      timedWrite("deleteSettledBefore", {}, store.deleteSettledBefore(options)),
+      timedWrite("deleteSettledBefore", noAttributes, store.deleteSettledBefore(options)),
   }
 }
 
@@ -226,20 +244,22 @@ const request = <A, E, R>(
   attributes: Record<string, unknown>,
   effect: Effect.Effect<A, E, R>,
 ): Effect.Effect<A, E, R> =>
-  effect.pipe(
-    Effect.onExit((exit) => Effect.annotateCurrentSpan(Attr.outcome, outcomeOf(exit))),
-    // No stack trace per request or store write: capturing one cost more than the span itself
-    // (B8), and it would only point into the engine, never at the caller's code.
-    Effect.withSpan(method, {
-      kind: "client",
-      captureStackTrace: false,
-      attributes: {
-        [Attr.method]: method,
-        [Attr.serverName]: server.name,
-        [Attr.serverId]: servers.get(server.name)?.id,
-        ...attributes,
-      },
-    }),
+  whenTraced(effect, () =>
+    effect.pipe(
+      Effect.onExit((exit) => Effect.annotateCurrentSpan(Attr.outcome, outcomeOf(exit))),
+      // No stack trace per request or store write: capturing one cost more than the span itself
+      // (B8), and it would only point into the engine, never at the caller's code.
+      Effect.withSpan(method, {
+        kind: "client",
+        captureStackTrace: false,
+        attributes: {
+          [Attr.method]: method,
+          [Attr.serverName]: server.name,
+          [Attr.serverId]: servers.get(server.name)?.id,
+          ...attributes,
+        },
+      }),
+    ),
   )
 
 /** A `tasks/*` request's span, under the call its task belongs to. */
@@ -263,22 +283,24 @@ const instrumentWire = (wire: Wire.Wire, calls: CallSpans, servers: ServerIds): 
   discover: (server) => request(servers, "server/discover", server, {}, wire.discover(server)),
   listTools: (server) => request(servers, "tools/list", server, {}, wire.listTools(server)),
   callTool: (server, call) =>
-    Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
-      request(
-        servers,
-        "tools/call",
-        server,
-        { [Attr.tool]: call.name },
-        wire.callTool(server, call).pipe(
-          Effect.tap((answer) => {
-            if (answer._tag !== "Task") return Effect.void
-            // The call's span (not this request's) parents what later happens to the task.
-            if (Option.isSome(parent)) calls.set(answer.task.taskId, parent.value)
-            return Effect.annotateCurrentSpan({
-              [Attr.taskId]: Redaction.taskId(answer.task.taskId),
-              [Attr.status]: answer.task.status,
-            })
-          }),
+    whenTraced(wire.callTool(server, call), () =>
+      Effect.flatMap(Effect.option(Effect.currentSpan), (parent) =>
+        request(
+          servers,
+          "tools/call",
+          server,
+          { [Attr.tool]: call.name },
+          wire.callTool(server, call).pipe(
+            Effect.tap((answer) => {
+              if (answer._tag !== "Task") return Effect.void
+              // The call's span (not this request's) parents what later happens to the task.
+              if (Option.isSome(parent)) calls.set(answer.task.taskId, parent.value)
+              return Effect.annotateCurrentSpan({
+                [Attr.taskId]: Redaction.taskId(answer.task.taskId),
+                [Attr.status]: answer.task.status,
+              })
+            }),
+          ),
         ),
       ),
     ),
@@ -335,19 +357,21 @@ export const callTool = <
   const known: Record<string, string> = { server, tool }
   if (options?.key !== undefined) known.key = options.key
   if (options?.scope !== undefined) known.scope = options.scope
-  return effect.pipe(
-    Effect.tap((handle) =>
-      Effect.annotateCurrentSpan({
-        [Attr.key]: handle.key,
-        [Attr.scope]: handle.scope,
-        [Attr.launched]: handle.launched,
+  const logged = Effect.annotateLogs(effect, known)
+  return whenTraced(logged, () =>
+    logged.pipe(
+      Effect.tap((handle) =>
+        Effect.annotateCurrentSpan({
+          [Attr.key]: handle.key,
+          [Attr.scope]: handle.scope,
+          [Attr.launched]: handle.launched,
+        }),
+      ),
+      Effect.withSpan(Telemetry.spans.callTool, {
+        kind: "internal",
+        attributes: { [Attr.serverName]: server, [Attr.tool]: tool },
       }),
     ),
-    Effect.annotateLogs(known),
-    Effect.withSpan(Telemetry.spans.callTool, {
-      kind: "internal",
-      attributes: { [Attr.serverName]: server, [Attr.tool]: tool },
-    }),
   )
 }
 

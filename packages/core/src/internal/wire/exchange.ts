@@ -43,6 +43,8 @@ export interface Observation {
   readonly sendError: unknown
   /** The SDK delivered a response whose id is ours. */
   readonly answered: boolean
+  /** `ExchangeInput.timeoutMs` ran out first: whatever else is here is what came before. */
+  readonly timedOut: boolean
 }
 
 /** @internal */
@@ -67,6 +69,11 @@ export interface ExchangeInput {
    * `windowMs` with no answer, rather than waiting for the task to finish.
    */
   readonly inputWindow?: { readonly windowMs: number } | undefined
+  /**
+   * Ends the exchange after this long on a timer of its own (the observation says `timedOut`).
+   * For callers on the live clock: a timer is far cheaper than racing a fiber against a sleep.
+   */
+  readonly timeoutMs?: number | undefined
 }
 
 /** A live, mutable observation; `snapshot` freezes it when the exchange ends. @internal */
@@ -84,6 +91,7 @@ export interface Recorder {
   bodyError: unknown
   sendError: unknown
   answered: boolean
+  timedOut: boolean
 }
 
 /** @internal */
@@ -101,6 +109,7 @@ export const makeRecorder = (): Recorder => ({
   bodyError: undefined,
   sendError: undefined,
   answered: false,
+  timedOut: false,
 })
 
 const snapshot = (recorder: Recorder): Observation => ({ ...recorder, sseEvents: [...recorder.sseEvents] })
@@ -274,10 +283,12 @@ export const exchange = (
   })
   let done = false
   let listening: ReturnType<typeof setTimeout> | undefined
+  let deadline: ReturnType<typeof setTimeout> | undefined
   const finish = () => {
     if (done) return
     done = true
     if (listening !== undefined) clearTimeout(listening)
+    if (deadline !== undefined) clearTimeout(deadline)
     resolve(snapshot(recorder))
     // Closing aborts the transport's controller, which builds a DOMException and wakes every
     // abort listener: a twentieth of a poll's CPU. A JSON answer is read whole by the tap and
@@ -296,6 +307,12 @@ export const exchange = (
     }
   }
   if (input.inputWindow !== undefined) listening = setTimeout(finish, input.inputWindow.windowMs)
+  if (input.timeoutMs !== undefined) {
+    deadline = setTimeout(() => {
+      recorder.timedOut = true
+      finish()
+    }, input.timeoutMs)
+  }
   // Errors the SDK reports out of band (SSE parse failures, stream drops) are also visible in
   // the observation; nothing to do here but keep the SDK from logging them.
   transport.onerror = () => {}
