@@ -132,7 +132,12 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         const accepted = status !== undefined && status >= 200 && status < 300
         // A notification or an answer to the server: accepted (202) is all there is to it.
         if (!isRequest && accepted) return { result: {}, sessionId }
-        if (inputWindow !== undefined && accepted && !observed.value.answered) {
+        if (
+          inputWindow !== undefined &&
+          accepted &&
+          !observed.value.answered &&
+          observed.value.bodyText === undefined
+        ) {
           const serverMessages = yield* messagesOf(observed.value, adapter.limits)
           return { result: {}, sessionId, stopped: true as const, serverMessages }
         }

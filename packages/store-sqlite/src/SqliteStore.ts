@@ -233,8 +233,9 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
     )
 
     // The writer's own connection: a batch runs synchronously on it, from BEGIN to COMMIT, in
-    // one step of the event loop (see internal/writer.ts). Reads stay on the @effect/sql
-    // client's connection, which only ever sees committed transactions.
+    // one step of the event loop (see internal/writer.ts). Reads of one row by its key are made
+    // on it too, between batches; the other reads stay on the @effect/sql client's connection.
+    // Both only ever see committed transactions.
     const db = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
@@ -266,7 +267,7 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
     return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db)))
   })
 
-/** Reads on the @effect/sql client's connection; every write through the group-committing writer. */
+/** Every write through the group-committing writer; reads of many rows on the @effect/sql client's connection. */
 const makeDriver = (
   filename: string,
   sql: Sqlite.SqliteClient,
@@ -292,10 +293,18 @@ const makeDriver = (
     lockInstance: (instanceId) => InstanceLock.lockInstance(filename, instanceId),
     insertOrGet: (record) => submitRecord("insertOrGet", record, writes.insertOrGet),
 
+    // On the writer's connection (see Writes.readOne): the read before every poll's write.
     get: (scope, key) =>
       Effect.flatMap(
-        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles WHERE scope = ${scope} AND key = ${key}`,
-        ([row]) =>
+        Effect.try({
+          try: () => writes.readOne(scope, key),
+          catch: (cause) =>
+            new HandleStore.StoreError({
+              operation: "get",
+              message: `could not read ${filename}: ${String(cause)}`,
+            }),
+        }),
+        (row) =>
           row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
       ),
 

@@ -119,6 +119,16 @@ export const make = (db: Database.Database) => {
   return {
     transactor,
 
+    /**
+     * One row by its key, read on this connection outside any batch (a batch runs from BEGIN to
+     * COMMIT in one step of the event loop, so a read never lands inside one). A driver reads
+     * the row it is about to write: here the pages its last write touched are still cached, while
+     * another connection's cache is dropped whenever this one commits, and the statement is
+     * prepared once.
+     */
+    readOne: (scope: string, key: string): Rows.Row | undefined =>
+      selectOne.get(scope, key) as Rows.Row | undefined,
+
     /** Insert-or-get: the new record when this call created the row, else the stored one. */
     insertOrGet:
       (record: HandleRecord, params: ReadonlyArray<unknown>) =>

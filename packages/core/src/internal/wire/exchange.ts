@@ -41,7 +41,7 @@ export interface Observation {
   readonly bodyError: unknown
   /** The SDK rejected `send` (HTTP error, unexpected content type, unparsable JSON, ...). */
   readonly sendError: unknown
-  /** The SDK delivered a response whose id is ours. */
+  /** The SDK delivered a response whose id is ours (from an event stream; a whole body is `bodyText`). */
   readonly answered: boolean
   /** `ExchangeInput.timeoutMs` ran out first: whatever else is here is what came before. */
   readonly timedOut: boolean
@@ -230,16 +230,11 @@ const makeTap =
         headers: { "content-type": "text/event-stream" },
       })
     }
-    const text = await readBounded(response, input.maxAnswerBytes, recorder)
-    recorder.bodyText = text
-    // An HTTP error is classified from the status and the body we now hold; keep the SDK (and
-    // its auth and step-up machinery, which we do not configure) out of it.
-    if (!response.ok) throw new TapStop(`HTTP ${response.status}`)
-    return new Response(text, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: { "content-type": response.headers.get("content-type") ?? "" },
-    })
+    recorder.bodyText = await readBounded(response, input.maxAnswerBytes, recorder)
+    // The whole answer is in hand: it is classified and decoded from this text and the status.
+    // The SDK is stopped here rather than handed a copy to parse and validate a second time
+    // (and kept out of HTTP errors, with its auth and step-up machinery we do not configure).
+    throw new TapStop(response.ok ? "answer read" : `HTTP ${response.status}`)
   }
 
 /**
@@ -325,7 +320,8 @@ export const exchange = (
     )
     .then(
       () => {
-        // A JSON answer was delivered (or not) inside `send`; an event stream is still running.
+        // An event stream is still running; anything else ended inside `send` (a whole body
+        // stops the SDK from the tap, so `send` rejects).
         const streaming =
           recorder.contentType === "text/event-stream" &&
           recorder.status !== undefined &&
