@@ -17,6 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as LiveClock from "./internal/liveClock.js"
 import * as Adapter from "./internal/wire/adapter.js"
 import { classify } from "./internal/wire/classify.js"
 import { exchange, makeRecorder, type Observation } from "./internal/wire/exchange.js"
@@ -57,12 +58,6 @@ const messagesOf = (observation: Observation, limits: Json.JsonLimits) =>
           : []
       }),
   )
-
-/** The clock every fiber has unless a test (or the application) installs another. */
-const liveClock = Effect.runSync(Effect.clock)
-
-/** The longest delay a timer takes (a longer one fires at once). */
-const maxTimerMs = 2 ** 31 - 1
 
 const endpointHeaders = (server: ServerEndpoint): Effect.Effect<Readonly<Record<string, string>>> => {
   if (server.headers === undefined) return Effect.succeed({})
@@ -110,7 +105,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
             return Effect.sync(stop)
           })
         const observed = yield* Effect.clockWith((clock) =>
-          clock === liveClock && server.headers === undefined && timeoutMs <= maxTimerMs
+          clock === LiveClock.liveClock && server.headers === undefined && LiveClock.timerFits(timeoutMs)
             ? // The common case: the exchange's own timer, no fiber raced against a sleep.
               Effect.map(exchanged({}, timeoutMs), (observation) =>
                 observation.timedOut ? Option.none() : Option.some(observation),

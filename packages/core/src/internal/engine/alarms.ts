@@ -8,6 +8,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
+import * as LiveClock from "../liveClock.js"
 
 export interface Alarms {
   /** Rings `id` at `at` on the client's clock (replacing an alarm already set for it). */
@@ -69,16 +70,47 @@ export const make = (): Alarms => {
   const heap = makeHeap()
   const live = new Map<string, number>()
   let generation = 0
-  // Completed when an alarm is set sooner than the one the runner sleeps towards.
+  // An alarm was set sooner than the one the runner sleeps towards: the runner's wait ends. On
+  // the live clock the wait is a plain timer ended by `wake`; under another clock, a race of
+  // `sooner` against Effect's sleep (see LiveClock for why not always the race).
   let sooner = Deferred.unsafeMake<void>(FiberId.none)
+  let soonerSet = false
+  let wake: (() => void) | undefined
   let sleepingUntil = Number.POSITIVE_INFINITY
 
   const set = (id: string, at: number) => {
     generation += 1
     live.set(id, generation)
     heap.push({ at, id, generation })
-    if (at < sleepingUntil) Deferred.unsafeDone(sooner, Effect.void)
+    if (at < sleepingUntil) {
+      soonerSet = true
+      Deferred.unsafeDone(sooner, Effect.void)
+      wake?.()
+    }
   }
+
+  /** Waits `ms` (forever when undefined), or until an alarm is set sooner. */
+  const sleep = (ms: number | undefined): Effect.Effect<void> =>
+    Effect.clockWith((clock) => {
+      if (clock !== LiveClock.liveClock || (ms !== undefined && !LiveClock.timerFits(ms))) {
+        const wait = Deferred.await(sooner)
+        return ms === undefined ? wait : Effect.race(wait, Effect.sleep(Duration.millis(ms)))
+      }
+      return Effect.async<void>((resume) => {
+        if (soonerSet) return resume(Effect.void)
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const end = () => {
+          wake = undefined
+          if (timer !== undefined) clearTimeout(timer)
+        }
+        wake = () => {
+          end()
+          resume(Effect.void)
+        }
+        if (ms !== undefined) timer = setTimeout(wake, ms)
+        return Effect.sync(end)
+      })
+    })
 
   const clear = (id: string) => live.delete(id)
 
@@ -94,9 +126,9 @@ export const make = (): Alarms => {
         }
         const next = heap.peek()
         sooner = Deferred.unsafeMake<void>(FiberId.none)
+        soonerSet = false
         sleepingUntil = next?.at ?? Number.POSITIVE_INFINITY
-        const wait = Deferred.await(sooner)
-        yield* next === undefined ? wait : Effect.race(wait, Effect.sleep(Duration.millis(next.at - now)))
+        yield* sleep(next === undefined ? undefined : next.at - now)
         sleepingUntil = Number.NEGATIVE_INFINITY
       }),
     )
