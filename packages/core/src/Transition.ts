@@ -116,16 +116,19 @@ const change = (record: HandleRecord, fields: Partial<HandleRecord>, now: number
   new HandleRecord({ ...record, ...fields, updatedAt: now }, true)
 
 const snapshotOf = (task: TaskState, receivedAt: number): TaskSnapshot =>
-  TaskSnapshot.make({
-    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-    ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
-    ttlMs: task.ttlMs,
-    createdAt: task.createdAt,
-    lastUpdatedAt: task.lastUpdatedAt,
-    receivedAt,
-    ...(task.generation === undefined ? {} : { generation: task.generation }),
-    ...(task.session === undefined ? {} : { session: task.session }),
-  })
+  new TaskSnapshot(
+    {
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      ...(task.pollIntervalMs === undefined ? {} : { pollIntervalMs: task.pollIntervalMs }),
+      ttlMs: task.ttlMs,
+      createdAt: task.createdAt,
+      lastUpdatedAt: task.lastUpdatedAt,
+      receivedAt,
+      ...(task.generation === undefined ? {} : { generation: task.generation }),
+      ...(task.session === undefined ? {} : { session: task.session }),
+    },
+    true,
+  )
 
 /** Input keys the server still waits on that we have answered and that were acknowledged. */
 const onlyAnsweredKeysOutstanding = (record: HandleRecord, requests: Readonly<Record<string, JsonValue>>) => {
