@@ -8,25 +8,16 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as HandleRecord from "../../HandleRecord.js"
 import * as Outcome from "../../Outcome.js"
-import * as Polling from "../../Polling.js"
 import * as Redaction from "../../Redaction.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import * as Wire from "../../Wire.js"
-import {
-  askInput,
-  checkResult,
-  localError,
-  pollDelay,
-  problemOf,
-  recordInterval,
-  ttlDeadline,
-} from "./answers.js"
+import { checkResult, localError, pollDelay, problemOf, recordInterval, ttlDeadline } from "./answers.js"
 import { type Driver, type Engine, endpointOf } from "./context.js"
+import { answerInput, needsInput, type Seen } from "./input.js"
 import {
   type CommitError,
   commit,
-  commitNow,
   holding,
   LeaseLost,
   type LeaseMode,
@@ -34,47 +25,7 @@ import {
   takeLease,
 } from "./leases.js"
 import * as Push from "./push.js"
-
-type Step = Effect.Effect<HandleRecord.HandleRecord, CommitError>
-
-/** A request that failed without deciding the task's fate: try again later, never sooner than its interval. */
-const retryLater = (
-  ctx: Engine,
-  record: HandleRecord.HandleRecord,
-  error: Wire.WireError,
-  mode: LeaseMode,
-): Step =>
-  Effect.gen(function* () {
-    const now = yield* ctx.store.now
-    const deadline = ttlDeadline(record)
-    if (deadline !== undefined && now >= deadline) {
-      return yield* commit(ctx, record, Transition.Event.TtlElapsed({ now }), "action", mode)
-    }
-    const problem = problemOf(error)
-    if (error._tag !== "NoAnswer" && error._tag !== "NotSent" && error._tag !== "ServerBusy") {
-      yield* Effect.logWarning("task request failed; the task stays open", { key: record.key, problem })
-    }
-    const backoff = yield* Polling.retryDelay(
-      ctx.polling,
-      record.attempts + 1,
-      error._tag === "ServerBusy" ? error.retryAfterMs : undefined,
-    )
-    // A failed request may have reached the server (only its answer was lost), so the retry
-    // keeps the task's interval too: never sooner than the server asked. One that provably never
-    // left (a refused connection) asked the server nothing: the backoff alone applies, so a
-    // refused cancel is tried again well before the task can end on its own.
-    const delay = error._tag === "NotSent" ? backoff : Math.max(backoff, yield* recordInterval(ctx, record))
-    return yield* commit(
-      ctx,
-      record,
-      Transition.Event.PollFailed({ problem, now, retryAt: now + delay }),
-      "action",
-      mode,
-    )
-  })
-
-const isUnknownTask = (error: Wire.WireError) =>
-  error._tag === "RpcErrorAnswer" && error.error.code === Wire.invalidParams
+import { isUnknownTask, retryLater, type Step } from "./retry.js"
 
 /**
  * Sends `tasks/cancel` for every stray task of the row (a task the server created for this key
@@ -132,67 +83,6 @@ const sendCancel = (
       mode,
     )
   })
-
-/**
- * Input: ask what nobody has answered yet (stored before it is sent), then send every stored
- * answer not yet acknowledged, but only for keys the server still asks for as of a poll this
- * driver made itself (after a restart it polls first, so an answer that did reach the server
- * is never sent twice). A key the server no longer asks for is settled without sending.
- */
-const answerInput = (
-  ctx: Engine,
-  record: HandleRecord.HandleRecord,
-  endpoint: Wire.ServerEndpoint,
-  taskId: string,
-  handler: TaskClient.InputHandler | undefined,
-  mode: LeaseMode,
-  seen: Seen,
-): Step =>
-  Effect.gen(function* () {
-    const outstanding = record.inputRequests ?? {}
-    const unasked = Object.fromEntries(
-      Object.entries(outstanding).filter(([inputKey]) => record.answers[inputKey] === undefined),
-    )
-    let current = record
-    const fresh = yield* askInput(ctx, handler, record, unasked)
-    if (Object.keys(fresh).length > 0) {
-      const answers = (now: number) => Transition.Event.InputAnswered({ answers: fresh, now })
-      current = yield* commitNow(ctx, current, answers, "action", mode)
-    }
-    const unacknowledged = Object.entries(current.answers).filter(([, answer]) => !answer.acknowledged)
-    const stale = unacknowledged.filter(([inputKey]) => outstanding[inputKey] === undefined).map(([k]) => k)
-    if (stale.length > 0) {
-      const settled = (now: number) => Transition.Event.InputAcknowledged({ keys: stale, now })
-      current = yield* commitNow(ctx, current, settled, "action", mode)
-    }
-    const toSend = unacknowledged.filter(([inputKey]) => outstanding[inputKey] !== undefined)
-    if (toSend.length === 0) return current
-    const responses = Object.fromEntries(toSend.map(([inputKey, answer]) => [inputKey, answer.response]))
-    // Until it is acknowledged, the server may or may not have these answers: only a poll after
-    // this send can say whether to send them again.
-    seen.polled = false
-    const sent = yield* Effect.either(
-      ctx.wire.updateTask(endpoint, taskId, responses, current.snapshot ?? undefined),
-    )
-    // -32602 on an update is the server refusing these answers, not the task gone: they are not
-    // sent again (a stuck task is reported as such), and polling goes on.
-    if (Either.isLeft(sent) && !isUnknownTask(sent.left))
-      return yield* retryLater(ctx, current, sent.left, mode)
-    if (Either.isLeft(sent)) {
-      yield* Effect.logWarning("the server refused input answers", {
-        key: record.key,
-        problem: problemOf(sent.left),
-      })
-    }
-    const now = yield* ctx.store.now
-    return yield* commit(
-      ctx,
-      current,
-      Transition.Event.InputAcknowledged({ keys: Object.keys(responses), now }),
-      "action",
-      mode,
-    )
-  }).pipe(holding(ctx, record, mode))
 
 /**
  * Where the row's task lives, and the questions the row holds: a 2025-11-25 server asks each one
@@ -281,18 +171,6 @@ const poll = (
     }
     return next
   })
-
-/** Whether answering input is this step's work: unasked questions with a handler, or unsent answers. */
-export const needsInput = (record: HandleRecord.HandleRecord, handler: TaskClient.InputHandler | undefined) =>
-  record.status === "input_required" &&
-  (Object.values(record.answers).some((answer) => !answer.acknowledged) ||
-    (handler !== undefined &&
-      Object.keys(record.inputRequests ?? {}).some((inputKey) => record.answers[inputKey] === undefined)))
-
-/** Whether the caller has had a poll answer itself since it took the row (see answerInput). */
-export interface Seen {
-  polled: boolean
-}
 
 /** One action on a due row: finish a cancel, answer input, or poll. */
 export const advance = (

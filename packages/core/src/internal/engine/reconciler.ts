@@ -15,8 +15,9 @@ import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import { recordInterval } from "./answers.js"
 import { defaults, type Engine, rowId } from "./context.js"
-import { advance, cancelStrays, needsInput } from "./drive.js"
+import { advance, cancelStrays } from "./drive.js"
 import { ensureDriving, reissueByPolicy } from "./drivers.js"
+import { needsInput } from "./input.js"
 import { commit } from "./leases.js"
 
 const backgroundOptions = (ctx: Engine) => {
