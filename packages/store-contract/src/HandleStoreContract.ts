@@ -163,6 +163,78 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         }))
     })
 
+    describe("refresh", () => {
+      /** What may happen to a row between a driver's write and its next look at the row. */
+      const changes = ["update", "renew", "release", "claim", "delete", "delete and insert again"] as const
+      const change = fc.constantFrom(...changes)
+      const apply = (store: HandleStore, key: string, step: (typeof changes)[number]) =>
+        Effect.gen(function* () {
+          const current = yield* store.get("tenant-a", key)
+          switch (step) {
+            case "update":
+              if (Option.isSome(current)) {
+                yield* store.update(
+                  withState(current.value, { lastProblem: `changed at ${current.value.version}` }),
+                )
+              }
+              return
+            case "renew":
+              yield* store.renewLease({ scope: "tenant-a", key, owner: "me", until: T0 + 99_000 })
+              return
+            case "release":
+              yield* store.release("tenant-a", key, "me")
+              return
+            case "claim":
+              yield* store.claimDue({ owner: "them", now: T0 + 10 * LEASE, leaseMs: LEASE, limit: 10 })
+              return
+            case "delete":
+            case "delete and insert again":
+              if (Option.isSome(current)) {
+                yield* store.update(
+                  withState(current.value, {
+                    status: "failed",
+                    settledAt: T0,
+                    nextPollAt: null,
+                    leaseOwner: null,
+                  }),
+                )
+                yield* store.deleteSettledBefore({ scope: "tenant-a", settledBefore: T0 + 1 })
+              }
+              if (step === "delete and insert again")
+                yield* store.insertOrGet(newHandle({ key, owner: "me" }))
+              return
+          }
+        })
+
+      test("a row nobody changed since it was written reads as written", (store) =>
+        Effect.gen(function* () {
+          const { record } = yield* store.insertOrGet(newHandle({ owner: "me" }))
+          const written = yield* store.update(withState(record, { status: "working", taskId: "t-1" }))
+          expect(Option.getOrThrow(yield* store.refresh(written))).toEqual(written)
+          expect(Option.getOrThrow(yield* store.refresh(written))).toEqual(
+            Option.getOrThrow(yield* store.get("tenant-a", "key-1")),
+          )
+        }))
+
+      test("whatever happened to the row since, refresh reads what get reads", (store) =>
+        Effect.gen(function* () {
+          // Each change alone (a renewal alone is the one that leaves the version as it was), then
+          // sequences of them.
+          const runs = [
+            ...changes.map((one) => [one]),
+            ...fc.sample(fc.array(change, { minLength: 1, maxLength: 4 }), { numRuns: 40, seed: 11 }),
+          ]
+          for (const [i, steps] of runs.entries()) {
+            const key = `refresh-${i}`
+            const { record } = yield* store.insertOrGet(newHandle({ key, owner: "me" }))
+            const known = yield* store.update(withState(record, { status: "working", taskId: `t-${i}` }))
+            for (const step of steps) yield* apply(store, key, step)
+            const stored = yield* store.get("tenant-a", key)
+            expect(yield* store.refresh(known), steps.join(", ")).toEqual(stored)
+          }
+        }))
+    })
+
     describe("update", () => {
       test("compare-and-set bumps the version and persists every field", (store) =>
         Effect.gen(function* () {
