@@ -114,8 +114,12 @@ export const makeRecorder = (): Recorder => ({
 
 const snapshot = (recorder: Recorder): Observation => ({ ...recorder, sseEvents: [...recorder.sseEvents] })
 
-/** Thrown by the tap to stop the SDK once the observation holds everything we need. */
-class TapStop extends Error {}
+/**
+ * Thrown by the tap to stop the SDK once the observation holds everything we need. One for
+ * every exchange: the SDK only rethrows it, the observation says what happened, and an Error
+ * made per request would capture a stack trace on every poll.
+ */
+const tapStop = new Error("the fetch tap read the whole answer")
 
 class AnswerTooLarge extends Error {}
 
@@ -234,7 +238,7 @@ const makeTap =
     // The whole answer is in hand: it is classified and decoded from this text and the status.
     // The SDK is stopped here rather than handed a copy to parse and validate a second time
     // (and kept out of HTTP errors, with its auth and step-up machinery we do not configure).
-    throw new TapStop(response.ok ? "answer read" : `HTTP ${response.status}`)
+    throw tapStop
   }
 
 /**
