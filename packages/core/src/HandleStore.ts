@@ -256,13 +256,6 @@ export interface HandleStore {
   readonly insertOrGet: (handle: NewHandle) => Effect.Effect<InsertOrGetResult, StoreError>
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
   /**
-   * `get` of a row the caller already holds a copy of: `known` itself while the row still holds
-   * it (the same version, creation time and lease), else the row as stored now. A store that can
-   * tell without reading the whole row spares the decode of a row nobody else changed: what a
-   * driver resuming its own row after a poll finds nearly always.
-   */
-  readonly refresh: (known: HandleRecord) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
-  /**
    * Compare-and-set: writes `record` when the stored version equals `record.version`, and
    * returns it with the version bumped. Durable when it returns. A task id is held by one row
    * per server: giving it to a second row fails with `TaskIdTaken` and writes nothing.

@@ -73,14 +73,6 @@ export interface HandleStoreDriver {
   readonly insertOrGet: (record: HandleRecord) => Effect.Effect<HandleStore.InsertOrGetResult, unknown>
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, unknown>
   /**
-   * See `HandleStore.refresh`: `known` itself when the stored row's version, creation time and
-   * lease are `known`'s. When absent, a `get`. Only for a store whose `update` stores the record
-   * exactly as given (no column the database fills in itself).
-   */
-  readonly refresh?:
-    | ((known: HandleRecord) => Effect.Effect<Option.Option<HandleRecord>, unknown>)
-    | undefined
-  /**
    * Writes `next` where the stored row of its scope and key is at `next.version - 1` (the
    * version is already bumped), unless another row of the same server holds its task id.
    */
@@ -400,8 +392,6 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     })
   }
 
-  const refresh = driver.refresh ?? ((known: HandleRecord) => driver.get(known.scope, known.key))
-
   return HandleStore.HandleStore.of({
     now: driver.now ?? Clock.currentTimeMillis,
     lockInstance: driver.lockInstance ?? (() => Effect.void),
@@ -413,7 +403,6 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
           : refail("insertOrGet", driver.insertOrGet(record.right))
       }),
     get: (scope, key) => refail("get", driver.get(scope, key)),
-    refresh: (known) => refail("get", refresh(known)),
     update,
     claimDue: (options) => {
       const limit = batchLimit(options.limit)

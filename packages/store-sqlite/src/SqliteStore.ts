@@ -275,28 +275,6 @@ const makeDriver = (
   writer: Writer.Writer,
   servers: ReturnType<typeof Servers.make>,
 ): HandleStoreDriver.HandleStoreDriver => {
-  /** One row read on the writer's connection and decoded; "unchanged" is `known` as it is. */
-  const readDecoded = (
-    read: () => Rows.Row | "unchanged" | undefined,
-    known?: HandleRecord,
-  ): Effect.Effect<Option.Option<HandleRecord>, HandleStore.StoreError> =>
-    Effect.flatMap(
-      Effect.try({
-        try: read,
-        catch: (cause) =>
-          new HandleStore.StoreError({
-            operation: "get",
-            message: `could not read ${filename}: ${String(cause)}`,
-          }),
-      }),
-      (row) =>
-        row === undefined
-          ? Effect.succeedNone
-          : row === "unchanged"
-            ? Effect.succeed(Option.fromNullable(known))
-            : Effect.map(Rows.decodeRow("get", row), Option.some),
-    )
-
   /** Submits the write `operation` makes of `record` and its row values. */
   const submitRecord = <A, E>(
     operation: "insertOrGet" | "update",
@@ -316,11 +294,19 @@ const makeDriver = (
     insertOrGet: (record) => submitRecord("insertOrGet", record, writes.insertOrGet),
 
     // On the writer's connection (see Writes.readOne): the read before every poll's write.
-    get: (scope, key) => readDecoded(() => writes.readOne(scope, key)),
-
-    // A row this store wrote is stored exactly as given, so a row still at `known`'s version is
-    // `known`: no body to parse or decode before a poll.
-    refresh: (known) => readDecoded(() => writes.readIfChanged(known), known),
+    get: (scope, key) =>
+      Effect.flatMap(
+        Effect.try({
+          try: () => writes.readOne(scope, key),
+          catch: (cause) =>
+            new HandleStore.StoreError({
+              operation: "get",
+              message: `could not read ${filename}: ${String(cause)}`,
+            }),
+        }),
+        (row) =>
+          row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
+      ),
 
     update: (next) => submitRecord("update", next, writes.update),
 

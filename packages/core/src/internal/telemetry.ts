@@ -198,8 +198,6 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
     ...store,
     get: (scope, key) =>
       Effect.tap(store.get(scope, key), Option.match({ onNone: () => {}, onSome: seen.see })),
-    refresh: (known) =>
-      Effect.tap(store.refresh(known), Option.match({ onNone: () => {}, onSome: seen.see })),
     insertOrGet: (handle) =>
       timedWrite(
         "insertOrGet",

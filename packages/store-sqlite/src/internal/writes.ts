@@ -41,14 +41,6 @@ const deliveryState = (row: DeliveryColumns): DeliveryState | undefined =>
         deliveries: row.d_deliveries ?? 0,
       }
 
-/** What tells a row's state apart without reading its body. */
-interface Stamp {
-  readonly version: unknown
-  readonly created_at: unknown
-  readonly lease_owner: unknown
-  readonly lease_expires_at: unknown
-}
-
 export const make = (db: Database.Database) => {
   const begin = db.prepare("BEGIN IMMEDIATE")
   const commit = db.prepare("COMMIT")
@@ -56,8 +48,6 @@ export const make = (db: Database.Database) => {
   const insert = db.prepare(`INSERT INTO handles (${Rows.columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (scope, key) DO NOTHING`)
   const selectOne = db.prepare(`SELECT ${Rows.columns} FROM handles WHERE scope = ? AND key = ?`)
-  const selectStamp = db.prepare(`SELECT version, created_at, lease_owner, lease_expires_at FROM handles
-    WHERE scope = ? AND key = ?`)
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
     lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
     WHERE scope = ? AND key = ? AND version = ?`)
@@ -138,22 +128,6 @@ export const make = (db: Database.Database) => {
      */
     readOne: (scope: string, key: string): Rows.Row | undefined =>
       selectOne.get(scope, key) as Rows.Row | undefined,
-
-    /**
-     * `readOne`, unless the row still holds `known` (see `HandleStore.refresh`): its version,
-     * creation time and lease are read first, and the body only when one of them differs. A
-     * lease renewal does not bump the version, hence the lease in the comparison.
-     */
-    readIfChanged: (known: HandleRecord): Rows.Row | "unchanged" | undefined => {
-      const stamp = selectStamp.get(known.scope, known.key) as Stamp | undefined
-      if (stamp === undefined) return undefined
-      return stamp.version === known.version &&
-        stamp.created_at === known.createdAt &&
-        stamp.lease_owner === known.leaseOwner &&
-        stamp.lease_expires_at === known.leaseExpiresAt
-        ? "unchanged"
-        : (selectOne.get(known.scope, known.key) as Rows.Row | undefined)
-    },
 
     /** Insert-or-get: the new record when this call created the row, else the stored one. */
     insertOrGet:

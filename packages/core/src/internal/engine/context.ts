@@ -96,13 +96,6 @@ export interface Driver {
    * takes it, so a parked driver holds no copy): one store read less per call.
    */
   dispatchedRecord: HandleRecord.HandleRecord | undefined
-  /**
-   * The row as the driver last read or wrote it, kept while it is parked: resumed, it asks the
-   * store only whether the row changed (`HandleStore.refresh`) instead of reading and decoding
-   * it whole before every poll. About a kilobyte per open task, for a fifth of what a poll
-   * allocates (B8).
-   */
-  kept: HandleRecord.HandleRecord | undefined
   /** Opened when it ends, however it ends. */
   readonly ended: Latch
 }

@@ -247,11 +247,7 @@ export const drive = (
     let fresh = initial === undefined
     let record: HandleRecord.HandleRecord
     if (initial === undefined) {
-      const kept = driver.kept
-      driver.kept = undefined
-      const found = yield* kept === undefined
-        ? ctx.store.get(driver.scope, driver.key)
-        : ctx.store.refresh(kept)
+      const found = yield* ctx.store.get(driver.scope, driver.key)
       if (Option.isNone(found)) return "gone"
       record = found.value
     } else {
@@ -269,12 +265,11 @@ export const drive = (
           : Push.dueOf(ctx, driver.id, record, record.nextPollAt ?? now)
       if (due > now) {
         if (yield* park(ctx, driver, due, now)) {
-          driver.kept = record
           Push.watch(ctx, driver, record)
           return "parked"
         }
         // Woken: what was recorded (a cancel) may make an action due now.
-        const found = yield* ctx.store.refresh(record)
+        const found = yield* ctx.store.get(record.scope, record.key)
         if (Option.isNone(found)) return "gone"
         record = found.value
         fresh = true
@@ -285,7 +280,7 @@ export const drive = (
       // only the lease holder acts, so a row that changed hands (a fact we wrote under another
       // instance's lease, a pause longer than ours) is not polled by two instances at once.
       if (!fresh) {
-        const found = yield* ctx.store.refresh(record)
+        const found = yield* ctx.store.get(record.scope, record.key)
         if (Option.isNone(found)) return "gone"
         fresh = true
         if (found.value.version !== record.version) {

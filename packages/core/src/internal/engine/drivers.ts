@@ -39,7 +39,6 @@ export const wake = (ctx: Engine, scope: string, key: string): Effect.Effect<boo
 const end = (ctx: Engine, id: string, driver: Driver) =>
   Effect.sync(() => {
     if (ctx.drivers.get(id) === driver) ctx.drivers.delete(id)
-    driver.kept = undefined
     Push.unwatch(ctx, id)
     openLatch(driver.dispatched)
     openLatch(driver.ended)
@@ -181,7 +180,6 @@ export const ensureDriving = (
       woken: false,
       dispatched: makeLatch(),
       dispatchedRecord: undefined,
-      kept: undefined,
       ended: makeLatch(),
     }
     ctx.drivers.set(id, driver)
