@@ -15,7 +15,9 @@
  * against the one before their launch, divided by N (what N more open tasks cost); then CPU
  * time over one interval (at most 15 s) of steady state, divided by the polls sent in it.
  *
- * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000] [--rate 200] [--warm 200]`.
+ * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000] [--rate 200] [--warm 200]
+ * [--window 15000] [--sides mh,ext]`. To compare two builds of one side, run that side alone
+ * with a window of 45 s or more (`--sides mh --window 45000`), twice each, alternated.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -295,6 +297,7 @@ const measureHere = async (
   intervalMs: number,
   url: string,
   dir: string,
+  maxWindowMs: number,
 ): Promise<Measurement> => {
   const launched = side === "mh" ? await mcpHandles(url, dir, intervalMs) : await extTasks(url)
   // Warm-up tasks, polled and completed: the launch, poll and completion paths compiled,
@@ -322,7 +325,7 @@ const measureHere = async (
     v8.writeHeapSnapshot(path.join(snapshots, `b8-${side}-${size}.heapsnapshot`))
   }
   // Steady state: polls evenly spread, every open task polled once per interval.
-  const windowMs = Math.min(intervalMs, MAX_WINDOW_MS)
+  const windowMs = Math.min(intervalMs, maxWindowMs)
   const polls0 = launched.polls()
   const ops0 = launched.storeOps()
   const profile = await startProfile()
@@ -366,6 +369,7 @@ const measureInChild = async (
   size: number,
   warm: number,
   intervalMs: number,
+  maxWindowMs: number,
 ): Promise<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> => {
   const temp = tempDir("mcp-handles-b8-")
   const config: Config.Config = {
@@ -391,6 +395,8 @@ const measureInChild = async (
         String(warm),
         "--interval",
         String(intervalMs),
+        "--window",
+        String(maxWindowMs),
         "--url",
         server.url,
         "--dir",
@@ -441,20 +447,29 @@ export const runB8 = async (options: {
   readonly rate?: number
   /** Tasks each side launches and leaves open before the measured N (default 200). */
   readonly warm?: number
+  /**
+   * The longest window CPU is measured over (default 15 s). One 15 s window moves by about ±10%
+   * between runs: comparing two builds of one side wants 45 s or more.
+   */
+  readonly windowMs?: number
+  /** The sides to run (default both): one side alone, to compare two builds of it. */
+  readonly sides?: ReadonlyArray<SideId>
 }): Promise<BenchReport> => {
   const { smoke } = options
   const sizes = options.sizes ?? (smoke ? [20] : [1_000, 10_000, 50_000])
   const rate = options.rate ?? (smoke ? 40 : 200)
   const warm = options.warm ?? (smoke ? 5 : 200)
+  const maxWindowMs = options.windowMs ?? MAX_WINDOW_MS
   const loadBefore = loadAverage()
   const runs: Array<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> = []
   const problems: Array<string> = []
   for (const [k, size] of sizes.entries()) {
     const intervalMs = Math.max(250, Math.round((size / rate) * 1000))
-    const order: ReadonlyArray<SideId> = k % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
+    const alternated: ReadonlyArray<SideId> = k % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
+    const order = alternated.filter((side) => options.sides === undefined || options.sides.includes(side))
     for (const side of order) {
       try {
-        runs.push(await measureInChild(side, size, warm, intervalMs))
+        runs.push(await measureInChild(side, size, warm, intervalMs, maxWindowMs))
       } catch (error) {
         problems.push(String(error instanceof Error ? error.message : error).split("\n")[0] as string)
       }
@@ -516,7 +531,7 @@ export const runB8 = async (options: {
     return [`- ${thousands(size)} open: ${ops || "none"}`]
   })
   const markdown = [
-    `Sizes ${sizes.map(thousands).join(", ")}; one run per side and size, sides alternated (A B, B A, …), each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks completed), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over one interval (at most ${MAX_WINDOW_MS / 1000} s) of steady state after the launch, / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
+    `Sizes ${sizes.map(thousands).join(", ")}; one run per side and size, sides alternated (A B, B A, …), each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks completed), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over one interval (at most ${maxWindowMs / 1000} s) of steady state after the launch, / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
     "",
     table(
       [
@@ -578,6 +593,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       Number(flags.option("--interval")),
       flags.option("--url") ?? "",
       flags.option("--dir") ?? "",
+      Number(flags.option("--window") ?? MAX_WINDOW_MS),
     )
       .then((m) => {
         process.stdout.write(`${JSON.stringify(m)}\n`)
@@ -592,11 +608,19 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     const sizes = flags.option("--sizes")
     const rate = flags.option("--rate")
     const warm = flags.option("--warm")
+    const window = flags.option("--window")
+    const sides = flags.option("--sides")?.split(",")
+    if (sides?.some((side) => side !== "mh" && side !== "ext")) {
+      fail(new Error(`--sides takes mh, ext or both (mh,ext), not ${sides.join(",")}`))
+      process.exit(2)
+    }
     runB8({
       ...(warm === undefined ? {} : { warm: Number(warm) }),
       smoke: flags.smoke,
       ...(sizes === undefined ? {} : { sizes: sizes.split(",").map(Number) }),
       ...(rate === undefined ? {} : { rate: Number(rate) }),
+      ...(window === undefined ? {} : { windowMs: Number(window) }),
+      ...(sides === undefined ? {} : { sides: sides as ReadonlyArray<SideId> }),
     })
       .then((report) => emit(report, flags.json))
       .catch(fail)
