@@ -610,8 +610,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     const warm = flags.option("--warm")
     const window = flags.option("--window")
     const sides = flags.option("--sides")?.split(",")
-    if (sides?.some((side) => side !== "mh" && side !== "ext")) {
+    const isSide = (side: string): side is SideId => side === "mh" || side === "ext"
+    if (sides !== undefined && !sides.every(isSide)) {
       fail(new Error(`--sides takes mh, ext or both (mh,ext), not ${sides.join(",")}`))
+      process.exit(2)
+    }
+    if (window !== undefined && !(Number.isInteger(Number(window)) && Number(window) > 0)) {
+      fail(new Error(`--window takes a whole number of milliseconds, not ${window}`))
       process.exit(2)
     }
     runB8({
@@ -620,7 +625,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       ...(sizes === undefined ? {} : { sizes: sizes.split(",").map(Number) }),
       ...(rate === undefined ? {} : { rate: Number(rate) }),
       ...(window === undefined ? {} : { windowMs: Number(window) }),
-      ...(sides === undefined ? {} : { sides: sides as ReadonlyArray<SideId> }),
+      ...(sides === undefined ? {} : { sides: sides.filter(isSide) }),
     })
       .then((report) => emit(report, flags.json))
       .catch(fail)
