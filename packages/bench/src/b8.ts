@@ -271,20 +271,43 @@ const extTasks = async (url: string): Promise<Launched> => {
  * With `B8_CPU_PROFILE=DIR`, a CPU profile of the measured interval alone (not the launch) is
  * written to `DIR/b8-SIDE-SIZE.cpuprofile` (open it in Chrome DevTools or speedscope). With
  * `B8_HEAP_SNAPSHOT=DIR`, a heap snapshot with the N tasks open goes to
- * `DIR/b8-SIDE-SIZE.heapsnapshot` (taken after the memory is weighed, before the interval).
+ * `DIR/b8-SIDE-SIZE.heapsnapshot` (taken after the memory is weighed, before the interval). With
+ * `B8_ALLOC_PROFILE=DIR`, what the measured interval allocated (sampled, collected objects
+ * included) goes to `DIR/b8-SIDE-SIZE.heapprofile`.
  */
 const startProfile = async (): Promise<(name: string) => Promise<void>> => {
-  const dir = process.env.B8_CPU_PROFILE
-  if (dir === undefined || dir === "") return async () => {}
+  const cpuDir = process.env.B8_CPU_PROFILE
+  const allocDir = process.env.B8_ALLOC_PROFILE
+  const cpu = cpuDir !== undefined && cpuDir !== ""
+  const alloc = allocDir !== undefined && allocDir !== ""
+  if (!cpu && !alloc) return async () => {}
   const session = new inspector.Session()
   session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.setSamplingInterval", { interval: 200 })
-  await session.post("Profiler.start")
+  if (cpu) {
+    await session.post("Profiler.enable")
+    await session.post("Profiler.setSamplingInterval", { interval: 200 })
+    await session.post("Profiler.start")
+  }
+  if (alloc) {
+    // Collected objects kept: what a poll allocates, not what it leaves alive.
+    await session.post("HeapProfiler.enable")
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    })
+  }
   return async (name) => {
-    const { profile } = await session.post("Profiler.stop")
-    fs.mkdirSync(dir, { recursive: true })
-    fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile))
+    if (cpu) {
+      const { profile } = await session.post("Profiler.stop")
+      fs.mkdirSync(cpuDir, { recursive: true })
+      fs.writeFileSync(path.join(cpuDir, `${name}.cpuprofile`), JSON.stringify(profile))
+    }
+    if (alloc) {
+      const { profile } = await session.post("HeapProfiler.stopSampling")
+      fs.mkdirSync(allocDir, { recursive: true })
+      fs.writeFileSync(path.join(allocDir, `${name}.heapprofile`), JSON.stringify(profile))
+    }
     session.disconnect()
   }
 }
