@@ -82,8 +82,8 @@ const timingStore = <E>(layer: Layer.Layer<HandleStore.HandleStore, E>, settledA
     Effect.map(HandleStore.HandleStore, (store) =>
       HandleStore.HandleStore.of({
         ...store,
-        update: (record) =>
-          Effect.tap(store.update(record), (written) =>
+        update: (record, options) =>
+          Effect.tap(store.update(record, options), (written) =>
             Effect.sync(() => {
               if (
                 written.taskId !== null &&

@@ -283,22 +283,24 @@ const runOwn = async (id: "B3" | "B4" | "B5" | "B7" | "B8", smoke: boolean): Pro
   }
 }
 
-export const summaryTable = (outcomes: ReadonlyArray<BenchOutcome>): string =>
-  table(
-    ["id", "what", "measured", "spread", "target", "result"],
-    outcomes.flatMap((o) =>
-      o.results.length === 0
-        ? [[o.id, o.title, "—", "—", "—", o.problem ?? "no result parsed"]]
-        : o.results.map((r) => [
-            o.id,
-            r.what,
-            formatValue(r),
-            r.spread ?? "—",
-            r.target,
-            `${r.met ? "met" : "**missed**"}${o.problem === undefined ? "" : ` (${o.problem.split("\n")[0]})`}`,
-          ]),
-    ),
+const summaryHeader = ["id", "what", "measured", "spread", "target", "result"]
+
+const summaryRowsOf = (outcomes: ReadonlyArray<BenchOutcome>): Array<Array<string>> =>
+  outcomes.flatMap((o) =>
+    o.results.length === 0
+      ? [[o.id, o.title, "—", "—", "—", o.problem ?? "no result parsed"]]
+      : o.results.map((r) => [
+          o.id,
+          r.what,
+          formatValue(r),
+          r.spread ?? "—",
+          r.target,
+          `${r.met ? "met" : "**missed**"}${o.problem === undefined ? "" : ` (${o.problem.split("\n")[0]})`}`,
+        ]),
   )
+
+export const summaryTable = (outcomes: ReadonlyArray<BenchOutcome>): string =>
+  table(summaryHeader, summaryRowsOf(outcomes))
 
 export interface RunOptions {
   readonly smoke: boolean
@@ -345,6 +347,38 @@ export const runAll = async (options: RunOptions): Promise<Array<BenchOutcome>> 
 
 const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "Raw"]
 
+const earlier = " (earlier run)"
+
+/**
+ * The summary rows of the benchmarks this run did not measure (`--only`), kept from the file and
+ * marked as from an earlier run: a partial run does not drop the other results from the summary.
+ */
+const keptSummaryRows = (doc: Markdown.Document, measured: ReadonlySet<string>): Array<Array<string>> => {
+  const section = doc.sections.find((s) => s.heading === "Summary")
+  if (section === undefined) return []
+  return section.body
+    .split("\n")
+    .filter((line) => /^\|\s*B\d/.test(line))
+    .map((line) =>
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    )
+    .filter((row) => !measured.has(row[0] ?? ""))
+    .map((row) =>
+      row.map((cell, i) => (i === row.length - 1 && !cell.endsWith(earlier) ? `${cell}${earlier}` : cell)),
+    )
+}
+
+const byBenchmark = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<ReadonlyArray<string>> => {
+  const rank = (row: ReadonlyArray<string>) => {
+    const i = ORDER.indexOf(row[0] ?? "")
+    return i < 0 ? ORDER.length : i
+  }
+  return [...rows].sort((a, b) => rank(a) - rank(b))
+}
+
 /** BENCHMARKS.md after a run: the summary, B3–B5, B7, B8 and the raw output regenerated; the rest kept. */
 export const updateBenchmarks = (
   current: string,
@@ -356,7 +390,10 @@ export const updateBenchmarks = (
   const summary = [
     `Last \`${facts.command}\` on ${new Date().toISOString().slice(0, 10)}: ${m.nproc} CPUs (\`nproc\` ${m.nproc}), ${m.cpuModel}, ${m.memoryGiB} GiB; Node ${m.node}; ${m.platform}. Load average before ${facts.loadBefore}, after ${facts.loadAfter} (other sessions share this machine).`,
     "",
-    summaryTable(outcomes),
+    table(
+      summaryHeader,
+      byBenchmark([...keptSummaryRows(doc, new Set(outcomes.map((o) => o.id))), ...summaryRowsOf(outcomes)]),
+    ),
     "",
     "Each benchmark's section below has its method, raw numbers and analysis. B1, B2 and B6 are written by their packages; this run's raw output of their scripts is in the last section.",
   ].join("\n")

@@ -46,10 +46,10 @@ const countingStore = <E>(layer: Layer.Layer<HandleStore.HandleStore, E>) =>
             storeCounts.get++
             return store.get(s, k)
           }),
-        update: (r) =>
+        update: (r, o) =>
           Effect.suspend(() => {
             storeCounts.update++
-            return Effect.tapErrorTag(store.update(r), "VersionConflict", () =>
+            return Effect.tapErrorTag(store.update(r, o), "VersionConflict", () =>
               Effect.sync(() => storeCounts.conflicts++),
             )
           }),

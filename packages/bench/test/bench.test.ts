@@ -125,6 +125,55 @@ describe("the runner", () => {
     expect(headings).toEqual(["Summary", "B1", "B3", "B5", "B6"])
   })
 
+  it("a partial run keeps the summary rows of the benchmarks it did not run, marked as earlier", () => {
+    const first = updateBenchmarks(
+      "",
+      [
+        {
+          id: "B1",
+          title: "t",
+          results: [{ what: "ratio", value: 1.2, unit: "×", target: "≤ 1.3×", met: true }],
+          seconds: 1,
+        },
+        {
+          id: "B8",
+          title: "t",
+          results: [{ what: "cpu", value: 1.9, unit: "×", target: "≤ 1.5×", met: false }],
+          seconds: 1,
+        },
+      ],
+      { command: "pnpm bench", loadBefore: "1", loadAfter: "1" },
+    )
+    const second = updateBenchmarks(
+      first,
+      [
+        {
+          id: "B8",
+          title: "t",
+          results: [{ what: "cpu", value: 1.4, unit: "×", target: "≤ 1.5×", met: true }],
+          seconds: 1,
+        },
+      ],
+      { command: "pnpm bench --only B8", loadBefore: "1", loadAfter: "1" },
+    )
+    const third = updateBenchmarks(
+      second,
+      [
+        {
+          id: "B8",
+          title: "t",
+          results: [{ what: "cpu", value: 1.3, unit: "×", target: "≤ 1.5×", met: true }],
+          seconds: 1,
+        },
+      ],
+      { command: "pnpm bench --only B8", loadBefore: "1", loadAfter: "1" },
+    )
+    const rows = third.split("\n").filter((line) => /^\| B\d/.test(line))
+    expect(rows).toHaveLength(2)
+    expect(rows[0]).toMatch(/^\| B1 .*1\.2.*\| met \(earlier run\) *\|$/)
+    expect(rows[1]).toMatch(/^\| B8 .*1\.3.*\| met *\|$/)
+  })
+
   it("starts a document when there is none", () => {
     const out = updateBenchmarks("", [], { command: "pnpm bench", loadBefore: "0", loadAfter: "0" })
     expect(out.startsWith("# Benchmarks")).toBe(true)

@@ -228,6 +228,22 @@ export interface GcOptions {
 }
 
 /**
+ * How `update` may schedule a write. Whatever is given, the write is durable when `update`
+ * returns.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface UpdateOptions {
+  /**
+   * A routine write: a poll that found the task as it was, so nothing waits on the row but its
+   * next poll. A store that commits writes in groups may hold it a moment (SQLite's
+   * `commitDelay`) so that it shares one commit, and one fsync, with others. Default false.
+   */
+  readonly routine?: boolean | undefined
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -262,6 +278,7 @@ export interface HandleStore {
    */
   readonly update: (
     record: HandleRecord,
+    options?: UpdateOptions,
   ) => Effect.Effect<HandleRecord, StoreError | VersionConflict | TaskIdTaken>
   /**
    * Leases open rows that are due (`nextPollAt <= now`) and not leased by another live owner,

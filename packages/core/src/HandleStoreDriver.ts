@@ -76,7 +76,10 @@ export interface HandleStoreDriver {
    * Writes `next` where the stored row of its scope and key is at `next.version - 1` (the
    * version is already bumped), unless another row of the same server holds its task id.
    */
-  readonly update: (next: HandleRecord) => Effect.Effect<WriteOutcome, unknown>
+  readonly update: (
+    next: HandleRecord,
+    options?: HandleStore.UpdateOptions,
+  ) => Effect.Effect<WriteOutcome, unknown>
   /**
    * `HandleStore.claimDue`, `limit` at least 1; returns the claimed rows as now stored (lease
    * taken, version bumped: see `bump`).
@@ -333,11 +336,11 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
   const refail = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
     HandleStore.StoreError.refail(operation)(effect)
 
-  const update = (record: HandleRecord) =>
+  const update = (record: HandleRecord, options?: HandleStore.UpdateOptions) =>
     Effect.suspend(() => {
       const next = bump(record)
       return Effect.flatMap(
-        refail("update", driver.update(next)),
+        refail("update", driver.update(next, options)),
         (outcome): Effect.Effect<HandleRecord, HandleStore.VersionConflict | HandleStore.TaskIdTaken> =>
           outcome === "written"
             ? Effect.succeed(next)

@@ -22,16 +22,20 @@ const fakeDatabase = (failOn: (text: string) => boolean = () => false) => {
 
 type Fake = ReturnType<typeof fakeDatabase>
 
-const writerOn = (fake: Fake, maxBatchSize = 1024) =>
-  Writer.make({ transactor: fake.transactor, maxBatchSize })
+const writerOn = (fake: Fake, maxBatchSize = 1024, commitDelayMs = 0) =>
+  Writer.make({ transactor: fake.transactor, maxBatchSize, commitDelayMs })
 
 /** A write that records itself, and records when its caller resumed. */
-const write = (writer: Writer.Writer, fake: Fake, name: string) =>
+const write = (writer: Writer.Writer, fake: Fake, name: string, routine = false) =>
   writer
-    .submit(name, () => {
-      fake.exec(name)
-      return Either.void
-    })
+    .submit(
+      name,
+      () => {
+        fake.exec(name)
+        return Either.void
+      },
+      { routine },
+    )
     .pipe(Effect.tap(() => Effect.sync(() => fake.log.push(`resumed ${name}`))))
 
 describe("group commit", () => {
@@ -165,6 +169,65 @@ describe("group commit", () => {
       const writer = yield* Effect.scoped(writerOn(fakeDatabase()))
       const outcome = yield* Effect.either(writer.submit("late", () => Either.void))
       expect(Either.isLeft(outcome) && outcome.left).toBeInstanceOf(StoreError)
+    }),
+  )
+})
+
+// The commit delay is a real timer (the store's writes are real I/O): these tests run on the
+// live clock, with delays far from what a slow machine could reach by accident.
+describe("routine writes", () => {
+  it.scopedLive("wait for the commit delay, and commit with the next other write at once", () =>
+    Effect.gen(function* () {
+      const fake = fakeDatabase()
+      const writer = yield* writerOn(fake, 1024, 60_000)
+      const first = yield* Effect.fork(write(writer, fake, "r1", true))
+      const second = yield* Effect.fork(write(writer, fake, "r2", true))
+      yield* Effect.sleep("20 millis")
+      expect(fake.log, "nothing is written while the delay runs").toEqual([])
+      yield* write(writer, fake, "other")
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      expect(fake.log.slice(0, 5)).toEqual(["BEGIN IMMEDIATE", "r1", "r2", "other", "COMMIT"])
+      expect(fake.log.slice(5).sort()).toEqual(["resumed other", "resumed r1", "resumed r2"])
+    }),
+  )
+
+  it.scopedLive("a lone routine write commits once its delay has run out", () =>
+    Effect.gen(function* () {
+      const fake = fakeDatabase()
+      const writer = yield* writerOn(fake, 1024, 30)
+      const started = performance.now()
+      yield* write(writer, fake, "r", true)
+      // Timers never fire early by more than the clock's rounding.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(29)
+      expect(fake.log).toEqual(["BEGIN IMMEDIATE", "r", "COMMIT", "resumed r"])
+    }),
+  )
+
+  it.scopedLive("without a delay, a routine write commits at the next turn like any other", () =>
+    Effect.gen(function* () {
+      const fake = fakeDatabase()
+      const writer = yield* writerOn(fake, 1024, 0)
+      yield* Effect.all([write(writer, fake, "r", true), write(writer, fake, "w")], {
+        concurrency: "unbounded",
+      })
+      expect(fake.log.slice(0, 4)).toEqual(["BEGIN IMMEDIATE", "r", "w", "COMMIT"])
+    }),
+  )
+
+  it.live("closing the writer commits a waiting routine write at once", () =>
+    Effect.gen(function* () {
+      const fake = fakeDatabase()
+      const waiting = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const writer = yield* writerOn(fake, 1024, 60_000)
+          const routine = yield* Effect.fork(write(writer, fake, "r", true))
+          yield* Effect.yieldNow()
+          return routine
+        }),
+      )
+      yield* Fiber.join(waiting)
+      expect(fake.log).toEqual(["BEGIN IMMEDIATE", "r", "COMMIT", "resumed r"])
     }),
   )
 })

@@ -208,14 +208,14 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
         }),
         store.insertOrGet(handle),
       ).pipe(Effect.tap((result) => seen.see(result.record))),
-    update: (record) =>
+    update: (record, options) =>
       underCall(
         calls,
         record.taskId,
         timedWrite(
           "update",
           () => ({ ...rowAttributes(record.scope, record.key)(), [Attr.status]: record.status }),
-          store.update(record),
+          store.update(record, options),
         ),
       ).pipe(
         Effect.tap((written) => {

@@ -36,7 +36,16 @@ interface Pending {
 }
 
 export interface Writer {
-  readonly submit: <A, E>(operation: string, run: Operation<A, E>) => Effect.Effect<A, E | StoreError>
+  /**
+   * Queues `run` for the next batch. A `routine` write (see `HandleStore.UpdateOptions`) may wait
+   * up to the writer's commit delay for others to join its batch; any other write starts the
+   * batch at the next turn of the event loop, taking the waiting routine writes with it.
+   */
+  readonly submit: <A, E>(
+    operation: string,
+    run: Operation<A, E>,
+    options?: { readonly routine?: boolean | undefined },
+  ) => Effect.Effect<A, E | StoreError>
 }
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error))
@@ -107,21 +116,30 @@ const runBatch = (transactor: Transactor, batch: ReadonlyArray<Pending>): void =
  * Starts the writer in the current scope. At close, writes already submitted are committed (their
  * callers are still waiting for them); later ones fail with a StoreError.
  *
- * There is no writer fiber and no timer: the first write into an empty queue schedules a flush
- * with `setImmediate`, which runs once every fiber that is ready has run, so everything they
- * submit meanwhile joins the batch. A lone caller waits one turn of the event loop.
+ * There is no writer fiber: the first write into an empty queue schedules a flush with
+ * `setImmediate`, which runs once every fiber that is ready has run, so everything they submit
+ * meanwhile joins the batch. A lone caller waits one turn of the event loop. A lone routine
+ * write waits up to `commitDelayMs` instead: polls spread evenly over time (one every few
+ * milliseconds with thousands of tasks open) then share commits, where each would otherwise pay
+ * a commit and an fsync of its own, most of a poll's cost in the store.
  */
 export const make = (options: {
   readonly transactor: Transactor
   readonly maxBatchSize: number
+  readonly commitDelayMs: number
 }): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function* () {
     let queue: Array<Pending> = []
     let scheduled: ReturnType<typeof setImmediate> | undefined
+    let delayed: ReturnType<typeof setTimeout> | undefined
     let closed = false
 
     const flush = () => {
       scheduled = undefined
+      if (delayed !== undefined) {
+        clearTimeout(delayed)
+        delayed = undefined
+      }
       while (queue.length > 0) {
         const batch = queue.length <= options.maxBatchSize ? queue : queue.slice(0, options.maxBatchSize)
         queue = batch === queue ? [] : queue.slice(options.maxBatchSize)
@@ -137,7 +155,20 @@ export const make = (options: {
       }),
     )
 
-    const submit = <A, E>(operation: string, run: Operation<A, E>): Effect.Effect<A, E | StoreError> =>
+    const schedule = (routine: boolean) => {
+      if (scheduled !== undefined) return
+      if (routine && options.commitDelayMs > 0) {
+        delayed ??= setTimeout(flush, options.commitDelayMs)
+        return
+      }
+      scheduled = setImmediate(flush)
+    }
+
+    const submit = <A, E>(
+      operation: string,
+      run: Operation<A, E>,
+      submitOptions?: { readonly routine?: boolean | undefined },
+    ): Effect.Effect<A, E | StoreError> =>
       Effect.async<A, E | StoreError>((resume) => {
         if (closed) {
           resume(Effect.fail(new StoreError({ operation, message: "the store is closed" })))
@@ -149,7 +180,7 @@ export const make = (options: {
           resume: resume as (outcome: Effect.Effect<unknown, unknown>) => void,
         }
         queue.push(item)
-        if (scheduled === undefined) scheduled = setImmediate(flush)
+        schedule(submitOptions?.routine === true)
         // An interrupted caller whose write has not started yet is taken out of the queue: it
         // is then never written. Once its batch has started it runs to the end.
         return Effect.sync(() => {

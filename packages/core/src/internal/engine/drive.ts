@@ -31,11 +31,12 @@ import { isUnknownTask, retryLater, type Step } from "./retry.js"
  * Sends `tasks/cancel` for every stray task of the row (a task the server created for this key
  * besides the row's own). Failures are retried on the next step; the stray stays recorded.
  */
-export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): Step =>
-  Effect.gen(function* () {
-    const strays = Transition.uncancelledStrays(record)
-    const endpoint = endpointOf(ctx, record)
-    if (strays.length === 0 || endpoint === undefined) return record
+export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): Step => {
+  const strays = Transition.uncancelledStrays(record)
+  const endpoint = endpointOf(ctx, record)
+  // Checked before any Effect step: it runs before every poll, and a stray is rare.
+  if (strays.length === 0 || endpoint === undefined) return Effect.succeed(record)
+  return Effect.gen(function* () {
     let current = record
     for (const stray of strays) {
       const sent = yield* Effect.either(
@@ -59,6 +60,7 @@ export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): St
     }
     return current
   })
+}
 
 const sendCancel = (
   ctx: Engine,

@@ -72,6 +72,18 @@ export const stamp = (
         true,
       )
 
+const routine: HandleStore.UpdateOptions = { routine: true }
+
+/**
+ * A poll that found a working task still working: nothing waits on the write but the row's next
+ * poll, so the store may hold it a moment to share a commit with others (see `UpdateOptions`).
+ */
+const isRoutine = (
+  event: Transition.Event,
+  before: HandleRecord.HandleRecord,
+  after: HandleRecord.HandleRecord,
+): boolean => event._tag === "Polled" && before.status === "working" && after.status === "working"
+
 /** The row was deleted while in use (`gc`, or an operator): not found, like any other key. */
 const rowGone = (record: HandleRecord.HandleRecord) =>
   new ClientError.UnknownKey({ scope: record.scope, key: record.key })
@@ -102,7 +114,9 @@ export const commit = (
         instance: ctx.owner,
       })
       const toWrite = kind === "intent" || theirs ? next : stamp(ctx, next, now, mode)
-      const written = yield* Effect.either(ctx.store.update(toWrite))
+      const written = yield* Effect.either(
+        ctx.store.update(toWrite, isRoutine(event, current, next) ? routine : undefined),
+      )
       if (written._tag === "Right") {
         ctx.signals.notify(rowId(record.scope, record.key))
         return written.right
