@@ -126,48 +126,21 @@ describe("the runner", () => {
   })
 
   it("a partial run keeps the summary rows of the benchmarks it did not run, marked as earlier", () => {
-    const first = updateBenchmarks(
-      "",
-      [
-        {
-          id: "B1",
-          title: "t",
-          results: [{ what: "ratio", value: 1.2, unit: "×", target: "≤ 1.3×", met: true }],
-          seconds: 1,
-        },
-        {
-          id: "B8",
-          title: "t",
-          results: [{ what: "cpu", value: 1.9, unit: "×", target: "≤ 1.5×", met: false }],
-          seconds: 1,
-        },
-      ],
-      { command: "pnpm bench", loadBefore: "1", loadAfter: "1" },
-    )
-    const second = updateBenchmarks(
-      first,
-      [
-        {
-          id: "B8",
-          title: "t",
-          results: [{ what: "cpu", value: 1.4, unit: "×", target: "≤ 1.5×", met: true }],
-          seconds: 1,
-        },
-      ],
-      { command: "pnpm bench --only B8", loadBefore: "1", loadAfter: "1" },
-    )
-    const third = updateBenchmarks(
-      second,
-      [
-        {
-          id: "B8",
-          title: "t",
-          results: [{ what: "cpu", value: 1.3, unit: "×", target: "≤ 1.5×", met: true }],
-          seconds: 1,
-        },
-      ],
-      { command: "pnpm bench --only B8", loadBefore: "1", loadAfter: "1" },
-    )
+    const outcome = (id: string, value: number, target: string, met: boolean) => ({
+      id,
+      title: "t",
+      results: [{ what: "ratio", value, unit: "×", target, met }],
+      seconds: 1,
+    })
+    const run = (doc: string, command: string, outcomes: ReadonlyArray<ReturnType<typeof outcome>>) =>
+      updateBenchmarks(doc, outcomes, { command, loadBefore: "1", loadAfter: "1" })
+    const full = run("", "pnpm bench", [
+      outcome("B1", 1.2, "≤ 1.3×", true),
+      outcome("B8", 1.9, "≤ 1.5×", false),
+    ])
+    const second = run(full, "pnpm bench --only B8", [outcome("B8", 1.4, "≤ 1.5×", true)])
+    // A second partial run marks nothing twice.
+    const third = run(second, "pnpm bench --only B8", [outcome("B8", 1.3, "≤ 1.5×", true)])
     const rows = third.split("\n").filter((line) => /^\| B\d/.test(line))
     expect(rows).toHaveLength(2)
     expect(rows[0]).toMatch(/^\| B1 .*1\.2.*\| met \(earlier run\) *\|$/)
