@@ -8,7 +8,7 @@
  * submitted while a batch commits wait for the next one, so batches form on their own under
  * load.
  */
-import { StoreError } from "@mcp-handles/core/HandleStore"
+import { StoreError, type UpdateOptions } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
@@ -44,7 +44,7 @@ export interface Writer {
   readonly submit: <A, E>(
     operation: string,
     run: Operation<A, E>,
-    options?: { readonly routine?: boolean | undefined },
+    options?: UpdateOptions,
   ) => Effect.Effect<A, E | StoreError>
 }
 
@@ -167,7 +167,7 @@ export const make = (options: {
     const submit = <A, E>(
       operation: string,
       run: Operation<A, E>,
-      submitOptions?: { readonly routine?: boolean | undefined },
+      submitOptions?: UpdateOptions,
     ): Effect.Effect<A, E | StoreError> =>
       Effect.async<A, E | StoreError>((resume) => {
         if (closed) {
