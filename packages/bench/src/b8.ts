@@ -41,6 +41,7 @@ import {
   captureOutput,
   cliFlags,
   cpuMsSince,
+  dieWithThisProcess,
   emit,
   fail,
   lastJsonLine,
@@ -404,28 +405,31 @@ const measureInChild = async (
   }
   const server = await startFakeServer(config, { dir: temp.dir })
   try {
-    const child = spawn(
-      process.execPath,
-      [
-        "--expose-gc",
-        "--max-old-space-size=4096",
-        childScript,
-        "--child",
-        side,
-        "--size",
-        String(size),
-        "--warm",
-        String(warm),
-        "--interval",
-        String(intervalMs),
-        "--window",
-        String(maxWindowMs),
-        "--url",
-        server.url,
-        "--dir",
-        temp.dir,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+    const child = dieWithThisProcess(
+      spawn(
+        process.execPath,
+        [
+          "--expose-gc",
+          "--max-old-space-size=4096",
+          childScript,
+          "--child",
+          side,
+          "--size",
+          String(size),
+          "--warm",
+          String(warm),
+          "--interval",
+          String(intervalMs),
+          "--window",
+          String(maxWindowMs),
+          "--url",
+          server.url,
+          "--dir",
+          temp.dir,
+        ],
+        // stdin is a pipe only so that the child sees this process end, however it ends.
+        { stdio: ["pipe", "pipe", "pipe"] },
+      ),
     )
     const output = captureOutput(child)
     // A side that cannot keep up is stopped: twice the planned time, plus two minutes.
@@ -609,6 +613,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const flags = cliFlags()
   const child = flags.option("--child")
   if (child === "mh" || child === "ext") {
+    // The parent holds our stdin open: its end means the parent is gone (SIGKILL included),
+    // and nothing would read what we measure.
+    process.stdin.on("end", () => process.exit(1))
+    process.stdin.resume()
     measureHere(
       child,
       Number(flags.option("--size")),

@@ -128,6 +128,38 @@ export const fakeServerBin = (): string => {
   return bin
 }
 
+/** The processes this benchmark started and that still run, and the directories it made. */
+const children = new Set<ChildProcess>()
+const directories = new Set<string>()
+let cleaningUp = false
+
+/**
+ * Once: when this process exits, or is stopped by SIGINT or SIGTERM (`pkill`, Ctrl-C), its
+ * children are stopped and its temporary directories removed, so that nothing outlives a
+ * benchmark stopped by hand. (A parent killed with SIGKILL runs nothing: the fake server watches
+ * for that itself, `--exit-with-parent`.)
+ */
+const cleanUpAtExit = () => {
+  if (cleaningUp) return
+  cleaningUp = true
+  process.once("exit", () => {
+    // SIGTERM: a child that is a benchmark script cleans up after itself in turn.
+    for (const child of children) child.kill("SIGTERM")
+    for (const dir of directories) fs.rmSync(dir, { recursive: true, force: true })
+  })
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143))
+  }
+}
+
+/** Makes `child` die with this process (see `cleanUpAtExit`). */
+export const dieWithThisProcess = <C extends ChildProcess>(child: C): C => {
+  cleanUpAtExit()
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  return child
+}
+
 /**
  * Starts the fake server binary on a free loopback port with `config` (and, optionally, a
  * `--state` file of tasks it already holds). Its CPU is its own process's, not the client's.
@@ -138,12 +170,12 @@ export const startFakeServer = async (
 ): Promise<RunningServer> => {
   const configFile = path.join(options.dir, `fake-server-${process.pid}-${Date.now()}.json`)
   fs.writeFileSync(configFile, JSON.stringify(config))
-  const args = [fakeServerBin(), "--port", "0", "--config", configFile]
+  const args = [fakeServerBin(), "--port", "0", "--config", configFile, "--exit-with-parent"]
   if (options.state !== undefined) args.push("--state", options.state)
   if (options.args !== undefined) args.push(...options.args)
-  const child: ChildProcess = spawn(process.execPath, ["--max-old-space-size=4096", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  })
+  const child: ChildProcess = dieWithThisProcess(
+    spawn(process.execPath, ["--max-old-space-size=4096", ...args], { stdio: ["ignore", "pipe", "pipe"] }),
+  )
   let stderr = ""
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString()
@@ -183,10 +215,18 @@ export const startFakeServer = async (
   }
 }
 
-/** A temporary directory removed by the returned function. */
+/** A temporary directory removed by the returned function, or at the latest when this process exits. */
 export const tempDir = (prefix: string, base = os.tmpdir()) => {
+  cleanUpAtExit()
   const dir = fs.mkdtempSync(path.join(base, prefix))
-  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+  directories.add(dir)
+  return {
+    dir,
+    remove: () => {
+      fs.rmSync(dir, { recursive: true, force: true })
+      directories.delete(dir)
+    },
+  }
 }
 
 /** Collects a child's stdout and stderr as they come (`onStderr` sees each stderr chunk too). */

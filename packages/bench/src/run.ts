@@ -20,6 +20,7 @@ import { EmbeddedServer } from "@mcp-handles/store-postgres/testing"
 import {
   type BenchReport,
   captureOutput,
+  dieWithThisProcess,
   fail,
   formatValue,
   lastJsonLine,
@@ -63,11 +64,9 @@ const exec = (
 ): Promise<Exec> =>
   new Promise((resolve) => {
     const start = performance.now()
-    const child = spawn(command, args, {
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...env },
-    })
+    const child = dieWithThisProcess(
+      spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } }),
+    )
     const output = captureOutput(child, echo ? (chunk) => process.stderr.write(chunk) : undefined)
     child.on("error", (error) => {
       output.stderr += String(error)

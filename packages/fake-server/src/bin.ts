@@ -24,6 +24,9 @@ const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --p
                   protection: serving on another interface, name it here)
   --generation G  the protocol generation served: 2026-07-28 (default) or 2025-11-25 (initialize
                   and sessions, CreateTaskResult, tasks/result; overrides the config's)
+  --exit-with-parent
+                  stop (as on SIGTERM) once the process that started this one is gone, however it
+                  ended (SIGKILL too): for harnesses, so that no server outlives its run
 
 Prints the MCP endpoint URL on its first line. The ledger is at GET <origin>/_ledger.`
 
@@ -39,6 +42,7 @@ const main = async () => {
       "notify-every-ms": { type: "string" },
       "allowed-host": { type: "string", multiple: true },
       generation: { type: "string" },
+      "exit-with-parent": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   })
@@ -74,6 +78,25 @@ const main = async () => {
   }
   process.once("SIGTERM", shutdown)
   process.once("SIGINT", shutdown)
+  if (values["exit-with-parent"]) exitWithParent(shutdown)
+}
+
+/** How often `--exit-with-parent` looks for the parent. */
+const PARENT_CHECK_MS = 500
+
+/**
+ * Calls `stop` once this process's parent is gone. A parent killed with SIGKILL runs no cleanup
+ * of its own, so the child has to notice: it is re-parented (to init or a subreaper), and its
+ * parent pid changes. The check is a timer that does not keep the process alive.
+ */
+const exitWithParent = (stop: () => void) => {
+  const parent = process.ppid
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(timer)
+    stop()
+  }, PARENT_CHECK_MS)
+  timer.unref()
 }
 
 const loadConfig = (file: string | undefined, profile: string | undefined): Config.Config => {

@@ -1,5 +1,5 @@
 import { type ChildProcessByStdio, execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -7,7 +7,7 @@ import { createInterface } from "node:readline"
 import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
+import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import type * as Config from "../src/Config.js"
 import { request } from "./helpers.js"
 
@@ -123,5 +123,69 @@ describe("fake-mcp-server binary", () => {
     })
     expect(await exitOf(child)).toBe(1)
     expect(stderr).toContain('needs a "tools" array')
+  })
+
+  describe("--exit-with-parent", () => {
+    /**
+     * A parent process (in a group of its own) that starts the server as a plain child, prints
+     * the server's pid, and is then killed alone with SIGKILL: it runs no cleanup at all.
+     */
+    const orphan = async (flags: ReadonlyArray<string>) => {
+      const script = `
+        const { spawn } = require("node:child_process")
+        const server = spawn(process.execPath, ${JSON.stringify([bin, "--port", "0", "--profile", "conformance", ...flags])}, { stdio: ["ignore", "pipe", "inherit"] })
+        server.stdout.once("data", (url) => console.log(JSON.stringify({ pid: server.pid, url: String(url).trim() })))
+        setInterval(() => {}, 1000)
+      `
+      const parent = spawnGroup(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "pipe"] })
+      const line = await new Promise<string>((resolve) =>
+        createInterface({ input: parent.stdout }).once("line", resolve),
+      )
+      const { pid, url } = JSON.parse(line) as { pid: number; url: string }
+      // Alive and serving before its parent goes.
+      expect((await fetch(new URL("/_ledger", url))).status).toBe(200)
+      const parentGone = exitOf(parent)
+      process.kill(parent.pid as number, "SIGKILL")
+      await parentGone
+      return { pid, stop: () => killGroup(parent) }
+    }
+
+    /** Whether `pid` is still a running process (a zombie nobody reaped has ended). */
+    const running = (pid: number) => {
+      try {
+        process.kill(pid, 0)
+      } catch {
+        return false
+      }
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
+      } catch {
+        return false
+      }
+    }
+
+    const runningAfter = async (pid: number, ms: number) => {
+      const deadline = Date.now() + ms
+      while (Date.now() < deadline && running(pid)) await new Promise((resolve) => setTimeout(resolve, 50))
+      return running(pid)
+    }
+
+    it("stops once its parent was killed with SIGKILL", async () => {
+      const { pid, stop } = await orphan(["--exit-with-parent"])
+      try {
+        expect(await runningAfter(pid, 10_000)).toBe(false)
+      } finally {
+        stop()
+      }
+    })
+
+    it("without it, outlives a parent killed with SIGKILL (what the flag is for)", async () => {
+      const { pid, stop } = await orphan([])
+      try {
+        expect(await runningAfter(pid, 1_500)).toBe(true)
+      } finally {
+        stop()
+      }
+    })
   })
 })
