@@ -5,8 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as Outcome from "@mcp-handles/core/Outcome"
 import * as Effect from "effect/Effect"
+import fc from "fast-check"
+import { isRoutine } from "../src/internal/engine/leases.js"
 import { elapse, makeHarness, runFor, startProcess, withStore } from "./support/harness.js"
+import { event, stepsOf } from "./support/transitions.js"
 
 interface Write {
   readonly before: HandleRecord.Status | undefined
@@ -58,4 +62,32 @@ describe("routine writes", () => {
       expect(writes.some((write) => write.after === "cancelled" && !write.routine)).toBe(true)
     }),
   )
+
+  it("for every event in every run, a routine write changes nothing anyone waits on", () =>
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), (events) => {
+        for (const { before, after, cause } of stepsOf(events)) {
+          if (!isRoutine(cause, before, after)) continue
+          const step = `${cause._tag}: ${before.status} -> ${after.status}`
+          expect([before.status, after.status], step).toEqual(["working", "working"])
+          expect(Outcome.fromRecord(after), step).toBeUndefined()
+          expect(after.taskId, step).toBe(before.taskId)
+          expect(after.cancel, step).toEqual(before.cancel)
+          expect(after.answers, step).toEqual(before.answers)
+          expect(after.inputRequests, step).toEqual(before.inputRequests)
+          expect(after.strayTasks, step).toEqual(before.strayTasks)
+          expect(after.history, step).toEqual(before.history)
+          expect(after.launches, step).toBe(before.launches)
+        }
+      }),
+      { numRuns: 500 },
+    ))
+
+  it("the generated runs do reach routine writes (the property above is not vacuous)", () => {
+    const samples = fc.sample(fc.array(event, { maxLength: 40 }), { numRuns: 300, seed: 7 })
+    const routine = samples
+      .flatMap(stepsOf)
+      .filter(({ before, after, cause }) => isRoutine(cause, before, after))
+    expect(routine.length).toBeGreaterThan(0)
+  })
 })

@@ -78,7 +78,7 @@ const routine: HandleStore.UpdateOptions = { routine: true }
  * A poll that found a working task still working: nothing waits on the write but the row's next
  * poll, so the store may hold it a moment to share a commit with others (see `UpdateOptions`).
  */
-const isRoutine = (
+export const isRoutine = (
   event: Transition.Event,
   before: HandleRecord.HandleRecord,
   after: HandleRecord.HandleRecord,
