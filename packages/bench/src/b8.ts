@@ -31,6 +31,7 @@ import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
 import type * as Config from "@mcp-handles/fake-server/Config"
+import { MemoryStore } from "@mcp-handles/store-memory"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
 import * as Effect from "effect/Effect"
@@ -84,8 +85,17 @@ const WRITES = new Set([
 
 type SideId = "mh" | "ext"
 
+/**
+ * `B8_STORE=memory` runs the mcp-handles side on the memory store instead of SQLite: not a
+ * measurement of the product (nothing is durable), a diagnostic of how much of a poll's CPU the
+ * durable store costs and how much the engine does.
+ */
+const memoryStore = process.env.B8_STORE === "memory"
+
 const SIDE_NAMES: Record<SideId, string> = {
-  mh: "mcp-handles (SQLite, synchronous=FULL)",
+  mh: memoryStore
+    ? "mcp-handles (memory store: diagnostic, not durable)"
+    : "mcp-handles (SQLite, synchronous=FULL)",
   ext: "ext-tasks 0.2.2 (in memory)",
 }
 
@@ -205,7 +215,9 @@ const mcpHandles = async (url: string, dir: string, intervalMs: number): Promise
       Layer.provide(
         Layer.mergeAll(
           countingStore(
-            SqliteStore.layer({ filename: path.join(dir, "handles.db"), synchronous: "FULL" }),
+            memoryStore
+              ? MemoryStore.layer
+              : SqliteStore.layer({ filename: path.join(dir, "handles.db"), synchronous: "FULL" }),
             counts,
           ),
           countingWire(() => polls++),
@@ -274,7 +286,7 @@ const extTasks = async (url: string): Promise<Launched> => {
  * `B8_HEAP_SNAPSHOT=DIR`, a heap snapshot with the N tasks open goes to
  * `DIR/b8-SIDE-SIZE.heapsnapshot` (taken after the memory is weighed, before the interval). With
  * `B8_ALLOC_PROFILE=DIR`, what the measured interval allocated (sampled, collected objects
- * included) goes to `DIR/b8-SIDE-SIZE.heapprofile`.
+ * included) goes to `DIR/b8-SIDE-SIZE.heapprofile`. (`B8_STORE=memory`: see `memoryStore`.)
  */
 const startProfile = async (): Promise<(name: string) => Promise<void>> => {
   const cpuDir = process.env.B8_CPU_PROFILE
@@ -533,14 +545,14 @@ export const runB8 = async (options: {
     const memory = mh === undefined ? Number.NaN : perTask(mh)
     results.push(
       {
-        what: `memory per open task, ${thousands(size)} open`,
+        what: `memory per open task, ${thousands(size)} open${memoryStore ? " (memory store: diagnostic)" : ""}`,
         value: memory,
         unit: "B",
         target: "≤ 2048 B",
         met: memory <= 2048,
       },
       {
-        what: `CPU per poll vs ext-tasks, ${thousands(size)} open`,
+        what: `CPU per poll vs ext-tasks, ${thousands(size)} open${memoryStore ? " (memory store: diagnostic)" : ""}`,
         value: ratio,
         unit: "×",
         target: "≤ 1.5×",
