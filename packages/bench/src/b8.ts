@@ -13,11 +13,14 @@
  * tasks to completion (so the code every task needs is compiled before the heap is weighed), then the N at the offered rate (so the launch takes about one interval and the
  * polls are spread evenly from then on). After all N are launched: a full GC, the live heap
  * against the one before their launch, divided by N (what N more open tasks cost); then CPU
- * time over one interval (at most 15 s) of steady state, divided by the polls sent in it.
+ * time over whole intervals of steady state, as many as fit in 15 s (a part of one when an interval
+ * is longer), divided by the polls sent in it.
  *
  * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000] [--rate 200] [--warm 200]
- * [--window 15000] [--sides mh,ext]`. To compare two builds of one side, run that side alone
- * with a window of 45 s or more (`--sides mh --window 45000`), twice each, alternated.
+ * [--window 15000] [--sides mh,ext] [--repeat 1]`. One run per side moves by ±25% between runs:
+ * `--repeat 3` reports each side's median of three rounds, every round's ratio beside it. To
+ * compare two builds of one side, run that side alone with a window of 45 s or more
+ * (`--sides mh --window 45000`), twice each, alternated.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -47,6 +50,7 @@ import {
   fail,
   lastJsonLine,
   loadAverage,
+  spread,
   startFakeServer,
   type TargetResult,
   table,
@@ -67,7 +71,7 @@ const WARM_DURATION_MS = 3_000
 const WARM_INTERVAL_MS = 250
 /** Long enough that no task ends during a run. */
 const TASK_DURATION_MS = 3_600_000
-/** The measured stretch of steady state: one interval, at most this long. */
+/** The measured stretch of steady state: whole intervals, at most this long (part of one when it is longer). */
 const MAX_WINDOW_MS = 15_000
 /** How many calls each side has in flight while launching. */
 const LAUNCH_CONCURRENCY = 64
@@ -361,7 +365,9 @@ const measureHere = async (
     v8.writeHeapSnapshot(path.join(snapshots, `b8-${side}-${size}.heapsnapshot`))
   }
   // Steady state: polls evenly spread, every open task polled once per interval.
-  const windowMs = Math.min(intervalMs, maxWindowMs)
+  // Whole intervals (every open task polled the same number of times), as many as fit in the
+  // longest window; a part of one when a single interval is longer.
+  const windowMs = intervalMs >= maxWindowMs ? maxWindowMs : intervalMs * Math.floor(maxWindowMs / intervalMs)
   const polls0 = launched.polls()
   const ops0 = launched.storeOps()
   const profile = await startProfile()
@@ -493,29 +499,51 @@ export const runB8 = async (options: {
   readonly windowMs?: number
   /** The sides to run (default both): one side alone, to compare two builds of it. */
   readonly sides?: ReadonlyArray<SideId>
+  /**
+   * Rounds per size (default 1), the sides' order alternated between rounds: each side's run
+   * with the median CPU per poll is reported, with every round's ratio beside it.
+   */
+  readonly repeat?: number
 }): Promise<BenchReport> => {
   const { smoke } = options
   const sizes = options.sizes ?? (smoke ? [20] : [1_000, 10_000, 50_000])
   const rate = options.rate ?? (smoke ? 40 : 200)
   const warm = options.warm ?? (smoke ? 5 : 200)
-  const maxWindowMs = options.windowMs ?? MAX_WINDOW_MS
+  const maxWindowMs = options.windowMs ?? (smoke ? 1_000 : MAX_WINDOW_MS)
+  const repeat = options.repeat ?? 1
   const loadBefore = loadAverage()
   const runs: Array<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> = []
   const problems: Array<string> = []
   for (const [k, size] of sizes.entries()) {
     const intervalMs = Math.max(250, Math.round((size / rate) * 1000))
-    const alternated: ReadonlyArray<SideId> = k % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
-    const order = alternated.filter((side) => options.sides === undefined || options.sides.includes(side))
-    for (const side of order) {
-      try {
-        runs.push(await measureInChild(side, size, warm, intervalMs, maxWindowMs))
-      } catch (error) {
-        problems.push(String(error instanceof Error ? error.message : error).split("\n")[0] as string)
+    for (let round = 0; round < repeat; round++) {
+      const alternated: ReadonlyArray<SideId> = (k + round) % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
+      const order = alternated.filter((side) => options.sides === undefined || options.sides.includes(side))
+      for (const side of order) {
+        try {
+          runs.push(await measureInChild(side, size, warm, intervalMs, maxWindowMs))
+        } catch (error) {
+          problems.push(String(error instanceof Error ? error.message : error).split("\n")[0] as string)
+        }
       }
     }
   }
   const loadAfter = loadAverage()
-  const find = (side: SideId, size: number) => runs.find((r) => r.side === side && r.size === size)
+  const runsOf = (side: SideId, size: number) => runs.filter((r) => r.side === side && r.size === size)
+  /** The side's run with the median CPU per poll (the lower one of an even number). */
+  const find = (side: SideId, size: number) =>
+    [...runsOf(side, size)].sort((a, b) => perPoll(a) - perPoll(b))[
+      Math.floor((runsOf(side, size).length - 1) / 2)
+    ]
+  /** Each round's ratio, in the order the rounds ran. */
+  const roundRatios = (size: number) => {
+    const mh = runsOf("mh", size)
+    const ext = runsOf("ext", size)
+    return mh.flatMap((m, i) => {
+      const e = ext[i]
+      return e === undefined ? [] : [perPoll(m) / perPoll(e)]
+    })
+  }
   const results: Array<TargetResult> = []
   const rows: Array<Array<string>> = []
   for (const size of sizes) {
@@ -557,6 +585,7 @@ export const runB8 = async (options: {
         unit: "×",
         target: "≤ 1.5×",
         met: ratio <= 1.5,
+        ...(repeat > 1 && roundRatios(size).length > 0 ? { spread: spread(roundRatios(size), 2) } : {}),
       },
     )
   }
@@ -570,7 +599,7 @@ export const runB8 = async (options: {
     return [`- ${thousands(size)} open: ${ops || "none"}`]
   })
   const markdown = [
-    `Sizes ${sizes.map(thousands).join(", ")}; one run per side and size, sides alternated (A B, B A, …), each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks completed), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over one interval (at most ${maxWindowMs / 1000} s) of steady state after the launch, / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
+    `Sizes ${sizes.map(thousands).join(", ")}; ${repeat === 1 ? "one run per side and size, sides alternated (A B, B A, …)" : `${repeat} rounds per size, the sides' order alternated between rounds (A B, B A, …); each side's run with the median CPU per poll is the one shown`}, each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap after a full GC with N more tasks open, minus the same before their launch (warm-up tasks completed), / N (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over whole intervals of steady state after the launch, as many as fit in ${maxWindowMs / 1000} s (a part of one interval when it is longer), / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store.${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
     "",
     table(
       [
@@ -599,6 +628,19 @@ export const runB8 = async (options: {
       .map((r) => `${thousands(r.size)}: ${r.launchRetries}`)
       .join(", ")}.`,
     "",
+    ...(repeat === 1
+      ? []
+      : [
+          `CPU per poll vs ext-tasks in each round: ${sizes
+            .map(
+              (size) =>
+                `${thousands(size)}: ${roundRatios(size)
+                  .map((r) => `${r.toFixed(2)}×`)
+                  .join(", ")}`,
+            )
+            .join("; ")}.`,
+          "",
+        ]),
     "Store operations per poll of the mcp-handles side during the measured interval:",
     "",
     ...opsLines,
@@ -653,9 +695,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     const warm = flags.option("--warm")
     const window = flags.option("--window")
     const sides = flags.option("--sides")?.split(",")
+    const repeat = flags.option("--repeat")
     const isSide = (side: string): side is SideId => side === "mh" || side === "ext"
     if (sides !== undefined && !sides.every(isSide)) {
       fail(new Error(`--sides takes mh, ext or both (mh,ext), not ${sides.join(",")}`))
+      process.exit(2)
+    }
+    if (repeat !== undefined && !(Number.isInteger(Number(repeat)) && Number(repeat) > 0)) {
+      fail(new Error(`--repeat takes a whole number of rounds, not ${repeat}`))
       process.exit(2)
     }
     if (window !== undefined && !(Number.isInteger(Number(window)) && Number(window) > 0)) {
@@ -669,6 +716,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       ...(rate === undefined ? {} : { rate: Number(rate) }),
       ...(window === undefined ? {} : { windowMs: Number(window) }),
       ...(sides === undefined ? {} : { sides: sides.filter(isSide) }),
+      ...(repeat === undefined ? {} : { repeat: Number(repeat) }),
     })
       .then((report) => emit(report, flags.json))
       .catch(fail)

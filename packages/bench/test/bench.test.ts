@@ -48,6 +48,16 @@ describe("benchmarks at smoke size", () => {
     expect(report.markdown).toContain("B8 CPU per poll vs ext-tasks: 10: **")
   }, 120_000)
 
+  it("B8 with --repeat reports each side's median run and every round's ratio", async () => {
+    const report = await runB8({ smoke: true, sizes: [10], rate: 20, repeat: 2 })
+    finite(report)
+    const cpu = report.results.find((r) => r.unit === "×")
+    expect(cpu?.spread).toMatch(/^\d+\.\d{2}–\d+\.\d{2}$/)
+    expect(report.markdown).toMatch(/in each round: 10: \d+\.\d{2}×, \d+\.\d{2}×\./)
+    // One row per side: the median run, not every round.
+    expect(report.markdown.match(/^\| (mcp-handles|ext-tasks) /gm)).toHaveLength(2)
+  }, 180_000)
+
   it("B1 and B2 (the SQLite package's script) run and their ratios parse", async () => {
     const outcomes = await runAll({ smoke: true, only: ["B1", "B2"], log: () => {} })
     expect(outcomes.map((o) => o.id)).toEqual(["B1", "B2"])
