@@ -479,6 +479,18 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           )
           expect(again._tag === "Left" && again.left._tag).toBe("TaskIdTaken")
         }))
+
+      test("an id is free again once the row that held it is collected", (store) =>
+        Effect.gen(function* () {
+          const first = yield* store.insertOrGet(newHandle({ key: "first" }))
+          const second = yield* store.insertOrGet(newHandle({ key: "second" }))
+          const holder = yield* store.update(withState(first.record, { status: "working", taskId: "reused" }))
+          yield* store.update(withState(holder, { status: "completed", settledAt: T0 }))
+          expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 1 })).toBe(1)
+          const taken = yield* store.update(withState(second.record, { status: "working", taskId: "reused" }))
+          expect(taken.taskId).toBe("reused")
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "second")).taskId).toBe("reused")
+        }))
     })
 
     describe("now", () => {

@@ -29,10 +29,32 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   const servers = new Map<string, HandleStore.ServerRecord>()
   // Outcome delivery: per row (rowId), per consumer, what was handed out and whether it was acked.
   const deliveries = new Map<string, Map<string, HandleStoreDriver.DeliveryState>>()
+  // The rows holding each server's task id (one, unless a row was inserted holding a taken id):
+  // a write that records a task id asks here, not every row, so launching stays O(1) at any size.
+  const holders = new Map<string, Set<string>>()
+  const holderKey = (record: Row) =>
+    record.taskId === null ? undefined : JSON.stringify([record.serverId, record.taskId])
+  const hold = (record: Row, id: string, holds: boolean) => {
+    const key = holderKey(record)
+    if (key === undefined) return
+    const ids = holders.get(key) ?? new Set<string>()
+    if (holds) holders.set(key, ids.add(id))
+    else if (ids.delete(id) && ids.size === 0) holders.delete(key)
+  }
   const find = (scope: string, key: string) => rows.get(HandleRecord.rowId(scope, key))
   const put = (record: Row) => {
-    rows.set(HandleRecord.rowId(record.scope, record.key), record)
+    const id = HandleRecord.rowId(record.scope, record.key)
+    const before = rows.get(id)
+    if (before !== undefined) hold(before, id, false)
+    rows.set(id, record)
+    hold(record, id, true)
     return record
+  }
+  const remove = (record: Row) => {
+    const id = HandleRecord.rowId(record.scope, record.key)
+    rows.delete(id)
+    hold(record, id, false)
+    deliveries.delete(id)
   }
   const write = (record: Row, fields: Partial<Row>) => put(HandleStoreDriver.bump(record, fields))
   const all = (take: (record: Row) => boolean) => Array.from(rows.values()).filter(take)
@@ -73,9 +95,8 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
       Effect.sync((): HandleStoreDriver.WriteOutcome => {
         const stored = find(next.scope, next.key)
         if (stored === undefined || stored.version !== next.version - 1) return "version-conflict"
-        const taken = (other: Row) => other.taskId === next.taskId && other.serverId === next.serverId
-        if (next.taskId !== null && next.taskId !== stored.taskId && all(taken).length > 0)
-          return "task-id-taken"
+        const key = holderKey(next)
+        if (key !== undefined && next.taskId !== stored.taskId && holders.has(key)) return "task-id-taken"
         put(next)
         return "written"
       }),
@@ -119,10 +140,7 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
     deleteSettledBefore: (options) =>
       Effect.sync(() => {
         const settled = all((record) => HandleStoreDriver.isCollectable(record, options))
-        for (const record of settled) {
-          rows.delete(HandleRecord.rowId(record.scope, record.key))
-          deliveries.delete(HandleRecord.rowId(record.scope, record.key))
-        }
+        for (const record of settled) remove(record)
         return settled.length
       }),
 
