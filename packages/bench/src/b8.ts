@@ -531,10 +531,10 @@ export const runB8 = async (options: {
   const loadAfter = loadAverage()
   const runsOf = (side: SideId, size: number) => runs.filter((r) => r.side === side && r.size === size)
   /** The side's run with the median CPU per poll (the lower one of an even number). */
-  const find = (side: SideId, size: number) =>
-    [...runsOf(side, size)].sort((a, b) => perPoll(a) - perPoll(b))[
-      Math.floor((runsOf(side, size).length - 1) / 2)
-    ]
+  const find = (side: SideId, size: number) => {
+    const sorted = runsOf(side, size).sort((a, b) => perPoll(a) - perPoll(b))
+    return sorted[Math.floor((sorted.length - 1) / 2)]
+  }
   /** Each round's ratio, in the order the rounds ran. */
   const roundRatios = (size: number) => {
     const mh = runsOf("mh", size)
@@ -570,6 +570,7 @@ export const runB8 = async (options: {
       ])
     }
     const ratio = mh === undefined || ext === undefined ? Number.NaN : perPoll(mh) / perPoll(ext)
+    const rounds = roundRatios(size)
     const memory = mh === undefined ? Number.NaN : perTask(mh)
     results.push(
       {
@@ -585,7 +586,7 @@ export const runB8 = async (options: {
         unit: "×",
         target: "≤ 1.5×",
         met: ratio <= 1.5,
-        ...(repeat > 1 && roundRatios(size).length > 0 ? { spread: spread(roundRatios(size), 2) } : {}),
+        ...(repeat > 1 && rounds.length > 0 ? { spread: spread(rounds, 2) } : {}),
       },
     )
   }

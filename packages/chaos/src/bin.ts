@@ -16,6 +16,10 @@ import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./Settings.js"
 import * as Stores from "./Stores.js"
 import { emptyStats } from "./World.js"
 
+/** The command's own output: the report on stdout, usage errors and the failure on stderr. */
+const say = (line: string) => process.stdout.write(`${line}\n`)
+const complain = (line: string) => process.stderr.write(`${line}\n`)
+
 const { values } = parseArgs({
   options: {
     runs: { type: "string" },
@@ -31,7 +35,7 @@ const { values } = parseArgs({
   },
 })
 if (values.help) {
-  console.log(
+  say(
     "usage: pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only] [--generation 2025-11-25]",
   )
   process.exit(0)
@@ -40,7 +44,7 @@ const positive = (text: string | undefined, name: string): number | undefined =>
   if (text === undefined) return undefined
   const n = Number(text)
   if (!Number.isInteger(n) || n < 0) {
-    console.error(`--${name} needs a non-negative integer`)
+    complain(`--${name} needs a non-negative integer`)
     process.exit(2)
   }
   return n
@@ -48,21 +52,21 @@ const positive = (text: string | undefined, name: string): number | undefined =>
 const runs = positive(values.runs, "runs")
 const instances = positive(values.instances, "instances")
 if (instances !== undefined && (instances < 1 || instances > 4)) {
-  console.error("--instances needs 1 to 4")
+  complain("--instances needs 1 to 4")
   process.exit(2)
 }
 const kills = positive(values.kills, "kills") ?? killsFor()
 // The models' fake server speaks this generation (the process runs: 2026-07-28).
 const generation = values.generation
 if (generation !== undefined && generation !== "2025-11-25" && generation !== "2026-07-28") {
-  console.error("--generation needs 2025-11-25 or 2026-07-28")
+  complain("--generation needs 2025-11-25 or 2026-07-28")
   process.exit(2)
 }
 const seed = positive(values.seed, "seed") ?? seedFrom()
 const stores = (values.store ?? Stores.kinds) as ReadonlyArray<Stores.Kind>
 for (const store of stores) {
   if (!Stores.kinds.includes(store)) {
-    console.error(`unknown store ${store} (memory, sqlite, postgres)`)
+    complain(`unknown store ${store} (memory, sqlite, postgres)`)
     process.exit(2)
   }
 }
@@ -71,7 +75,7 @@ const totals = emptyStats()
 /** The one line a run ends with. */
 const summary = (violations: number) =>
   `chaos: ${totals.sequences} sequences, ${totals.steps} steps, ${totals.crashes} crashes, ${totals.kills} kills, up to ${instances ?? 1} instances, store ${stores.join(",")}: ${violations} violations`
-console.log(`chaos: seed ${seed}`)
+say(`chaos: seed ${seed}`)
 try {
   if (!values["process-only"]) {
     for (const store of stores) {
@@ -91,7 +95,7 @@ try {
               generation,
             })
       const d = (key: keyof typeof totals) => totals[key] - before[key]
-      console.log(
+      say(
         `  model ${store.padEnd(8)}: ${d("sequences")} sequences, ${d("steps")} steps, ${d("crashes")} crashes, ${d("restarts")} restarts, ${d("serverFaults")} server faults, ${d("serverRestarts")} server restarts, ${d("checks")} checks (${(result.millis / 1000).toFixed(1)} s)`,
       )
     }
@@ -100,15 +104,15 @@ try {
     const result = await ProcessChaos.run({ kills, seed })
     totals.kills += result.kills
     totals.checks += result.checks
-    console.log(
+    say(
       `  processes     : ${result.kills} SIGKILLs, ${result.runs} client processes, ${result.calls} calls, ${result.checks} checks (${(result.millis / 1000).toFixed(1)} s)`,
     )
   }
 } catch (error) {
-  console.error(error instanceof Error ? error.message : String(error))
-  console.error(`chaos: FAILED (seed ${seed})`)
-  console.log(summary(1))
+  complain(error instanceof Error ? error.message : String(error))
+  complain(`chaos: FAILED (seed ${seed})`)
+  say(summary(1))
   process.exit(1)
 }
-console.log(summary(0))
+say(summary(0))
 process.exit(0)
