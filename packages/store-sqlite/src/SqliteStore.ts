@@ -27,6 +27,7 @@ import type * as Scope from "effect/Scope"
 import * as File from "./internal/file.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
+import * as RecordCache from "./internal/record-cache.js"
 import * as Rows from "./internal/rows.js"
 import * as Servers from "./internal/servers.js"
 import * as Writer from "./internal/writer.js"
@@ -70,6 +71,13 @@ export interface Options {
    * routine writes like any other.
    */
   readonly commitDelay?: Duration.DurationInput | undefined
+  /**
+   * How many of the records this process last wrote are kept, so that reading back an unchanged
+   * row (which a driver does before every poll) skips decoding it. A kept record is used only for
+   * a row identical to the one written; only open rows are kept, about 1 KiB each. Default
+   * 100,000; 0 keeps none.
+   */
+  readonly recordCacheSize?: number | undefined
 }
 
 /**
@@ -83,11 +91,13 @@ export const defaults: {
   readonly busyTimeout: Duration.DurationInput
   readonly maxBatchSize: number
   readonly commitDelay: Duration.DurationInput
+  readonly recordCacheSize: number
 } = {
   synchronous: "FULL",
   busyTimeout: "5 seconds",
   maxBatchSize: 1024,
   commitDelay: "10 millis",
+  recordCacheSize: 100_000,
 }
 
 /**
@@ -278,7 +288,10 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize, commitDelayMs })
-    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db)))
+    const cache = RecordCache.make(
+      Math.max(0, Math.floor(options.recordCacheSize ?? defaults.recordCacheSize)),
+    )
+    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db), cache))
   })
 
 /** Every write through the group-committing writer; reads of many rows on the @effect/sql client's connection. */
@@ -288,25 +301,33 @@ const makeDriver = (
   writes: ReturnType<typeof Writes.make>,
   writer: Writer.Writer,
   servers: ReturnType<typeof Servers.make>,
+  cache: RecordCache.RecordCache,
 ): HandleStoreDriver.HandleStoreDriver => {
-  /** Submits the write `operation` makes of `record` and its row values. */
+  /**
+   * Submits the write `operation` makes of `record` and its row values; `written` says from the
+   * write's result whether `record` is now the stored row, to be kept once committed.
+   */
   const submitRecord = <A, E>(
     operation: "insertOrGet" | "update",
     record: HandleRecord,
     write: (record: HandleRecord, params: ReadonlyArray<unknown>) => Writer.Operation<A, E>,
+    written: (result: A) => boolean,
     options?: HandleStore.UpdateOptions,
   ) =>
     Effect.suspend(() => {
       const params = Rows.toParams(operation, record)
-      return Either.isLeft(params)
-        ? Effect.fail(params.left)
-        : writer.submit(operation, write(record, params.right), options)
+      if (Either.isLeft(params)) return Effect.fail(params.left)
+      return Effect.map(writer.submit(operation, write(record, params.right), options), (result) => {
+        if (written(result)) cache.remember(record, params.right[Rows.bodyIndex] as string)
+        return result
+      })
     })
 
   return {
     // One host, one clock: the embedded store keeps the host's (the driver port's default).
     lockInstance: (instanceId) => InstanceLock.lockInstance(filename, instanceId),
-    insertOrGet: (record) => submitRecord("insertOrGet", record, writes.insertOrGet),
+    insertOrGet: (record) =>
+      submitRecord("insertOrGet", record, writes.insertOrGet, (result) => result.created),
 
     // On the writer's connection (see Writes.readOne): the read before every poll's write.
     get: (scope, key) =>
@@ -319,11 +340,19 @@ const makeDriver = (
               message: `could not read ${filename}: ${String(cause)}`,
             }),
         }),
-        (row) =>
-          row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
+        (row) => {
+          if (row === undefined) return Effect.succeedNone
+          const kept = cache.recall(row)
+          if (kept !== undefined) return Effect.succeed(Option.some(kept))
+          return Effect.map(Rows.decodeRow("get", row), (record) => {
+            cache.remember(record, row.body as string)
+            return Option.some(record)
+          })
+        },
       ),
 
-    update: (next, options) => submitRecord("update", next, writes.update, options),
+    update: (next, options) =>
+      submitRecord("update", next, writes.update, (outcome) => outcome === "written", options),
 
     claimDue: ({ owner, now, leaseMs, limit }) =>
       Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, limit)), (claimed) =>
