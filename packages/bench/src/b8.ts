@@ -96,10 +96,19 @@ type SideId = "mh" | "ext"
  */
 const memoryStore = process.env.B8_STORE === "memory"
 
+/**
+ * `B8_RECORD_CACHE_SIZE=N` sets the SQLite store's `recordCacheSize` (0: every row decoded as
+ * read): a diagnostic of what the record cache saves per poll and costs per open task.
+ */
+const recordCacheSize =
+  process.env.B8_RECORD_CACHE_SIZE === undefined || process.env.B8_RECORD_CACHE_SIZE === ""
+    ? undefined
+    : Number(process.env.B8_RECORD_CACHE_SIZE)
+
 const SIDE_NAMES: Record<SideId, string> = {
   mh: memoryStore
     ? "mcp-handles (memory store: diagnostic, not durable)"
-    : "mcp-handles (SQLite, synchronous=FULL)",
+    : `mcp-handles (SQLite, synchronous=FULL${recordCacheSize === undefined ? "" : `, recordCacheSize ${recordCacheSize}: diagnostic`})`,
   ext: "ext-tasks 0.2.2 (in memory)",
 }
 
@@ -221,7 +230,11 @@ const mcpHandles = async (url: string, dir: string, intervalMs: number): Promise
           countingStore(
             memoryStore
               ? MemoryStore.layer
-              : SqliteStore.layer({ filename: path.join(dir, "handles.db"), synchronous: "FULL" }),
+              : SqliteStore.layer({
+                  filename: path.join(dir, "handles.db"),
+                  synchronous: "FULL",
+                  ...(recordCacheSize === undefined ? {} : { recordCacheSize }),
+                }),
             counts,
           ),
           countingWire(() => polls++),

@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Utf8 from "./internal/utf8.js"
 
 /**
  * @since 0.1.0
@@ -162,8 +163,8 @@ export const validate = (
     }
     try {
       const result = copy(value, 0)
-      const bytes = encoder.encode(JSON.stringify(result)).byteLength
-      if (bytes > limits.maxBytes) {
+      const bytes = Utf8.utf8Over(JSON.stringify(result), limits.maxBytes)
+      if (bytes !== undefined) {
         return Effect.fail(
           new InvalidJson({ what, reason: `${bytes} bytes exceeds the limit of ${limits.maxBytes}` }),
         )
@@ -219,8 +220,8 @@ export const parse = (
   limits: JsonLimits,
 ): Effect.Effect<JsonValue, InvalidJson> =>
   Effect.suspend(() => {
-    const bytes = encoder.encode(text).byteLength
-    if (bytes > limits.maxBytes) {
+    const bytes = Utf8.utf8Over(text, limits.maxBytes)
+    if (bytes !== undefined) {
       return Effect.fail(
         new InvalidJson({ what, reason: `${bytes} bytes exceeds the limit of ${limits.maxBytes}` }),
       )
