@@ -16,8 +16,8 @@ import * as Option from "effect/Option"
 
 const T0 = 1_700_000_000_000
 
-const handle = (key: string, scope = "tenant-a"): NewHandle => ({
-  scope,
+const handle = (key: string): NewHandle => ({
+  scope: "tenant-a",
   key,
   serverId: "srv-1",
   tool: "slow_compute",
@@ -137,17 +137,6 @@ describe("SqliteStore record cache", () => {
       const doneBack = yield* read(store, "key-1")
       expect(doneBack).not.toBe(done)
       expect(doneBack).toEqual(done)
-    }),
-  )
-
-  it.scoped("the same key in two scopes, with the same body, is read as each scope's own row", () =>
-    Effect.gen(function* () {
-      const store = yield* SqliteStore.make({ filename: yield* tempFile })
-      const a = (yield* store.insertOrGet(handle("key-1", "tenant-a"))).record
-      const b = (yield* store.insertOrGet(handle("key-1", "tenant-b"))).record
-      expect(yield* read(store, "key-1")).toEqual(a)
-      expect(Option.getOrThrow(yield* store.get("tenant-b", "key-1"))).toEqual(b)
-      expect(yield* read(store, "key-1")).toEqual(a)
     }),
   )
 })

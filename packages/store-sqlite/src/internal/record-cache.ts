@@ -28,22 +28,21 @@ export interface RecordCache {
   readonly recall: (row: Rows.Row) => HandleRecord | undefined
 }
 
-/**
- * FNV-1a over the UTF-16 code units: a few microseconds for a row's body, no allocation. Kept as
- * a signed 32-bit integer, which V8 stores in the entry itself rather than as a boxed number.
- */
+/** FNV-1a over the UTF-16 code units: a few microseconds for a row's body, no allocation. */
 const hash = (text: string): number => {
   let h = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i)
     h = Math.imul(h, 0x01000193)
   }
-  return h | 0
+  return h >>> 0
 }
+
+/** Unambiguous for any scope and key, NUL characters included. */
+const idOf = (scope: string, key: string) => `${scope.length}:${scope}${key}`
 
 const matches = (record: HandleRecord, row: Rows.Row): boolean =>
   row.version === record.version &&
-  row.scope === record.scope &&
   row.next_poll_at === record.nextPollAt &&
   row.lease_owner === record.leaseOwner &&
   row.lease_expires_at === record.leaseExpiresAt &&
@@ -53,17 +52,15 @@ const matches = (record: HandleRecord, row: Rows.Row): boolean =>
   row.server_id === record.serverId
 
 export const make = (capacity: number): RecordCache => {
-  // By key alone, the record's own string (no new string per entry): the same key in another
-  // scope replaces the entry, and `matches` tells them apart, so that costs a decode, never a
-  // wrong record.
   const entries = new Map<string, Entry>()
   if (capacity <= 0) return { remember: () => {}, recall: () => undefined }
   return {
     remember: (record, body) => {
+      const id = idOf(record.scope, record.key)
       // Deleted first so that the entry moves to the end: the oldest write is evicted first.
-      entries.delete(record.key)
+      entries.delete(id)
       if (!isOpen(record.status)) return
-      entries.set(record.key, { record, bodyLength: body.length, bodyHash: hash(body) })
+      entries.set(id, { record, bodyLength: body.length, bodyHash: hash(body) })
       if (entries.size > capacity) {
         const oldest = entries.keys().next()
         if (oldest.done !== true) entries.delete(oldest.value)
@@ -73,7 +70,7 @@ export const make = (capacity: number): RecordCache => {
       if (typeof row.scope !== "string" || typeof row.key !== "string" || typeof row.body !== "string") {
         return undefined
       }
-      const entry = entries.get(row.key)
+      const entry = entries.get(idOf(row.scope, row.key))
       if (entry === undefined || !matches(entry.record, row)) return undefined
       if (row.body.length !== entry.bodyLength || hash(row.body) !== entry.bodyHash) return undefined
       return entry.record
