@@ -27,7 +27,6 @@ import type * as Scope from "effect/Scope"
 import * as File from "./internal/file.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
-import * as RecordCache from "./internal/record-cache.js"
 import * as Rows from "./internal/rows.js"
 import * as Servers from "./internal/servers.js"
 import * as Writer from "./internal/writer.js"
@@ -71,13 +70,6 @@ export interface Options {
    * routine writes like any other.
    */
   readonly commitDelay?: Duration.DurationInput | undefined
-  /**
-   * How many of the records this process last wrote are kept, so that reading back an unchanged
-   * row (which a driver does before every poll) skips decoding it. A kept record is used only for
-   * a row identical to the one written; only open rows are kept, about 1 KiB each. Default
-   * 100,000; 0 keeps none.
-   */
-  readonly recordCacheSize?: number | undefined
 }
 
 /**
@@ -91,13 +83,11 @@ export const defaults: {
   readonly busyTimeout: Duration.DurationInput
   readonly maxBatchSize: number
   readonly commitDelay: Duration.DurationInput
-  readonly recordCacheSize: number
 } = {
   synchronous: "FULL",
   busyTimeout: "5 seconds",
   maxBatchSize: 1024,
   commitDelay: "10 millis",
-  recordCacheSize: 100_000,
 }
 
 /**
@@ -288,10 +278,7 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize, commitDelayMs })
-    const cache = RecordCache.make(
-      Math.max(0, Math.floor(options.recordCacheSize ?? defaults.recordCacheSize)),
-    )
-    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db), cache))
+    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db)))
   })
 
 /** Every write through the group-committing writer; reads of many rows on the @effect/sql client's connection. */
@@ -301,33 +288,25 @@ const makeDriver = (
   writes: ReturnType<typeof Writes.make>,
   writer: Writer.Writer,
   servers: ReturnType<typeof Servers.make>,
-  cache: RecordCache.RecordCache,
 ): HandleStoreDriver.HandleStoreDriver => {
-  /**
-   * Submits the write `operation` makes of `record` and its row values; `written` says from the
-   * write's result whether `record` is now the stored row, to be kept once committed.
-   */
+  /** Submits the write `operation` makes of `record` and its row values. */
   const submitRecord = <A, E>(
     operation: "insertOrGet" | "update",
     record: HandleRecord,
     write: (record: HandleRecord, params: ReadonlyArray<unknown>) => Writer.Operation<A, E>,
-    written: (result: A) => boolean,
     options?: HandleStore.UpdateOptions,
   ) =>
     Effect.suspend(() => {
       const params = Rows.toParams(operation, record)
-      if (Either.isLeft(params)) return Effect.fail(params.left)
-      return Effect.map(writer.submit(operation, write(record, params.right), options), (result) => {
-        if (written(result)) cache.remember(record, params.right[Rows.bodyIndex] as string)
-        return result
-      })
+      return Either.isLeft(params)
+        ? Effect.fail(params.left)
+        : writer.submit(operation, write(record, params.right), options)
     })
 
   return {
     // One host, one clock: the embedded store keeps the host's (the driver port's default).
     lockInstance: (instanceId) => InstanceLock.lockInstance(filename, instanceId),
-    insertOrGet: (record) =>
-      submitRecord("insertOrGet", record, writes.insertOrGet, (result) => result.created),
+    insertOrGet: (record) => submitRecord("insertOrGet", record, writes.insertOrGet),
 
     // On the writer's connection (see Writes.readOne): the read before every poll's write.
     get: (scope, key) =>
@@ -340,19 +319,11 @@ const makeDriver = (
               message: `could not read ${filename}: ${String(cause)}`,
             }),
         }),
-        (row) => {
-          if (row === undefined) return Effect.succeedNone
-          const kept = cache.recall(row)
-          if (kept !== undefined) return Effect.succeed(Option.some(kept))
-          return Effect.map(Rows.decodeRow("get", row), (record) => {
-            cache.remember(record, row.body as string)
-            return Option.some(record)
-          })
-        },
+        (row) =>
+          row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
       ),
 
-    update: (next, options) =>
-      submitRecord("update", next, writes.update, (outcome) => outcome === "written", options),
+    update: (next, options) => submitRecord("update", next, writes.update, options),
 
     claimDue: ({ owner, now, leaseMs, limit }) =>
       Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, limit)), (claimed) =>

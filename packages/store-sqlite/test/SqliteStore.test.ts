@@ -19,8 +19,4 @@ export const freshStore = (options: Partial<SqliteStore.Options> = {}) =>
   )
 
 handleStoreContract("sqlite", freshStore())
-// Every row decoded as read: the record cache off (internal/record-cache.ts).
-handleStoreContract(
-  "sqlite (synchronous NORMAL, no record cache)",
-  freshStore({ synchronous: "NORMAL", recordCacheSize: 0 }),
-)
+handleStoreContract("sqlite (synchronous NORMAL)", freshStore({ synchronous: "NORMAL" }))

@@ -14,9 +14,6 @@ import * as Schema from "effect/Schema"
 export const columns =
   "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body"
 
-/** Where `toParams` puts the body (the JSON text) among the row's values. */
-export const bodyIndex = 10
-
 export interface Row extends IndexedColumns {
   readonly body: unknown
 }
