@@ -96,19 +96,10 @@ type SideId = "mh" | "ext"
  */
 const memoryStore = process.env.B8_STORE === "memory"
 
-/**
- * `B8_RECORD_CACHE_SIZE=N` sets the SQLite store's `recordCacheSize` (0: every row decoded as
- * read): a diagnostic of what the record cache saves per poll and costs per open task.
- */
-const recordCacheSize =
-  process.env.B8_RECORD_CACHE_SIZE === undefined || process.env.B8_RECORD_CACHE_SIZE === ""
-    ? undefined
-    : Number(process.env.B8_RECORD_CACHE_SIZE)
-
 const SIDE_NAMES: Record<SideId, string> = {
   mh: memoryStore
     ? "mcp-handles (memory store: diagnostic, not durable)"
-    : `mcp-handles (SQLite, synchronous=FULL${recordCacheSize === undefined ? "" : `, recordCacheSize ${recordCacheSize}: diagnostic`})`,
+    : "mcp-handles (SQLite, synchronous=FULL)",
   ext: "ext-tasks 0.2.2 (in memory)",
 }
 
@@ -230,11 +221,7 @@ const mcpHandles = async (url: string, dir: string, intervalMs: number): Promise
           countingStore(
             memoryStore
               ? MemoryStore.layer
-              : SqliteStore.layer({
-                  filename: path.join(dir, "handles.db"),
-                  synchronous: "FULL",
-                  ...(recordCacheSize === undefined ? {} : { recordCacheSize }),
-                }),
+              : SqliteStore.layer({ filename: path.join(dir, "handles.db"), synchronous: "FULL" }),
             counts,
           ),
           countingWire(() => polls++),
