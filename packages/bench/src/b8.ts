@@ -500,8 +500,9 @@ export const runB8 = async (options: {
   /** The sides to run (default both): one side alone, to compare two builds of it. */
   readonly sides?: ReadonlyArray<SideId>
   /**
-   * Rounds per size (default 1), the sides' order alternated between rounds: each side's run
-   * with the median CPU per poll is reported, with every round's ratio beside it.
+   * Rounds per size (default 3; 1 in a smoke run), the sides' order alternated between rounds:
+   * each side's run with the median CPU per poll is reported, with every round's ratio beside
+   * it. One round cannot carry a 1.5× goal: one 15 s window of either side moves by ±25%.
    */
   readonly repeat?: number
 }): Promise<BenchReport> => {
@@ -510,7 +511,7 @@ export const runB8 = async (options: {
   const rate = options.rate ?? (smoke ? 40 : 200)
   const warm = options.warm ?? (smoke ? 5 : 200)
   const maxWindowMs = options.windowMs ?? (smoke ? 1_000 : MAX_WINDOW_MS)
-  const repeat = options.repeat ?? 1
+  const repeat = options.repeat ?? (smoke ? 1 : 3)
   const loadBefore = loadAverage()
   const runs: Array<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> = []
   const problems: Array<string> = []
