@@ -243,6 +243,43 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
             expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(written)
           }
         }))
+
+      // A store may write a routine update its own way (SQLite sets only what a poll changes);
+      // what it means may not change, whichever columns differ from the stored row.
+      test("a routine update is the same compare-and-set: every field written, stale versions and held ids refused", (store) =>
+        Effect.gen(function* () {
+          const routine = { routine: true } as const
+          for (const [i, fields] of fc.sample(fullRecordFields, { numRuns: 20, seed: 7 }).entries()) {
+            const key = `routine-${i}`
+            const { record } = yield* store.insertOrGet(
+              newHandle({ key, tool: fields.tool, arguments: fields.arguments }),
+            )
+            const taskId = fields.taskId === null ? null : `${fields.taskId}#r${i}`
+            const first = yield* store.update(
+              withState(record, { ...fields, taskId, updatedAt: T0 + i }),
+              routine,
+            )
+            expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(first)
+            // Only what a poll changes: the next due time, the lease, the body.
+            const polled = withState(first, {
+              nextPollAt: T0 + 1000 + i,
+              leaseExpiresAt: T0 + 2000 + i,
+              polls: first.polls + 1,
+            })
+            const second = yield* store.update(polled, routine)
+            expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(second)
+            const stale = yield* Effect.either(store.update(withState(first, { polls: 0 }), routine))
+            expect(Either.isLeft(stale) && stale.left).toBeInstanceOf(VersionConflict)
+            expect(Option.getOrThrow(yield* store.get("tenant-a", key))).toEqual(second)
+          }
+          const holder = yield* store.insertOrGet(newHandle({ key: "holder" }))
+          yield* store.update(withState(holder.record, { status: "working", taskId: "held" }), routine)
+          const other = yield* store.insertOrGet(newHandle({ key: "other" }))
+          const working = yield* store.update(withState(other.record, { status: "working", taskId: "own" }))
+          const refused = yield* Effect.either(store.update(withState(working, { taskId: "held" }), routine))
+          expect(refused._tag === "Left" && refused.left._tag).toBe("TaskIdTaken")
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "other"))).toEqual(working)
+        }))
     })
 
     describe("claimDue", () => {

@@ -323,7 +323,8 @@ const makeDriver = (
           row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
       ),
 
-    update: (next, options) => submitRecord("update", next, writes.update, options),
+    update: (next, options) =>
+      submitRecord("update", next, options?.routine === true ? writes.updateRoutine : writes.update, options),
 
     claimDue: ({ owner, now, leaseMs, limit }) =>
       Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, limit)), (claimed) =>

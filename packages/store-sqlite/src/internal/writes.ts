@@ -51,6 +51,14 @@ export const make = (db: Database.Database) => {
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
     lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
     WHERE scope = ? AND key = ? AND version = ?`)
+  // A routine write sets only what a poll changes, where the other columns already hold what it
+  // would write: SQLite then leaves the list, status and settled indexes alone, and a write
+  // among many rows dirties fewer pages (each one a frame in the WAL).
+  const updateRoutine =
+    db.prepare(`UPDATE handles SET next_poll_at = ?, lease_owner = ?, lease_expires_at = ?,
+    version = ?, body = ?
+    WHERE scope = ? AND key = ? AND version = ? AND server_id = ? AND status = ? AND created_at = ?
+      AND settled_at IS ?`)
   // The status list must read exactly as in the handles_due_order index for SQLite to use it.
   const due = db.prepare(`SELECT ${Rows.columns} FROM handles
     WHERE status IN (${openStatusList}) AND next_poll_at <= ?
@@ -110,6 +118,19 @@ export const make = (db: Database.Database) => {
   const releaseOutcomes = db.prepare(`UPDATE outcome_deliveries SET member = NULL, lease_until = NULL
     WHERE consumer = ? AND member = ? AND acked = 0`)
 
+  /** Runs a compare-and-set statement: its changes, or a refused task id (only this statement undone). */
+  const compareAndSet = (run: () => number): Either.Either<WriteOutcome> => {
+    let changes: number
+    try {
+      changes = run()
+    } catch (error) {
+      // Only this statement is undone; the batch's other writes stand.
+      if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
+      return Either.right("task-id-taken")
+    }
+    return Either.right(changes === 1 ? "written" : "version-conflict")
+  }
+
   const transactor: Transactor = {
     begin: () => void begin.run(),
     commit: () => void commit.run(),
@@ -152,18 +173,53 @@ export const make = (db: Database.Database) => {
      * Compare-and-set: writes `next` where the stored version is the one before it; the row is
      * found by the record's own scope and key.
      */
-    update: (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> => {
-      const [scope, key, ...rest] = params
-      let changes: number
-      try {
-        changes = update.run(...rest, scope, key, next.version - 1).changes
-      } catch (error) {
-        // Only this statement is undone; the batch's other writes stand.
-        if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
-        return Either.right("task-id-taken")
-      }
-      return Either.right(changes === 1 ? "written" : "version-conflict")
-    },
+    update: (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> =>
+      compareAndSet(() => {
+        const [scope, key, ...rest] = params
+        return update.run(...rest, scope, key, next.version - 1).changes
+      }),
+
+    /**
+     * `update` for a routine write (`HandleStore.UpdateOptions`): the narrow statement first; a
+     * row it does not match (the version or another column differs, or the row is gone) goes
+     * through `update`, which tells a lost compare-and-set from a column that changed.
+     */
+    updateRoutine:
+      (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> => {
+        const [
+          scope,
+          key,
+          serverId,
+          status,
+          nextPollAt,
+          leaseOwner,
+          leaseExpiresAt,
+          version,
+          createdAt,
+          settledAt,
+          body,
+        ] = params
+        const narrow = compareAndSet(
+          () =>
+            updateRoutine.run(
+              nextPollAt,
+              leaseOwner,
+              leaseExpiresAt,
+              version,
+              body,
+              scope,
+              key,
+              next.version - 1,
+              serverId,
+              status,
+              createdAt,
+              settledAt,
+            ).changes,
+        )
+        if (Either.isRight(narrow) && narrow.right !== "version-conflict") return narrow
+        const [, , ...rest] = params
+        return compareAndSet(() => update.run(...rest, scope, key, next.version - 1).changes)
+      },
 
     /**
      * Leases due rows; returns them as they were read (before the lease). Rows are decoded
