@@ -10,9 +10,30 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-/** Column order shared by every SELECT and INSERT. */
-export const columns =
-  "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body"
+const columnList = [
+  "scope",
+  "key",
+  "server_id",
+  "status",
+  "next_poll_at",
+  "lease_owner",
+  "lease_expires_at",
+  "version",
+  "created_at",
+  "settled_at",
+  "body",
+] as const
+
+export type Column = (typeof columnList)[number]
+
+/** Column order shared by every SELECT and INSERT, and of `toParams`'s values. */
+export const columns: string = columnList.join(", ")
+
+/** Where each column's value is among `toParams`'s. */
+export const columnIndex = Object.fromEntries(columnList.map((column, i) => [column, i])) as Record<
+  Column,
+  number
+>
 
 export interface Row extends IndexedColumns {
   readonly body: unknown

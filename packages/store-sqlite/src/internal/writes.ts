@@ -19,6 +19,16 @@ import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
 import type { Transactor } from "./writer.js"
 
+/** What a routine write sets, and the columns it leaves as they are (see `updateRoutine`). */
+const routineSet: ReadonlyArray<Rows.Column> = [
+  "next_poll_at",
+  "lease_owner",
+  "lease_expires_at",
+  "version",
+  "body",
+]
+const routineKept: ReadonlyArray<Rows.Column> = ["server_id", "status", "created_at", "settled_at"]
+
 /** A consumer's delivery state beside a row, all NULL when the row was never handed out. */
 interface DeliveryColumns {
   readonly d_status: string | null
@@ -55,10 +65,8 @@ export const make = (db: Database.Database) => {
   // would write: SQLite then leaves the list, status and settled indexes alone, and a write
   // among many rows dirties fewer pages (each one a frame in the WAL).
   const updateRoutine =
-    db.prepare(`UPDATE handles SET next_poll_at = ?, lease_owner = ?, lease_expires_at = ?,
-    version = ?, body = ?
-    WHERE scope = ? AND key = ? AND version = ? AND server_id = ? AND status = ? AND created_at = ?
-      AND settled_at IS ?`)
+    db.prepare(`UPDATE handles SET ${routineSet.map((column) => `${column} = ?`).join(", ")}
+    WHERE scope = ? AND key = ? AND version = ? AND ${routineKept.map((column) => `${column} IS ?`).join(" AND ")}`)
   // The status list must read exactly as in the handles_due_order index for SQLite to use it.
   const due = db.prepare(`SELECT ${Rows.columns} FROM handles
     WHERE status IN (${openStatusList}) AND next_poll_at <= ?
@@ -186,38 +194,19 @@ export const make = (db: Database.Database) => {
      */
     updateRoutine:
       (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> => {
-        const [
-          scope,
-          key,
-          serverId,
-          status,
-          nextPollAt,
-          leaseOwner,
-          leaseExpiresAt,
-          version,
-          createdAt,
-          settledAt,
-          body,
-        ] = params
+        const [scope, key, ...rest] = params
+        const value = (column: Rows.Column) => params[Rows.columnIndex[column]]
         const narrow = compareAndSet(
           () =>
             updateRoutine.run(
-              nextPollAt,
-              leaseOwner,
-              leaseExpiresAt,
-              version,
-              body,
+              ...routineSet.map(value),
               scope,
               key,
               next.version - 1,
-              serverId,
-              status,
-              createdAt,
-              settledAt,
+              ...routineKept.map(value),
             ).changes,
         )
         if (Either.isRight(narrow) && narrow.right !== "version-conflict") return narrow
-        const [, , ...rest] = params
         return compareAndSet(() => update.run(...rest, scope, key, next.version - 1).changes)
       },
 
