@@ -10,15 +10,12 @@
  */
 import { parseArgs } from "node:util"
 import * as FleetModel from "./FleetModel.js"
+import { complain, say } from "./internal/output.js"
 import * as Model from "./Model.js"
 import * as ProcessChaos from "./ProcessChaos.js"
 import { ciFleetRuns, ciRuns, killsFor, seedFrom } from "./Settings.js"
 import * as Stores from "./Stores.js"
 import { emptyStats } from "./World.js"
-
-/** The command's own output: the report on stdout, usage errors and the failure on stderr. */
-const say = (line: string) => process.stdout.write(`${line}\n`)
-const complain = (line: string) => process.stderr.write(`${line}\n`)
 
 const { values } = parseArgs({
   options: {

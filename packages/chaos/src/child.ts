@@ -8,6 +8,7 @@
  */
 import { openTaskClient } from "@mcp-handles/core/PromiseClient"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Output from "./internal/output.js"
 
 interface Call {
   readonly key: string
@@ -18,11 +19,11 @@ interface Call {
 
 const [url, filename, callsJson] = process.argv.slice(2)
 if (url === undefined || filename === undefined) {
-  console.error("usage: child <server-url> <db-file> <calls-json>")
+  Output.complain("usage: child <server-url> <db-file> <calls-json>")
   process.exit(2)
 }
 const calls = JSON.parse(callsJson ?? "[]") as ReadonlyArray<Call>
-const say = (line: object) => console.log(JSON.stringify(line))
+const say = (line: object) => Output.say(JSON.stringify(line))
 
 const client = await openTaskClient({
   store: SqliteStore.layer({ filename }),
