@@ -11,14 +11,15 @@
  * interval that grows with N (`N / rate`), so that the offered poll rate is the same at every
  * size and what grows is only the number of open tasks. Each side first runs 200 short warm-up
  * tasks to completion (so the code every task needs is compiled before the heap is weighed), then the N at the offered rate (so the launch takes about one interval and the
- * polls are spread evenly from then on). After all N are launched: a full GC, the live heap
- * against the one before their launch, divided by N (what N more open tasks cost); then CPU
+ * polls are spread evenly from then on). After all N are launched: the live heap, once full GCs
+ * a second apart agree, against the same before their launch, divided by N (what N more open
+ * tasks cost); then CPU
  * time over whole intervals of steady state, as many as fit in 15 s (a part of one when an interval
  * is longer), divided by the polls sent in it.
  *
  * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000] [--rate 200] [--warm 200]
- * [--window 15000] [--sides mh,ext] [--repeat 1]`. One run per side moves by ±25% between runs:
- * `--repeat 3` reports each side's median of three rounds, every round's ratio beside it. To
+ * [--window 15000] [--sides mh,ext] [--repeat 3]`. One run per side moves by ±25% between runs,
+ * so each side's median of three rounds is reported by default, every round's ratio beside it. To
  * compare two builds of one side, run that side alone with a window of 45 s or more
  * (`--sides mh --window 45000`), twice each, alternated.
  */

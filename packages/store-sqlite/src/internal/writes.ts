@@ -127,16 +127,22 @@ export const make = (db: Database.Database) => {
     WHERE consumer = ? AND member = ? AND acked = 0`)
 
   /** Runs a compare-and-set statement: its changes, or a refused task id (only this statement undone). */
-  const compareAndSet = (run: () => number): Either.Either<WriteOutcome> => {
+  const compareAndSet = (run: () => number): WriteOutcome => {
     let changes: number
     try {
       changes = run()
     } catch (error) {
       // Only this statement is undone; the batch's other writes stand.
       if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error
-      return Either.right("task-id-taken")
+      return "task-id-taken"
     }
-    return Either.right(changes === 1 ? "written" : "version-conflict")
+    return changes === 1 ? "written" : "version-conflict"
+  }
+
+  /** Every column of `next` written where the stored version is the one before it. */
+  const writeAll = (next: HandleRecord, params: ReadonlyArray<unknown>): WriteOutcome => {
+    const [scope, key, ...rest] = params
+    return compareAndSet(() => update.run(...rest, scope, key, next.version - 1).changes)
   }
 
   const transactor: Transactor = {
@@ -182,10 +188,7 @@ export const make = (db: Database.Database) => {
      * found by the record's own scope and key.
      */
     update: (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> =>
-      compareAndSet(() => {
-        const [scope, key, ...rest] = params
-        return update.run(...rest, scope, key, next.version - 1).changes
-      }),
+      Either.right(writeAll(next, params)),
 
     /**
      * `update` for a routine write (`HandleStore.UpdateOptions`): the narrow statement first; a
@@ -194,20 +197,18 @@ export const make = (db: Database.Database) => {
      */
     updateRoutine:
       (next: HandleRecord, params: ReadonlyArray<unknown>) => (): Either.Either<WriteOutcome> => {
-        const [scope, key, ...rest] = params
         const value = (column: Rows.Column) => params[Rows.columnIndex[column]]
         const narrow = compareAndSet(
           () =>
             updateRoutine.run(
               ...routineSet.map(value),
-              scope,
-              key,
+              value("scope"),
+              value("key"),
               next.version - 1,
               ...routineKept.map(value),
             ).changes,
         )
-        if (Either.isRight(narrow) && narrow.right !== "version-conflict") return narrow
-        return compareAndSet(() => update.run(...rest, scope, key, next.version - 1).changes)
+        return Either.right(narrow === "version-conflict" ? writeAll(next, params) : narrow)
       },
 
     /**
