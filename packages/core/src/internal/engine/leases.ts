@@ -14,6 +14,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as ClientError from "../../ClientError.js"
 import * as HandleRecord from "../../HandleRecord.js"
 import * as HandleStore from "../../HandleStore.js"
@@ -84,6 +85,46 @@ export const isRoutine = (
   after: HandleRecord.HandleRecord,
 ): boolean => event._tag === "Polled" && before.status === "working" && after.status === "working"
 
+/**
+ * How a fact's write is asked again while the store fails: soon at first, then every half
+ * minute at most, with jitter so a fleet that lost its database does not return in step.
+ */
+const factRetry = Schedule.exponential(Duration.millis(100), 2).pipe(
+  Schedule.union(Schedule.spaced(Duration.seconds(30))),
+  Schedule.jittered,
+)
+
+/** Failures of one fact's write past which each further failure is logged as an error. */
+const factFailuresBeforeError = 10
+
+/**
+ * A fact is the only pointer to work the server runs: a store that fails to take it (busy past
+ * its timeout, a retry budget spent, a failover) is asked again for as long as the client lives,
+ * never given up on while the id is held only in memory. The holder keeps the row's lease
+ * meanwhile; should it lapse, whoever takes the row marks it in doubt, and the fact, once
+ * written, still lands on it. Closing the client stops the retries: the row stays in doubt for
+ * the next process, as after a crash.
+ */
+const persistently = <A, E extends { readonly _tag: string }>(
+  record: HandleRecord.HandleRecord,
+  write: Effect.Effect<A, E | HandleStore.StoreError>,
+): Effect.Effect<A, E | HandleStore.StoreError> => {
+  let failures = 0
+  return write.pipe(
+    Effect.tapError((error) => {
+      if (error._tag !== "StoreError") return Effect.void
+      failures++
+      const log = failures > factFailuresBeforeError ? Effect.logError : Effect.logWarning
+      return log("the store did not take a fact the server handed out; asking it again", {
+        key: record.key,
+        failures,
+        error: (error as HandleStore.StoreError).message,
+      })
+    }),
+    Effect.retry({ schedule: factRetry, while: (error) => error._tag === "StoreError" }),
+  )
+}
+
 /** The row was deleted while in use (`gc`, or an operator): not found, like any other key. */
 const rowGone = (record: HandleRecord.HandleRecord) =>
   new ClientError.UnknownKey({ scope: record.scope, key: record.key })
@@ -114,9 +155,8 @@ export const commit = (
         instance: ctx.owner,
       })
       const toWrite = kind === "intent" || theirs ? next : stamp(ctx, next, now, mode)
-      const written = yield* Effect.either(
-        ctx.store.update(toWrite, isRoutine(event, current, next) ? routine : undefined),
-      )
+      const write = ctx.store.update(toWrite, isRoutine(event, current, next) ? routine : undefined)
+      const written = yield* Effect.either(kind === "fact" ? persistently(current, write) : write)
       if (written._tag === "Right") {
         ctx.signals.notify(rowId(record.scope, record.key))
         return written.right
@@ -127,7 +167,8 @@ export const commit = (
         const taken = Transition.Event.TaskIdTaken({ taskId: event.task.taskId, now })
         return yield* commit(ctx, current, taken, "fact", mode)
       }
-      const fresh = yield* ctx.store.get(current.scope, current.key)
+      const read = ctx.store.get(current.scope, current.key)
+      const fresh = yield* kind === "fact" ? persistently(current, read) : read
       if (Option.isNone(fresh)) return yield* Effect.fail(rowGone(current))
       current = fresh.value
     }
