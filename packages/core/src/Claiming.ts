@@ -5,24 +5,48 @@
  *
  * @since 0.2.0
  */
-import * as HandleRecord from "./HandleRecord.js"
+import type * as HandleRecord from "./HandleRecord.js"
 import type * as HandleStore from "./HandleStore.js"
 import * as Polling from "./Polling.js"
 
 /**
- * Whether `claimDue` may take the row for `owner` at `now`: open, due, and not leased by another
- * live owner.
+ * Whether a row belongs to one of the servers of `filter` (every row when there is none): by its
+ * identity, or by the name part of it (what `ServerIdentity.of` put before the hash).
+ *
+ * @since 0.4.0
+ * @category predicates
+ */
+export const servesRow = (
+  record: HandleRecord.HandleRecord,
+  filter: HandleStore.ServerFilter | undefined,
+): boolean =>
+  filter === undefined ||
+  filter.ids.includes(record.serverId) ||
+  filter.names.includes(namePart(record.serverId))
+
+/**
+ * The name before an identity's `:` and 16-character hash, as the SQL stores cut it; the whole
+ * id where it has no such part (rows written before identities had one).
+ */
+const namePart = (id: string): string =>
+  id.length > 17 && id[id.length - 17] === ":" ? id.slice(0, -17) : id
+
+/**
+ * Whether `claimDue` may take the row: due (an open row, or a settled one with a stray task still
+ * to cancel: only those have a due time), not in doubt (that waits on the application), of a
+ * server in the filter, and not leased by another live owner.
  *
  * @since 0.1.0
  * @category predicates
  */
-export const isClaimable = (record: HandleRecord.HandleRecord, owner: string, now: number): boolean =>
-  HandleRecord.openStatuses.includes(record.status) &&
+export const isClaimable = (record: HandleRecord.HandleRecord, options: HandleStore.ClaimOptions): boolean =>
+  record.status !== "in_doubt" &&
   record.nextPollAt !== null &&
-  record.nextPollAt <= now &&
+  record.nextPollAt <= options.now &&
+  servesRow(record, options.servers) &&
   (record.leaseOwner === null ||
-    record.leaseOwner === owner ||
-    (record.leaseExpiresAt !== null && record.leaseExpiresAt <= now))
+    record.leaseOwner === options.owner ||
+    (record.leaseExpiresAt !== null && record.leaseExpiresAt <= options.now))
 
 /**
  * Whether `spreadDue` moves the row: a live task, no unsent cancel, due, free of other live
@@ -40,6 +64,7 @@ export const isSpreadable = (
   (record.cancel === null || record.cancel.sent) &&
   record.nextPollAt !== null &&
   record.nextPollAt <= options.now &&
+  servesRow(record, options.servers) &&
   (record.leaseOwner === null ||
     record.leaseOwner === options.owner ||
     options.takeOver.includes(record.leaseOwner) ||

@@ -202,6 +202,8 @@ export class StrayTask extends Schema.Class<StrayTask>("StrayTask")({
   taskId: Schema.String,
   receivedAt: Schema.Finite,
   cancelSent: Schema.Boolean,
+  /** `tasks/cancel` attempts that failed so far: the backoff of the next one. */
+  cancelFailures: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 0 }),
 }) {}
 
 /**

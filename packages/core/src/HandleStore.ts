@@ -148,6 +148,22 @@ export interface ClaimOptions {
   readonly now: number
   readonly leaseMs: number
   readonly limit: number
+  /** Only rows of these servers (absent: every server's). */
+  readonly servers?: ServerFilter | undefined
+}
+
+/**
+ * The servers an instance can drive: rows written under one of `ids`, and rows of any identity
+ * whose server name is one of `names` (names the store's servers table binds to this instance's
+ * URL, where an operator moved a name). A claim never takes a row it cannot drive: an instance
+ * without the row's server would only hold it from one that has it.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface ServerFilter {
+  readonly ids: ReadonlyArray<string>
+  readonly names: ReadonlyArray<string>
 }
 
 /**
@@ -164,6 +180,8 @@ export interface SpreadOptions {
   readonly now: number
   readonly leaseMs: number
   readonly limit: number
+  /** Only rows of these servers (absent: every server's). */
+  readonly servers?: ServerFilter | undefined
   /** The window of a row is its stored `pollIntervalMs` clamped into [min, max], else `defaultIntervalMs`. */
   readonly minIntervalMs: number
   readonly maxIntervalMs: number
@@ -281,9 +299,10 @@ export interface HandleStore {
     options?: UpdateOptions,
   ) => Effect.Effect<HandleRecord, StoreError | VersionConflict | TaskIdTaken>
   /**
-   * Leases open rows that are due (`nextPollAt <= now`) and not leased by another live owner,
-   * oldest due first, across all scopes. Each claimed row's version is bumped, which fences off
-   * any previous owner's writes.
+   * Leases rows that are due (`nextPollAt <= now`: open rows, and settled rows with a stray task
+   * still to cancel) and not leased by another live owner, of the servers in `servers`, oldest
+   * due first, across all scopes. Each claimed row's version is bumped, which fences off any
+   * previous owner's writes.
    */
   readonly claimDue: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<HandleRecord>, StoreError>
   /**

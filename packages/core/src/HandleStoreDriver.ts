@@ -322,7 +322,9 @@ export const isCollectable = (record: HandleRecord, options: HandleStore.GcOptio
   (options.scope === undefined || record.scope === options.scope) &&
   isTerminal(record.status) &&
   record.settledAt !== null &&
-  record.settledAt < options.settledBefore
+  record.settledAt < options.settledBefore &&
+  // Due: a stray task it holds is still to cancel, and this row is its only record.
+  record.nextPollAt === null
 
 const emptyPage: HandleStore.ListPage = { records: [], nextCursor: null }
 

@@ -18,6 +18,7 @@ import {
   failedWithoutError,
   HandleRecord,
   InputAnswer,
+  isOpen,
   isTaskLive,
   isTerminal,
   localError,
@@ -52,6 +53,11 @@ export type Event = Data.TaggedEnum<{
   TaskIdTaken: { readonly taskId: string; readonly now: number }
   /** `tasks/cancel` for a stray task was acknowledged (or the server no longer knew it). */
   StrayCancelled: { readonly taskId: string; readonly now: number }
+  /**
+   * `tasks/cancel` for a stray task failed; a row that rests is due again at `retryAt` for it
+   * (a live row tries again before its next poll).
+   */
+  StrayCancelFailed: { readonly taskId: string; readonly now: number; readonly retryAt: number }
   /** `tools/call` answered with a JSON-RPC error: no task was created. */
   CallRejected: { readonly error: RpcError; readonly now: number }
   /** `tools/call` was sent but no usable answer came back. */
@@ -208,27 +214,56 @@ const isStray = (record: HandleRecord, taskId: string): boolean =>
   (record.taskId !== null || isTerminal(record.status)) &&
   !record.strayTasks.some((stray) => stray.taskId === taskId)
 
+/**
+ * A row that rests is due while it has a stray left to cancel, so that a sweep of any instance
+ * finds it (after a crash too) and `gc` keeps it.
+ */
+const withChores = (record: HandleRecord, dueAt: number): HandleRecord =>
+  isOpen(record.status) || uncancelledStrays(record).length === 0 || record.nextPollAt === dueAt
+    ? record
+    : new HandleRecord({ ...record, nextPollAt: dueAt }, true)
+
+/** A settled row whose last stray was cancelled: nothing is due, nobody holds it. */
+const choresDone = (record: HandleRecord): HandleRecord =>
+  isTerminal(record.status) &&
+  uncancelledStrays(record).length === 0 &&
+  (record.nextPollAt !== null || record.leaseOwner !== null)
+    ? new HandleRecord({ ...record, nextPollAt: null, leaseOwner: null, leaseExpiresAt: null }, true)
+    : record
+
 const addStray = (record: HandleRecord, taskId: string, now: number): HandleRecord =>
-  new HandleRecord(
-    {
-      ...record,
-      strayTasks: [...record.strayTasks, StrayTask.make({ taskId, receivedAt: now, cancelSent: false })],
-      updatedAt: now,
-    },
-    true,
+  withChores(
+    new HandleRecord(
+      {
+        ...record,
+        strayTasks: [...record.strayTasks, StrayTask.make({ taskId, receivedAt: now, cancelSent: false })],
+        updatedAt: now,
+      },
+      true,
+    ),
+    Math.min(record.nextPollAt ?? now, now),
   )
 
-const strayCancelled = (record: HandleRecord, taskId: string, now: number): HandleRecord =>
+const changeStray = (
+  record: HandleRecord,
+  taskId: string,
+  now: number,
+  dueAt: number,
+  change: (stray: StrayTask) => StrayTask,
+): HandleRecord =>
   record.strayTasks.some((stray) => stray.taskId === taskId && !stray.cancelSent)
-    ? new HandleRecord(
-        {
-          ...record,
-          strayTasks: record.strayTasks.map((stray) =>
-            stray.taskId === taskId ? StrayTask.make({ ...stray, cancelSent: true }) : stray,
+    ? choresDone(
+        withChores(
+          new HandleRecord(
+            {
+              ...record,
+              strayTasks: record.strayTasks.map((stray) => (stray.taskId === taskId ? change(stray) : stray)),
+              updatedAt: now,
+            },
+            true,
           ),
-          updatedAt: now,
-        },
-        true,
+          dueAt,
+        ),
       )
     : record
 
@@ -250,12 +285,33 @@ export const uncancelledStrays = (record: HandleRecord): ReadonlyArray<StrayTask
  * @category transitions
  */
 export const step = (record: HandleRecord, event: Event): HandleRecord => {
-  // The two events about stray tasks apply in every state; they never touch the outcome.
-  if (event._tag === "StrayCancelled") return strayCancelled(record, event.taskId, event.now)
+  // The events about stray tasks apply in every state; they never touch the outcome.
+  if (event._tag === "StrayCancelled") {
+    return changeStray(record, event.taskId, event.now, event.now, (stray) =>
+      StrayTask.make({ ...stray, cancelSent: true }),
+    )
+  }
+  if (event._tag === "StrayCancelFailed") {
+    return changeStray(record, event.taskId, event.now, event.retryAt, (stray) =>
+      StrayTask.make({ ...stray, cancelFailures: stray.cancelFailures + 1 }),
+    )
+  }
   if (event._tag === "TaskCreated" && isStray(record, event.task.taskId)) {
     return addStray(record, event.task.taskId, event.now)
   }
-  if (isTerminal(record.status)) return record
+  if (isTerminal(record.status)) {
+    // A settled row is scheduled only for its strays: none left, nothing is due.
+    return event._tag === "Rescheduled" ? choresDone(withChores(record, event.nextPollAt)) : record
+  }
+  const next = stepOpen(record, event)
+  // A call that comes to rest with a stray still to cancel stays due for it.
+  return next === record ? record : withChores(next, next.nextPollAt ?? event.now)
+}
+
+const stepOpen = (
+  record: HandleRecord,
+  event: Exclude<Event, { _tag: "StrayCancelled" | "StrayCancelFailed" }>,
+): HandleRecord => {
   switch (event._tag) {
     case "CallCompleted":
       return record.status === "pending" || record.status === "in_doubt"

@@ -15,7 +15,7 @@ const row = (store: HandleStore.HandleStore, key: string) =>
 describe("a received task id survives one failed write", () => {
   it.effect("the task id write fails once: it is written on a retry, never re-launched", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slowTool({ idempotentHint: true })] })
+      const h = yield* makeHarness({ tools: [slowTool({ annotations: { idempotentHint: true } })] })
       let failed = 0
       // The store refuses the first write that records a task id (busy past its timeout, a
       // Postgres retry budget spent), and answers every write after it.
@@ -71,6 +71,129 @@ describe("a received task id survives one failed write", () => {
       expect(written?.status).toBe("working")
       expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
       yield* p.close
+    }),
+  )
+})
+
+describe("a stray task is cancelled, and kept on record until it is", () => {
+  it.effect(
+    "an abandoned call's late task id, whose cancel fails, is cancelled; gc keeps the row until then",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({
+          tools: [slowTool({ durationMs: 600_000 })],
+          faults: [
+            // The answer carrying the task id arrives after the call was given up on and abandoned.
+            { when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000, phase: "after" } },
+            { when: { method: "tasks/cancel", times: 4 }, fault: { kind: "status", status: 503 } },
+          ],
+        })
+        const p = yield* startProcess(h, {
+          instanceId: "a",
+          callTimeout: "1 second",
+          background: { tickMs: 200, batchSize: 100, concurrency: 4 },
+        })
+        const handle = yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 3_000)
+        expect(handle.record.status).toBe("in_doubt")
+        yield* runFor(p.client.abandon("k"), 1_000)
+        yield* elapse(5_000)
+        const [task] = h.server.ledger.tasks
+        const afterLate = yield* row(h.store, "k")
+        expect(afterLate?.status).toBe("cancelled")
+        expect(afterLate?.strayTasks.map((stray) => stray.taskId)).toEqual([task?.taskId])
+        // Before its cancel went through, the row is the stray's only record: gc keeps it.
+        expect(task?.cancels).toHaveLength(0)
+        expect(yield* p.client.gc("0 seconds")).toBe(0)
+        yield* elapse(60_000, 200)
+        expect(task?.cancels.length).toBeGreaterThanOrEqual(1)
+        const done = yield* row(h.store, "k")
+        expect(done?.strayTasks[0]?.cancelSent).toBe(true)
+        expect(done?.nextPollAt).toBeNull()
+        expect(done?.leaseOwner).toBeNull()
+        expect(yield* p.client.gc("0 seconds")).toBe(1)
+        yield* p.close
+      }),
+  )
+
+  it.effect("a process that dies before the stray's cancel went through leaves it to the next one", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({
+        tools: [slowTool({ durationMs: 600_000 })],
+        faults: [
+          { when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000, phase: "after" } },
+          { when: { method: "tasks/cancel", nth: 1 }, fault: { kind: "status", status: 503 } },
+        ],
+      })
+      const a = yield* startProcess(h, { instanceId: "a", callTimeout: "1 second", background: false })
+      yield* runFor(a.client.callTool("fake", "slow", {}, { key: "k" }), 3_000)
+      yield* runFor(a.client.abandon("k"), 1_000)
+      yield* elapse(5_000)
+      a.crash()
+      const [task] = h.server.ledger.tasks
+      expect(task?.cancels).toHaveLength(0)
+      yield* elapse(60_000, 1_000)
+      const b = yield* startProcess(h, {
+        instanceId: "b",
+        background: { tickMs: 200, batchSize: 100, concurrency: 4 },
+      })
+      yield* elapse(5_000, 200)
+      expect(task?.cancels.length).toBeGreaterThanOrEqual(1)
+      expect((yield* row(h.store, "k"))?.strayTasks[0]?.cancelSent).toBe(true)
+      yield* b.close
+    }),
+  )
+})
+
+describe("no row is held by an instance that cannot drive it", () => {
+  it.effect("an instance without the row's server never claims it; one with it settles the call", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 20_000 })] })
+      const a = yield* startProcess(h, { instanceId: "a", background: false, leaseMs: 5_000 })
+      yield* runFor(a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      a.crash()
+      const background = { tickMs: 200, batchSize: 100, concurrency: 4 }
+      // Instances with other server lists share the store.
+      const b = yield* startProcess(h, {
+        instanceId: "b",
+        background,
+        servers: [{ name: "other", url: "http://other.test/mcp" }],
+      })
+      yield* elapse(60_000, 500)
+      const waiting = yield* row(h.store, "k")
+      expect(waiting?.status).toBe("working")
+      expect(waiting?.leaseOwner === null || waiting?.leaseOwner?.startsWith("a")).toBe(true)
+      expect(waiting?.attempts).toBe(0)
+      const c = yield* startProcess(h, { instanceId: "c", background, leaseMs: 5_000 })
+      const outcome = yield* runFor(c.client.settle("k"), 30_000, 200)
+      expect(outcome._tag).toBe("Completed")
+      yield* Effect.all([b.close, c.close])
+    }),
+  )
+
+  it.effect("a name this instance has at another URL than the store's is another endpoint", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 20_000 })] })
+      // Another app's server answers at another URL: it never created the first app's task.
+      const elsewhere = yield* makeHarness({ tools: [slowTool({ durationMs: 20_000 })] })
+      const a = yield* startProcess(h, { instanceId: "a", background: false, leaseMs: 5_000 })
+      yield* runFor(a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      a.crash()
+      const b = yield* startProcess(
+        { server: elsewhere.server, store: h.store },
+        {
+          instanceId: "b",
+          background: { tickMs: 200, batchSize: 100, concurrency: 4 },
+          servers: [{ name: "fake", url: "http://moved.test/mcp" }],
+        },
+      )
+      yield* elapse(30_000, 500)
+      // Before: polled at b's URL, "unknown task", marked expired while the task ran on.
+      expect((yield* row(h.store, "k"))?.status).toBe("working")
+      expect(elsewhere.server.ledger.requests.filter((r) => r.method === "tasks/get")).toHaveLength(0)
+      // The store still binds the name where the first app wrote it.
+      const [bound] = yield* h.store.listServers
+      expect(bound?.url).toBe("http://fake.test/mcp")
+      yield* b.close
     }),
   )
 })

@@ -35,7 +35,14 @@ describe("gc", () => {
           now: at,
         })
         yield* h.store.update(
-          new HandleRecord.HandleRecord({ ...record, status: "completed", result: {}, settledAt: at }),
+          // As the transition leaves a settled row: nothing due.
+          new HandleRecord.HandleRecord({
+            ...record,
+            status: "completed",
+            result: {},
+            settledAt: at,
+            nextPollAt: null,
+          }),
         )
       }
       expect(yield* p.client.gc("7d")).toBe(1)

@@ -35,7 +35,9 @@ describe("HandleStore helpers", () => {
           expect(new HandleRecord.HandleRecord({ ...record })).toEqual(record)
           expect(record.status).toBe("pending")
           expect(record.leaseOwner).toBe(handle.owner)
-          expect(Claiming.isClaimable(record, handle.owner, handle.now)).toBe(true)
+          expect(
+            Claiming.isClaimable(record, { owner: handle.owner, now: handle.now, leaseMs: 1, limit: 1 }),
+          ).toBe(true)
         }),
       ),
     ),

@@ -1,7 +1,8 @@
 /**
  * Servers by name (issue 15, item 7): a row keeps its server's name, the store keeps where each
- * name is, a client that moved a server to another URL drives the rows written before, and
- * `HandleStore.rebind` moves rows to another server.
+ * name is, a client at the URL the store binds a name to drives the rows written before under
+ * that name (a name at another URL is another endpoint until an operator moves it: issue 28),
+ * and `HandleStore.rebind` moves rows to another server.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
@@ -10,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import fc from "fast-check"
-import { makeHarness, runFor, serverUrl, startProcess } from "./support/harness.js"
+import { elapse, makeHarness, runFor, serverUrl, startProcess } from "./support/harness.js"
 
 const tools = [
   {
@@ -26,7 +27,7 @@ const movedUrl = "http://moved.test/mcp"
 
 describe("servers by name", () => {
   it.effect(
-    "a client records its servers; another that moved the name's URL finishes the rows written before",
+    "a client records its servers; one at another URL under the same name drives the rows written before only once an operator moved the name",
     () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({ tools })
@@ -37,24 +38,38 @@ describe("servers by name", () => {
         const [first] = yield* h.store.listServers
         expect(first).toMatchObject({ name: "fake", url: serverUrl, id: writtenUnder })
         a.crash()
-        // A's lease runs out; B is configured with the same name at another URL.
+        // A's lease runs out; B is configured with the same name at another URL. Another app may
+        // still use the name where the store has it (issue 28): B leaves the name, and A's rows, alone.
         yield* TestClock.adjust("1 minute")
-        const b = yield* startProcess(h, {
-          instanceId: "b",
-          background: false,
-          servers: [{ name: "fake", url: movedUrl }],
+        const movedServer = { name: "fake", url: movedUrl }
+        const moved = { instanceId: "b", servers: [movedServer] }
+        const b = yield* startProcess(h, { ...moved, background: { tickMs: 200 } })
+        yield* elapse(10_000, 500)
+        const untouched = Option.getOrThrow(yield* h.store.get("default", "k"))
+        expect(untouched.polls).toBe(0)
+        expect(untouched.status).toBe("working")
+        expect((yield* h.store.listServers)[0]).toMatchObject({
+          url: serverUrl,
+          lastSeenAt: first?.lastSeenAt,
         })
-        const outcome = yield* runFor(b.client.settle("k"), 10_000)
+        yield* b.close
+        // An operator moves the name (`mcp-handles servers --set fake=URL`): B drives the rows
+        // written before, which keep the identity they were written under.
+        const now = yield* h.store.now
+        yield* h.store.recordServer({
+          name: "fake",
+          url: movedUrl,
+          id: yield* ServerIdentity.of(movedServer),
+          now,
+        })
+        const b2 = yield* startProcess(h, { ...moved, background: false })
+        const outcome = yield* runFor(b2.client.settle("k"), 10_000)
         expect(outcome._tag).toBe("Completed")
-        // The row keeps the identity it was written under; the store now says where the name is.
         const row = Option.getOrThrow(yield* h.store.get("default", "k"))
         expect(row.serverId).toBe(writtenUnder)
         expect(row.polls).toBeGreaterThan(0)
-        const [moved] = yield* h.store.listServers
-        expect(moved).toMatchObject({ name: "fake", url: movedUrl, firstSeenAt: first?.firstSeenAt })
-        expect(moved?.lastSeenAt).toBeGreaterThan(first?.lastSeenAt ?? Number.POSITIVE_INFINITY)
         // The same call by key attaches (the same server by name), never KeyReused.
-        const again = yield* b.client.callTool("fake", "job", { n: 1 }, { key: "k" })
+        const again = yield* b2.client.callTool("fake", "job", { n: 1 }, { key: "k" })
         expect(again.launched).toBe(false)
         expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
       }),

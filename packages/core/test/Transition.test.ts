@@ -11,18 +11,36 @@ describe("Transition.step", () => {
   it("terminal is final: no event changes a terminal record, but for a stray task it records", () =>
     fc.assert(
       fc.property(fc.array(event, { maxLength: 40 }), event, (events, extra) => {
+        const aboutStrays = ["TaskCreated", "StrayCancelled", "StrayCancelFailed", "Rescheduled"]
         for (const record of run(events)) {
           if (!HandleRecord.isTerminal(record.status)) continue
           const after = Transition.step(record, extra)
-          if (extra._tag !== "TaskCreated" && extra._tag !== "StrayCancelled") {
+          if (!aboutStrays.includes(extra._tag)) {
             expect(after).toBe(record)
             continue
           }
-          // Only the strays may change: the status, outcome and task id stay as they were.
-          expect({ ...after, strayTasks: record.strayTasks, updatedAt: record.updatedAt }).toEqual({
+          // Only the strays and when they are due may change: the status, outcome and task id
+          // stay as they were.
+          const { strayTasks, updatedAt, nextPollAt, leaseOwner, leaseExpiresAt } = record
+          expect({ ...after, strayTasks, updatedAt, nextPollAt, leaseOwner, leaseExpiresAt }).toEqual({
             ...record,
           })
         }
+      }),
+    ))
+
+  it("a settled record is due exactly while a stray task of it is still to cancel, and held by nobody", () =>
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), (events) => {
+        let sawDue = false
+        for (const record of run(events)) {
+          if (!HandleRecord.isTerminal(record.status)) continue
+          const strays = Transition.uncancelledStrays(record).length
+          expect(record.nextPollAt !== null, `${strays} stray(s) to cancel`).toBe(strays > 0)
+          expect(record.leaseOwner).toBeNull()
+          sawDue ||= strays > 0
+        }
+        return sawDue || true
       }),
     ))
 
@@ -65,7 +83,8 @@ describe("Transition.step", () => {
           expect(new HandleRecord.HandleRecord(record)).toEqual(record)
           if (HandleRecord.isTerminal(record.status)) {
             expect(record.settledAt).not.toBeNull()
-            expect(record.nextPollAt).toBeNull()
+            // Due only for a stray task still to cancel (see the property above).
+            if (Transition.uncancelledStrays(record).length === 0) expect(record.nextPollAt).toBeNull()
             expect(record.leaseOwner).toBeNull()
           }
           if (record.status === "working" || record.status === "input_required")

@@ -288,7 +288,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           store.update(withState(record, { status: "working", taskId: `task-${key}`, ...fields })),
         )
 
-      test("claims only open, due rows free of another live lease, oldest due first", (store) =>
+      test("claims due rows free of another live lease, never one in doubt, oldest due first", (store) =>
         Effect.gen(function* () {
           const now = T0 + 100_000
           yield* seed(store, "due-late", { nextPollAt: now - 10, leaseOwner: null, leaseExpiresAt: null })
@@ -304,7 +304,19 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
             leaseOwner: "other",
             leaseExpiresAt: now + 1,
           })
-          yield* seed(store, "terminal", { status: "completed", nextPollAt: now - 1, leaseOwner: null })
+          // A settled row has a due time only while a stray task of it is still to cancel.
+          yield* seed(store, "settled-with-chores", {
+            status: "completed",
+            nextPollAt: now - 1,
+            leaseOwner: null,
+            settledAt: now - 5,
+          })
+          yield* seed(store, "settled", {
+            status: "completed",
+            nextPollAt: null,
+            leaseOwner: null,
+            settledAt: now,
+          })
           yield* seed(store, "in-doubt", {
             status: "in_doubt",
             taskId: null,
@@ -313,12 +325,53 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           })
           yield* seed(store, "idle", { nextPollAt: null, leaseOwner: null })
           const claimed = yield* store.claimDue({ owner: "me", now, leaseMs: LEASE, limit: 10 })
-          expect(claimed.map((r) => r.key)).toEqual(["due-early", "due-expired-lease", "due-late"])
+          expect(claimed.map((r) => r.key)).toEqual([
+            "due-early",
+            "due-expired-lease",
+            "due-late",
+            "settled-with-chores",
+          ])
           for (const r of claimed) {
             expect(r.leaseOwner).toBe("me")
             expect(r.leaseExpiresAt).toBe(now + LEASE)
             expect(Option.getOrThrow(yield* store.get(r.scope, r.key))).toEqual(r)
           }
+        }))
+
+      test("claims only rows of the servers asked for: by identity, or by the name part of one", (store) =>
+        Effect.gen(function* () {
+          const now = T0 + 1_000
+          const at = (key: string, serverId: string) =>
+            Effect.flatMap(store.insertOrGet(newHandle({ key, serverId })), ({ record }) =>
+              store.update(
+                withState(record, {
+                  status: "working",
+                  taskId: `task-${key}`,
+                  nextPollAt: now - 1,
+                  leaseOwner: null,
+                  leaseExpiresAt: null,
+                }),
+              ),
+            )
+          yield* at("mine", "research:0123456789abcdef")
+          yield* at("moved-here", "docs:fedcba9876543210")
+          yield* at("theirs", "research:1111111111111111")
+          yield* at("other-name", "billing:0123456789abcdef")
+          yield* at("name-only", "docs")
+          const servers = { ids: ["research:0123456789abcdef"], names: ["docs"] }
+          const claimed = yield* store.claimDue({ owner: "me", now, leaseMs: LEASE, limit: 10, servers })
+          // An id without a hash part (written before identities had one) is its own name.
+          expect(claimed.map((r) => r.key).sort()).toEqual(["mine", "moved-here", "name-only"])
+          const none = yield* store.claimDue({
+            owner: "other",
+            now,
+            leaseMs: LEASE,
+            limit: 10,
+            servers: { ids: [], names: [] },
+          })
+          expect(none).toEqual([])
+          const rest = yield* store.claimDue({ owner: "any", now, leaseMs: LEASE, limit: 10 })
+          expect(rest.map((r) => r.key).sort()).toEqual(["other-name", "theirs"])
         }))
 
       test("an owner reclaims its own rows at once (a restart with a stable instance id)", (store) =>
@@ -469,10 +522,16 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
             ...base,
             cancel: CancelIntent.make({ requestedAt: now - 5, sent: true }),
           })
-          expect(yield* store.spreadDue(options(now, { limit: 4 }))).toBe(4)
-          expect(yield* store.spreadDue(options(now))).toBe(2)
-          expect(yield* store.spreadDue(options(now))).toBe(0)
-          for (const key of [...Object.keys(untouched), "pending"]) {
+          yield* Effect.flatMap(
+            store.insertOrGet(newHandle({ key: "other-server", serverId: "elsewhere" })),
+            ({ record }) =>
+              store.update(withState(record, { status: "working", taskId: "task-elsewhere", ...base })),
+          )
+          const mine = { ids: ["srv-1"], names: [] }
+          expect(yield* store.spreadDue(options(now, { limit: 4, servers: mine }))).toBe(4)
+          expect(yield* store.spreadDue(options(now, { servers: mine }))).toBe(2)
+          expect(yield* store.spreadDue(options(now, { servers: mine }))).toBe(0)
+          for (const key of [...Object.keys(untouched), "pending", "other-server"]) {
             const record = Option.getOrThrow(yield* store.get("tenant-a", key))
             expect(record.leaseOwner === "me", key).toBe(false)
           }
@@ -509,7 +568,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           // Another server may use the same id; and the holder itself writes on as before.
           yield* store.update(withState(other.record, { status: "working", taskId: "shared" }))
           const holder = Option.getOrThrow(yield* store.get("tenant-a", "first"))
-          yield* store.update(withState(holder, { status: "completed", settledAt: T0 }))
+          yield* store.update(withState(holder, { status: "completed", settledAt: T0, nextPollAt: null }))
           // Once written elsewhere the id stays held, even by a settled row.
           const again = yield* Effect.either(
             store.update(withState(kept, { status: "working", taskId: "shared" })),
@@ -522,7 +581,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           const first = yield* store.insertOrGet(newHandle({ key: "first" }))
           const second = yield* store.insertOrGet(newHandle({ key: "second" }))
           const holder = yield* store.update(withState(first.record, { status: "working", taskId: "reused" }))
-          yield* store.update(withState(holder, { status: "completed", settledAt: T0 }))
+          yield* store.update(withState(holder, { status: "completed", settledAt: T0, nextPollAt: null }))
           expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 1 })).toBe(1)
           const taken = yield* store.update(withState(second.record, { status: "working", taskId: "reused" }))
           expect(taken.taskId).toBe("reused")
@@ -645,7 +704,8 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         Effect.gen(function* () {
           const settle = (scope: string, key: string, status: Status, settledAt: number | null) =>
             Effect.flatMap(store.insertOrGet(newHandle({ scope, key })), ({ record }) =>
-              store.update(withState(record, { status, settledAt })),
+              // As the transition leaves a row that rests: nothing due.
+              store.update(withState(record, { status, settledAt, nextPollAt: null })),
             )
           yield* settle("tenant-a", "old-done", "completed", T0)
           yield* settle("tenant-a", "old-expired", "expired", T0 + 1)
@@ -653,10 +713,16 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           yield* settle("tenant-a", "doubt", "in_doubt", null)
           yield* settle("tenant-a", "open", "working", null)
           yield* settle("tenant-b", "other-old", "cancelled", T0)
+          // A settled row with a due time still has a stray task to cancel: its only record.
+          yield* Effect.flatMap(
+            store.insertOrGet(newHandle({ scope: "tenant-a", key: "stray" })),
+            ({ record }) =>
+              store.update(withState(record, { status: "completed", settledAt: T0, nextPollAt: T0 })),
+          )
           const deleted = yield* store.deleteSettledBefore({ scope: "tenant-a", settledBefore: T0 + 5_000 })
           expect(deleted).toBe(2)
           const left = yield* store.list({ scope: "tenant-a", limit: 10 })
-          expect(left.records.map((r) => r.key).sort()).toEqual(["doubt", "new-done", "open"])
+          expect(left.records.map((r) => r.key).sort()).toEqual(["doubt", "new-done", "open", "stray"])
           expect(Option.isSome(yield* store.get("tenant-b", "other-old"))).toBe(true)
           expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 5_000 })).toBe(1)
         }))

@@ -100,10 +100,10 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
         put(next)
         return "written"
       }),
-    claimDue: ({ owner, now, leaseMs, limit }) =>
+    claimDue: (options) =>
       Effect.sync(() =>
-        due((record) => Claiming.isClaimable(record, owner, now), limit).map((record) =>
-          write(record, { leaseOwner: owner, leaseExpiresAt: now + leaseMs }),
+        due((record) => Claiming.isClaimable(record, options), options.limit).map((record) =>
+          write(record, { leaseOwner: options.owner, leaseExpiresAt: options.now + options.leaseMs }),
         ),
       ),
     spreadDue: (options) =>

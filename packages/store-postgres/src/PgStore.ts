@@ -362,6 +362,19 @@ const makeDriver = (
   const t = sql(`${schema}.${Migrations.table}`)
   const columns = sql.literal(Rows.selectColumns)
   const open = sql.literal(`(${SqlStore.openStatusList})`)
+  // The rows of an instance's servers (`HandleStore.ServerFilter`): by identity, or by the name
+  // part of it (an identity is the name, a colon and 16 hex digits; an id without them is its own
+  // name).
+  const servedBy = (servers: HandleStore.ServerFilter | undefined) => {
+    if (servers === undefined) return sql`TRUE`
+    const byId = servers.ids.length > 0 ? sql`server_id IN ${sql.in(servers.ids)}` : sql`FALSE`
+    const byName =
+      servers.names.length > 0
+        ? sql`(CASE WHEN length(server_id) > 17 AND substr(server_id, length(server_id) - 16, 1) = ':'
+            THEN substr(server_id, 1, length(server_id) - 17) ELSE server_id END) IN ${sql.in(servers.names)}`
+        : sql`FALSE`
+    return sql`(${byId} OR ${byName})`
+  }
 
   const decode = (operation: string) => (raw: unknown) =>
     Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
@@ -467,15 +480,18 @@ const makeDriver = (
     // One statement: the inner SELECT locks due rows, skipping rows another claimer holds at this
     // moment, and the UPDATE stamps them. A claim that dies with its connection is harmless: the
     // rows it took are leased to the same owner, which reclaims them on the retry.
-    claimDue: ({ owner, now, leaseMs, limit }) =>
+    // Every row with a due time (open rows, and settled ones with a stray task still to cancel) but
+    // one in doubt, which waits on the application.
+    claimDue: ({ owner, now, leaseMs, limit, servers }) =>
       run(
         "claimDue",
         sql`UPDATE ${t} SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMs},
             version = version + 1, write_id = NULL
           WHERE id IN (
             SELECT id FROM ${t}
-            WHERE status IN ${open} AND next_poll_at <= ${now}
+            WHERE next_poll_at <= ${now} AND status <> 'in_doubt'
               AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
+              AND ${servedBy(servers)}
             ORDER BY next_poll_at, id
             LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
@@ -514,6 +530,7 @@ const makeDriver = (
               AND (lease_owner IS NULL OR lease_owner = ${owner} OR ${takeOver} OR lease_expires_at <= ${now})
               AND json_typeof(body->'taskId') = 'string'
               AND (json_typeof(body->'cancel') IS DISTINCT FROM 'object' OR body->'cancel'->>'sent' = 'true')
+              AND ${servedBy(options.servers)}
               ORDER BY next_poll_at, id
               LIMIT ${options.limit}
               FOR UPDATE SKIP LOCKED
@@ -581,6 +598,7 @@ const makeDriver = (
         sql<{ readonly n: number }>`WITH deleted AS (
             DELETE FROM ${t}
             WHERE status IN (${sql.literal(SqlStore.terminalStatusList)}) AND settled_at < ${settledBefore}
+              AND next_poll_at IS NULL
               ${scope === undefined ? sql.literal("") : sql`AND scope = ${scope}`}
             RETURNING 1
           )

@@ -326,10 +326,13 @@ const makeDriver = (
     update: (next, options) =>
       submitRecord("update", next, options?.routine === true ? writes.updateRoutine : writes.update, options),
 
-    claimDue: ({ owner, now, leaseMs, limit }) =>
-      Effect.map(writer.submit("claimDue", writes.claimDue(owner, now, leaseMs, limit)), (claimed) =>
+    claimDue: (options) =>
+      Effect.map(writer.submit("claimDue", writes.claimDue(options)), (claimed) =>
         claimed.map((record) =>
-          HandleStoreDriver.bump(record, { leaseOwner: owner, leaseExpiresAt: now + leaseMs }),
+          HandleStoreDriver.bump(record, {
+            leaseOwner: options.owner,
+            leaseExpiresAt: options.now + options.leaseMs,
+          }),
         ),
       ),
 

@@ -109,7 +109,7 @@ describe("opening", () => {
         )
         .all() as ReadonlyArray<{ readonly type: string; readonly name: string }>
       for (const { type, name } of later) old.exec(`DROP ${type.toUpperCase()} "${name}"`)
-      old.exec(`DROP INDEX handles_due_order;
+      old.exec(`DROP INDEX handles_due_any;
         DROP INDEX handles_task;
         CREATE INDEX handles_due ON handles (next_poll_at) WHERE status IN ('pending', 'working', 'input_required');
         DELETE FROM mcp_handles_migrations WHERE migration_id > 1;`)
@@ -120,7 +120,7 @@ describe("opening", () => {
       const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all()
       const versions = db.prepare("SELECT migration_id FROM mcp_handles_migrations ORDER BY 1").all()
       db.close()
-      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_due_order")
+      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_due_any")
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task")
       expect(versions).toEqual(Array.from({ length: latestVersion }, (_, i) => ({ migration_id: i + 1 })))
     }),
@@ -137,12 +137,16 @@ describe("opening", () => {
           .all()
           .map((row) => (row as { detail: string }).detail)
           .join("\n")
-      const due = plan(`SELECT * FROM handles WHERE status IN ('pending', 'working', 'input_required')
-        AND next_poll_at <= 1 AND (lease_owner IS NULL OR lease_owner = 'x' OR lease_expires_at <= 1)
+      // claimDue's query: every row with a due time, of the instance's servers.
+      const due = plan(`SELECT * FROM handles WHERE next_poll_at <= 1 AND status <> 'in_doubt'
+        AND (lease_owner IS NULL OR lease_owner = 'x' OR lease_expires_at <= 1)
+        AND (1 = 0 OR server_id IN (SELECT value FROM json_each('["a:0123456789abcdef"]'))
+          OR (CASE WHEN length(server_id) > 17 AND substr(server_id, -17, 1) = ':'
+            THEN substr(server_id, 1, length(server_id) - 17) ELSE server_id END) IN (SELECT value FROM json_each('[]')))
         ORDER BY next_poll_at, created_at, scope, key LIMIT 10`)
       const list = plan("SELECT * FROM handles WHERE scope = 's' ORDER BY created_at, key LIMIT 10")
       db.close()
-      expect(due).toContain("handles_due_order")
+      expect(due).toContain("handles_due_any")
       // The index gives claimDue's whole order: no sort of rows that share a due time.
       expect(due).not.toContain("TEMP B-TREE")
       expect(list).toContain("handles_list")

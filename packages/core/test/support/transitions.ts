@@ -96,6 +96,9 @@ export const event: fc.Arbitrary<Transition.Event> = fc.oneof(
   time.map((now) => Event.Abandoned({ now })),
   time.map((now) => Event.Rescheduled({ now, nextPollAt: now + 3 })),
   fc.record({ taskId: taskIds, now: time }).map((e) => Event.StrayCancelled(e)),
+  fc
+    .record({ taskId: taskIds, now: time })
+    .map((e) => Event.StrayCancelFailed({ ...e, retryAt: e.now + 1_000 })),
   fc.record({ taskId: taskIds, now: time }).map((e) => Event.TaskIdTaken(e)),
 )
 

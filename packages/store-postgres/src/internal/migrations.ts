@@ -137,6 +137,31 @@ export const loader = (schema: string): Migrator.Loader =>
         ),
       ),
     ],
+    [
+      5,
+      "due_chores",
+      // A settled call with a stray task still to cancel stays due (issue 28): claimDue takes
+      // every row with a due time, open or not. Settled rows written before are healed: those
+      // with an uncancelled stray become due at once, every other one has no due time.
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          return Effect.all(
+            [
+              sql`UPDATE ${t} SET next_poll_at = CASE
+                  WHEN json_typeof(body->'strayTasks') = 'array' AND EXISTS (
+                    SELECT 1 FROM json_array_elements(body->'strayTasks') AS stray
+                    WHERE stray->>'cancelSent' = 'false')
+                  THEN coalesce(settled_at, created_at) ELSE NULL END
+                WHERE status NOT IN ${sql.literal(openStatuses)}`,
+              sql`CREATE INDEX handles_due_any ON ${t} (next_poll_at) WHERE next_poll_at IS NOT NULL`,
+              sql`DROP INDEX ${sql(`${schema}.handles_due`)}`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 4
+export const latestVersion = 5

@@ -105,16 +105,34 @@ const v5 = Effect.gen(function* () {
     last_seen_at INTEGER NOT NULL
   ) WITHOUT ROWID`
 })
+/**
+ * A settled call with a stray task still to cancel stays due (issue 28): claimDue takes every row
+ * with a due time, open or not, so its index covers every scheduled row (still only open rows,
+ * and the few settled ones with a stray). Settled rows written before are healed: those with an
+ * uncancelled stray become due at once, every other settled row has no due time.
+ */
+const v6 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`UPDATE handles SET next_poll_at = CASE
+      WHEN EXISTS (SELECT 1 FROM json_each(body, '$.strayTasks') WHERE json_extract(value, '$.cancelSent') = 0)
+      THEN coalesce(settled_at, created_at) ELSE NULL END
+    WHERE status NOT IN ('pending', 'working', 'input_required')`
+  yield* sql`CREATE INDEX handles_due_any ON handles (next_poll_at, created_at, scope, key)
+    WHERE next_poll_at IS NOT NULL`
+  yield* sql`DROP INDEX handles_due_order`
+})
+
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
   "3_task_id_unique": v3,
   "4_outcome_deliveries": v4,
   "5_servers": v5,
+  "6_due_chores": v6,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 5
+export const latestVersion = 6
 
 export const loader = Migrator.fromRecord(migrations)
 

@@ -6,9 +6,11 @@
 import type { HandleRecord, Status } from "@mcp-handles/core/HandleRecord"
 import {
   type AckOutcomeOptions,
+  type ClaimOptions,
   type ClaimOutcomesOptions,
   type InsertOrGetResult,
   type OutcomeDelivery,
+  type ServerFilter,
   type SpreadOptions,
   StoreError,
 } from "@mcp-handles/core/HandleStore"
@@ -28,6 +30,21 @@ const routineSet: ReadonlyArray<Rows.Column> = [
   "body",
 ]
 const routineKept: ReadonlyArray<Rows.Column> = ["server_id", "status", "created_at", "settled_at"]
+
+/**
+ * The rows of an instance's servers (`HandleStore.ServerFilter`): by identity, or by the name
+ * part of it (an identity is the name, a colon and 16 hex digits; an id without them, from before
+ * identities had them, is its own name). `@servers` is 0 for every row.
+ */
+const servedBy = `(@servers = 0 OR server_id IN (SELECT value FROM json_each(@ids))
+  OR (CASE WHEN length(server_id) > 17 AND substr(server_id, -17, 1) = ':'
+    THEN substr(server_id, 1, length(server_id) - 17) ELSE server_id END) IN (SELECT value FROM json_each(@names)))`
+
+const serverParams = (servers: ServerFilter | undefined) => ({
+  servers: servers === undefined ? 0 : 1,
+  ids: JSON.stringify(servers?.ids ?? []),
+  names: JSON.stringify(servers?.names ?? []),
+})
 
 /** A consumer's delivery state beside a row, all NULL when the row was never handed out. */
 interface DeliveryColumns {
@@ -67,11 +84,13 @@ export const make = (db: Database.Database) => {
   const updateRoutine =
     db.prepare(`UPDATE handles SET ${routineSet.map((column) => `${column} = ?`).join(", ")}
     WHERE scope = ? AND key = ? AND version = ? AND ${routineKept.map((column) => `${column} IS ?`).join(" AND ")}`)
-  // The status list must read exactly as in the handles_due_order index for SQLite to use it.
+  // Every row with a due time (open, or settled with a stray to cancel) but one in doubt (it waits
+  // on the application), through handles_due_any.
   const due = db.prepare(`SELECT ${Rows.columns} FROM handles
-    WHERE status IN (${openStatusList}) AND next_poll_at <= ?
-      AND (lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)
-    ORDER BY next_poll_at, created_at, scope, key LIMIT ?`)
+    WHERE next_poll_at <= @now AND status <> 'in_doubt'
+      AND (lease_owner IS NULL OR lease_owner = @owner OR lease_expires_at <= @now)
+      AND ${servedBy}
+    ORDER BY next_poll_at, created_at, scope, key LIMIT @limit`)
   const lease = db.prepare(`UPDATE handles SET lease_owner = ?, lease_expires_at = ?, version = version + 1
     WHERE scope = ? AND key = ? AND version = ?`)
   const release = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
@@ -97,11 +116,13 @@ export const make = (db: Database.Database) => {
           OR lease_owner IN (SELECT value FROM json_each(@takeOver)) OR lease_expires_at <= @now)
         AND json_type(body, '$.taskId') = 'text'
         AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)
+        AND ${servedBy}
       ORDER BY next_poll_at, created_at, scope, key LIMIT @limit)`)
+  // A settled row with a due time still has a stray task to cancel: it is that task's only record.
   const deleteSettled = db.prepare(`DELETE FROM handles
-    WHERE status IN (${terminalStatusList}) AND settled_at < ?`)
+    WHERE status IN (${terminalStatusList}) AND settled_at < ? AND next_poll_at IS NULL`)
   const deleteSettledInScope = db.prepare(`DELETE FROM handles
-    WHERE status IN (${terminalStatusList}) AND settled_at < ? AND scope = ?`)
+    WHERE status IN (${terminalStatusList}) AND settled_at < ? AND next_poll_at IS NULL AND scope = ?`)
 
   // Outcome delivery (issue 15): rows that rest and are due for the consumer, with its state.
   const joined = Rows.columns
@@ -216,10 +237,13 @@ export const make = (db: Database.Database) => {
      * before anything is written: a corrupt row fails the claim and leases nothing.
      */
     claimDue:
-      (owner: string, now: number, leaseMs: number, limit: number) =>
+      ({ owner, now, leaseMs, limit, servers }: ClaimOptions) =>
       (): Either.Either<ReadonlyArray<HandleRecord>, StoreError> =>
         Either.map(
-          Rows.decodeRows("claimDue", due.all(now, owner, now, limit) as Array<Rows.Row>),
+          Rows.decodeRows(
+            "claimDue",
+            due.all({ now, owner, limit, ...serverParams(servers) }) as Array<Rows.Row>,
+          ),
           (records) =>
             records.filter(
               (record) =>
@@ -239,6 +263,7 @@ export const make = (db: Database.Database) => {
           lease: options.leaseMs,
           takeOver: JSON.stringify(options.takeOver),
           limit: options.limit,
+          ...serverParams(options.servers),
         }).changes,
       ),
 

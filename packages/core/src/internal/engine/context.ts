@@ -161,6 +161,12 @@ export interface Engine {
   readonly resultLimits: Json.JsonLimits
   readonly serversByName: ReadonlyMap<string, { readonly endpoint: Wire.ServerEndpoint; readonly id: string }>
   readonly serversById: ReadonlyMap<string, Wire.ServerEndpoint>
+  /**
+   * The rows this instance can drive, and so claims: those written against its servers'
+   * identities, and those of any identity under a name the store binds to this instance's URL
+   * (an operator moved the name here). Names are filled in once the store's bindings are read.
+   */
+  readonly servers: { readonly ids: ReadonlyArray<string>; names: ReadonlyArray<string> }
   readonly drivers: Map<string, Driver>
   /** Rows a fiber of this process has driven and may still hold: handed off on close. */
   readonly held: Set<string>
@@ -179,10 +185,20 @@ export interface Engine {
 
 export { rowId } from "../../HandleRecord.js"
 
-/** A row's server: by its identity, else by its name (the app moved that server to another URL). */
-export const endpointOf = (ctx: Engine, record: HandleRecord.HandleRecord): Wire.ServerEndpoint | undefined =>
-  ctx.serversById.get(record.serverId) ??
-  ctx.serversByName.get(ServerIdentity.nameOf(record.serverId))?.endpoint
+/**
+ * A row's server: by its identity, else by its name where the store binds that name to this
+ * instance's URL. A name this instance has at another URL than the store's is another endpoint:
+ * polling a task at a server that never created it would only hear "unknown task" and end it.
+ */
+export const endpointOf = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+): Wire.ServerEndpoint | undefined => {
+  const byId = ctx.serversById.get(record.serverId)
+  if (byId !== undefined) return byId
+  const name = ServerIdentity.nameOf(record.serverId)
+  return ctx.servers.names.includes(name) ? ctx.serversByName.get(name)?.endpoint : undefined
+}
 
 export const make = (
   options: TaskClient.Options,
@@ -217,6 +233,7 @@ export const make = (
       resultLimits: options.resultLimits ?? Json.defaults.resultLimits,
       serversByName,
       serversById,
+      servers: { ids: [...serversById.keys()], names: [] },
       drivers: new Map(),
       held: new Set(),
       stepping: new Set(),

@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as HandleRecord from "../../HandleRecord.js"
 import * as Outcome from "../../Outcome.js"
+import * as Polling from "../../Polling.js"
 import * as Redaction from "../../Redaction.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
@@ -29,9 +30,15 @@ import { isUnknownTask, retryLater, type Step } from "./retry.js"
 
 /**
  * Sends `tasks/cancel` for every stray task of the row (a task the server created for this key
- * besides the row's own). Failures are retried on the next step; the stray stays recorded.
+ * besides the row's own). A failure is recorded on the stray and tried again with backoff: a live
+ * row before its next poll, a row that rests when it is due again (any instance's sweep finds
+ * it; `gc` keeps it until then).
  */
-export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): Step => {
+export const cancelStrays = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  mode: LeaseMode = "driver",
+): Step => {
   const strays = Transition.uncancelledStrays(record)
   const endpoint = endpointOf(ctx, record)
   // Checked before any Effect step: it runs before every poll, and a stray is rare.
@@ -42,15 +49,24 @@ export const cancelStrays = (ctx: Engine, record: HandleRecord.HandleRecord): St
       const sent = yield* Effect.either(
         ctx.wire.cancelTask(endpoint, stray.taskId, record.snapshot ?? undefined),
       )
+      const now = yield* ctx.store.now
       if (Either.isLeft(sent) && !isUnknownTask(sent.left)) {
         yield* Effect.logWarning("could not cancel a stray task; will try again", {
           key: record.key,
           taskId: Redaction.taskId(stray.taskId),
           problem: problemOf(sent.left),
         })
+        const retryAfterMs = sent.left._tag === "ServerBusy" ? sent.left.retryAfterMs : undefined
+        const delay = yield* Polling.retryDelay(ctx.polling, stray.cancelFailures + 1, retryAfterMs)
+        current = yield* commit(
+          ctx,
+          current,
+          Transition.Event.StrayCancelFailed({ taskId: stray.taskId, now, retryAt: now + delay }),
+          "action",
+          mode,
+        )
         continue
       }
-      const now = yield* ctx.store.now
       current = yield* commit(
         ctx,
         current,
@@ -187,19 +203,10 @@ export const advance = (
     const taskId = record.taskId
     if (taskId === null || (record.status !== "working" && record.status !== "input_required")) return record
     if (endpoint === undefined) {
-      // The server is not configured in this process: leave the row for one that has it.
-      const now = yield* ctx.store.now
-      return yield* commit(
-        ctx,
-        record,
-        Transition.Event.PollFailed({
-          problem: `server ${record.serverId} is not configured here`,
-          now,
-          retryAt: now + ctx.polling.maxIntervalMs,
-        }),
-        "action",
-        mode,
-      )
+      // This instance cannot reach the row's server: the row is freed at once for one that can
+      // (holding it, even to write a retry time, would keep that one from driving it).
+      yield* ctx.store.release(record.scope, record.key, mode === "driver" ? ctx.driverOwner : ctx.owner)
+      return yield* Effect.fail(new LeaseLost())
     }
     if (record.cancel !== null && !record.cancel.sent)
       return yield* sendCancel(ctx, record, endpoint, taskId, mode)

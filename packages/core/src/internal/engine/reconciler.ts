@@ -50,6 +50,14 @@ const actOn = (ctx: Engine, record: HandleRecord.HandleRecord, spread: boolean, 
       }
       return
     }
+    if (!HandleRecord.isOpen(record.status)) {
+      // A call that rests is due only for a stray task still to cancel; with none left (a row
+      // scheduled by hand, or by an older version), nothing is due any more.
+      const current = yield* cancelStrays(ctx, record, "sweep")
+      if (Transition.uncancelledStrays(current).length === 0 && current.nextPollAt !== null)
+        yield* commit(ctx, current, Transition.Event.Rescheduled({ now, nextPollAt: now }), "action", "sweep")
+      return
+    }
     const handler = ctx.options.onInputRequired
     if (needsInput(record, handler)) {
       // Input is a driver's work: it polls first, holds the lease while a person answers.
@@ -57,7 +65,7 @@ const actOn = (ctx: Engine, record: HandleRecord.HandleRecord, spread: boolean, 
       yield* ensureDriving(ctx, record, undefined, handler)
       return
     }
-    const current = yield* cancelStrays(ctx, record)
+    const current = yield* cancelStrays(ctx, record, "sweep")
     const cancelPending = current.cancel !== null && !current.cancel.sent
     if (spread && !cancelPending) {
       // A row the bulk spread put at the very start of its window is still due: it is
@@ -105,6 +113,7 @@ export const sweep = (
         const moved = yield* ctx.store.spreadDue({
           owner: ctx.owner,
           takeOver: [ctx.driverOwner],
+          servers: ctx.servers,
           now: start,
           leaseMs: ctx.leaseMs,
           limit: defaults.spreadBatch,
@@ -121,7 +130,13 @@ export const sweep = (
       // sweep also takes over the rows this id's fibers held before a restart. It never acts on
       // a row a live fiber of this instance drives.
       const claim = (as: string) =>
-        ctx.store.claimDue({ owner: as, now: start, leaseMs: ctx.leaseMs, limit: batchSize })
+        ctx.store.claimDue({
+          owner: as,
+          now: start,
+          leaseMs: ctx.leaseMs,
+          limit: batchSize,
+          servers: ctx.servers,
+        })
       const mine = yield* claim(ctx.owner)
       const theirs = spread ? yield* claim(ctx.driverOwner) : []
       const full = mine.length === batchSize || theirs.length === batchSize
