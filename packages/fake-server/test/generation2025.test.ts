@@ -16,7 +16,7 @@ import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.m
 import type * as Config from "../src/Config.js"
 import * as FakeServer from "../src/FakeServer.js"
 import * as ServerClock from "../src/ServerClock.js"
-import { flush, request, track, urlBase } from "./helpers.js"
+import { answeredAfter, flush, request, track, urlBase } from "./helpers.js"
 
 const config: Config.Config = {
   generation: "2025-11-25",
@@ -91,6 +91,40 @@ const open = async (server: FakeServer.FakeServer, capabilities: Record<string, 
   expect(session).toBeTypeOf("string")
   return { session: session as string, body }
 }
+
+/** Builds the binary, runs it with `--generation generation`, gives `use` its URL, then stops it. */
+const withBinary = async (generation: string, use: (url: string) => Promise<void>) => {
+  const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+  execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
+  const child = spawnGroup(
+    process.execPath,
+    [join(packageDir, "dist/bin.js"), "--port", "0", "--generation", generation],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  )
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
+      createInterface({ input: child.stdout }).once("line", resolve)
+    })
+    await use(url)
+  } finally {
+    killGroup(child)
+  }
+}
+
+/** A 2025-11-25 `initialize` over real HTTP. */
+const initializeOver = (url: string) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
+  })
 
 const events = async (response: Response): Promise<Array<Any>> =>
   (await response.text())
@@ -203,40 +237,16 @@ describe("the fake server in 2025-11-25 mode", () => {
     expect(unknown.error.code).toBe(-32602)
   })
 
-  it("the binary serves the mode with --generation 2025-11-25", async () => {
-    const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
-    execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
-    const child = spawnGroup(
-      process.execPath,
-      [join(packageDir, "dist/bin.js"), "--port", "0", "--generation", "2025-11-25"],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    )
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
-        createInterface({ input: child.stdout }).once("line", resolve)
-      })
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-11-25",
-            capabilities: {},
-            clientInfo: { name: "t", version: "1" },
-          },
-        }),
-      })
-      expect(response.headers.get("mcp-session-id")).toBeTypeOf("string")
-      expect(((await response.json()) as Any).result.protocolVersion).toBe("2025-11-25")
-    } finally {
-      killGroup(child)
-    }
-  }, 120_000)
+  it(
+    "the binary serves the mode with --generation 2025-11-25",
+    () =>
+      withBinary("2025-11-25", async (url) => {
+        const response = await initializeOver(url)
+        expect(response.headers.get("mcp-session-id")).toBeTypeOf("string")
+        expect(((await response.json()) as Any).result.protocolVersion).toBe("2025-11-25")
+      }),
+    120_000,
+  )
 })
 
 describe("2025-11-25: the client opts in to a task per request", () => {
@@ -244,13 +254,11 @@ describe("2025-11-25: the client opts in to a task per request", () => {
     const { server, clock } = setup()
     const { session, body } = await open(server)
     expect(body.result.capabilities.tasks).toEqual({ requests: { tools: { call: {} } }, cancel: {} })
-    const answering = track(rpc(server, session, "tools/call", { name: "long", arguments: {} }))
-    await flush()
-    clock.advance(19_999)
-    await flush()
-    expect(answering.settled()).toBe(false)
-    clock.advance(1)
-    const answer = await answering.promise
+    const answer = await answeredAfter(
+      clock,
+      20_000,
+      rpc(server, session, "tools/call", { name: "long", arguments: {} }),
+    )
     expect(answer.result).toEqual({ content: [{ type: "text", text: "long done" }] })
     expect(server.taskIds()).toEqual([])
     expect(server.ledger.launches).toEqual([expect.objectContaining({ tool: "long", taskId: null })])
@@ -381,46 +389,19 @@ describe("generation both: each request in the generation it speaks, one ledger"
     })
   })
 
-  it("the binary serves both with --generation both", async () => {
-    const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
-    execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
-    const child = spawnGroup(
-      process.execPath,
-      [join(packageDir, "dist/bin.js"), "--port", "0", "--generation", "both"],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    )
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
-        createInterface({ input: child.stdout }).once("line", resolve)
-      })
-      const initialized = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-11-25",
-            capabilities: {},
-            clientInfo: { name: "t", version: "1" },
-          },
-        }),
-      })
-      expect(initialized.headers.get("mcp-session-id")).toBeTypeOf("string")
-      const discover = request("server/discover")
-      const discovered = await fetch(url, {
-        method: "POST",
-        headers: discover.headers,
-        body: await discover.text(),
-      })
-      expect(((await discovered.json()) as Any).result.supportedVersions).toEqual(["2026-07-28"])
-    } finally {
-      killGroup(child)
-    }
-  }, 120_000)
+  it(
+    "the binary serves both with --generation both",
+    () =>
+      withBinary("both", async (url) => {
+        expect((await initializeOver(url)).headers.get("mcp-session-id")).toBeTypeOf("string")
+        const discover = request("server/discover")
+        const discovered = await fetch(url, {
+          method: "POST",
+          headers: discover.headers,
+          body: await discover.text(),
+        })
+        expect(((await discovered.json()) as Any).result.supportedVersions).toEqual(["2026-07-28"])
+      }),
+    120_000,
+  )
 })

@@ -11,7 +11,7 @@ import type * as Config from "../src/Config.js"
 import * as FakeServer from "../src/FakeServer.js"
 import * as NodeHttp from "../src/NodeHttp.js"
 import * as ServerClock from "../src/ServerClock.js"
-import { type AnyJson, call, flush, request, track, withTasks } from "./helpers.js"
+import { type AnyJson, answeredAfter, call, flush, request, track, withTasks } from "./helpers.js"
 
 const T0 = Date.UTC(2026, 6, 28)
 
@@ -90,13 +90,7 @@ describe("a direct answer is held for its tool's duration", () => {
 
   it("a tool that answers directly is held for a client with tasks too; a task is still created at once", async () => {
     const { server, clock } = setup()
-    const direct = track(call(server, "tools/call", { name: "lookup" }))
-    await flush()
-    clock.advance(2_999)
-    await flush()
-    expect(direct.settled()).toBe(false)
-    clock.advance(1)
-    expect(await direct.promise).toEqual({
+    expect(await answeredAfter(clock, 3_000, call(server, "tools/call", { name: "lookup" }))).toEqual({
       resultType: "complete",
       content: [{ type: "text", text: "found" }],
     })
@@ -208,21 +202,12 @@ describe("progress on a held answer", () => {
 
   it("a client that does not accept an event stream gets the plain answer after the duration", async () => {
     const { server, clock } = setup()
-    const answering = track(
-      server.handler(
-        request(
-          "tools/call",
-          { name: "lookup" },
-          { meta: { progressToken: "p" }, headers: { accept: "application/json" } },
-        ),
-      ),
+    const asked = request(
+      "tools/call",
+      { name: "lookup" },
+      { meta: { progressToken: "p" }, headers: { accept: "application/json" } },
     )
-    await flush()
-    clock.advance(2_999)
-    await flush()
-    expect(answering.settled()).toBe(false)
-    clock.advance(1)
-    const response = await answering.promise
+    const response = await answeredAfter(clock, 3_000, server.handler(asked))
     expect(response.headers.get("content-type")).toContain("application/json")
     expect(((await response.json()) as AnyJson).result.content).toEqual([{ type: "text", text: "found" }])
   })

@@ -129,3 +129,21 @@ export const track = <A>(
   watched.catch(() => {})
   return { settled: () => settled, promise: watched }
 }
+
+/**
+ * Awaits an answer the server holds for `ms` on `clock`: still held 1 ms before (it throws when
+ * the answer came sooner), there once the clock reaches `ms`.
+ */
+export const answeredAfter = async <A>(
+  clock: { advance(ms: number): void },
+  ms: number,
+  pending: Promise<A>,
+): Promise<A> => {
+  const answer = track(pending)
+  await flush()
+  clock.advance(ms - 1)
+  await flush()
+  if (answer.settled()) throw new Error(`answered before ${ms} ms had passed`)
+  clock.advance(1)
+  return answer.promise
+}

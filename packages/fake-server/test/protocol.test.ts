@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import type * as Config from "../src/Config.js"
 import * as FakeServer from "../src/FakeServer.js"
 import * as ServerClock from "../src/ServerClock.js"
-import { call, errorOf, flush, request, rpc, tasksExtension, track, urlBase, withTasks } from "./helpers.js"
+import { answeredAfter, call, errorOf, request, rpc, tasksExtension, urlBase, withTasks } from "./helpers.js"
 
 const config: Config.Config = {
   tools: [
@@ -129,11 +129,11 @@ describe("capability negotiation", () => {
 
   it("an optional-task tool falls back to a direct answer for a client without the extension, after its duration", async () => {
     const { server, clock } = setup()
-    const answering = track(call(server, "tools/call", { name: "job" }, { capabilities: {} }))
-    await flush()
-    expect(answering.settled()).toBe(false)
-    clock.advance(1000)
-    const result = await answering.promise
+    const result = await answeredAfter(
+      clock,
+      1000,
+      call(server, "tools/call", { name: "job" }, { capabilities: {} }),
+    )
     expect(result).toEqual({ resultType: "complete", content: [{ type: "text", text: "done" }] })
     expect(server.ledger.launches[0]).toMatchObject({ tool: "job", taskId: null, resultType: "complete" })
   })
