@@ -28,9 +28,12 @@ export interface Config {
   /**
    * The protocol generation served. `"2025-11-25"`: the same tools, faults, tasks and ledger
    * in that revision's shapes (`initialize` and sessions, `task` on `tools/call`,
-   * `CreateTaskResult`, `tasks/get`, `tasks/result`, `tasks/cancel`). Default `"2026-07-28"`.
+   * `CreateTaskResult`, `tasks/get`, `tasks/result`, `tasks/cancel`). `"both"`: each request
+   * in the generation it speaks, on one endpoint with one ledger. Default `"2026-07-28"`. A
+   * request of a generation the server does not serve gets that generation's answer for an
+   * unsupported protocol version.
    */
-  readonly generation?: "2026-07-28" | "2025-11-25" | undefined
+  readonly generation?: "2026-07-28" | "2025-11-25" | "both" | undefined
   /**
    * Validate the SEP-2243 routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
    * Default true: a conforming client always sends them.
@@ -75,8 +78,9 @@ export interface Tool extends ToolBehaviour {
   readonly annotations?: ToolAnnotations | undefined
   /**
    * Advertised in `tools/list` as `execution.taskSupport`. `required` makes a call from a client
-   * that did not declare the tasks extension fail with -32021. Default: `optional` when the tool can
-   * answer with a task, `forbidden` otherwise.
+   * that did not declare the tasks extension fail with -32021 (2025-11-25: a call without `task`
+   * fails with -32601, and so does a call with `task` of a `forbidden` tool). Default: `optional`
+   * when the tool can answer with a task, `forbidden` otherwise.
    */
   readonly taskSupport?: "forbidden" | "optional" | "required" | undefined
   /**
@@ -105,9 +109,17 @@ export interface ToolAnnotations {
  * @category models
  */
 export interface ToolBehaviour {
-  /** Whether a call answers with a task, directly, or by a seeded coin toss. Default `task`. */
+  /**
+   * Whether a call answers with a task, directly, or by a seeded coin toss, for a client that
+   * declared the tasks extension (2026-07-28; under 2025-11-25 the request's `task` decides).
+   * Default `task`.
+   */
   readonly shape?: ResultShape | undefined
-  /** Working time of a task (not counting time blocked on input). Default 0. */
+  /**
+   * Working time of a task (not counting time blocked on input), and how long a direct answer
+   * is held: a call answered without a task is answered once this time has passed, as a real
+   * server holds the request while the work runs. Default 0.
+   */
   readonly durationMs?: Duration | undefined
   /** `pollIntervalMs` the task advertises; a schedule changes it over the task's life. */
   readonly pollIntervalMs?: PollInterval | undefined
@@ -138,8 +150,9 @@ export interface ToolBehaviour {
   readonly undeclaredInputs?: "reject" | "omit" | undefined
   /**
    * Progress of a direct call whose `_meta.progressToken` is set: the answer becomes an SSE
-   * stream of `notifications/progress` and then the result. Tasks never report progress (the
-   * Tasks extension does not support it).
+   * stream of `notifications/progress` and then the result. Unset, a direct answer held for a
+   * duration reports `defaults.progress` over it. Tasks never report progress (the Tasks
+   * extension does not support it).
    */
   readonly progress?: Progress | undefined
 }
@@ -153,7 +166,11 @@ export interface Progress {
   readonly steps: readonly number[]
   /** `total` of every notification (omitted when unset). */
   readonly total?: number | undefined
-  /** Real time between two notifications (default 0). */
+  /**
+   * Time between two notifications (through the server's `sleep`). Default: the steps spread
+   * evenly over the call's duration, the last one as the result leaves (0 without a duration).
+   * The result never leaves before the duration has passed.
+   */
   readonly intervalMs?: number | undefined
   /** `message` of each notification (templated; `{{progress}}` is the value). */
   readonly message?: string | undefined
@@ -395,6 +412,8 @@ export const defaults = {
   purgeAfterMs: 60_000,
   /** What a call ends with when its tool names no outcome. */
   outcome: { kind: "result", text: "ok" } as Outcome,
+  /** Progress of a held direct answer whose tool names none: a quarter of the way at a time. */
+  progress: { steps: [0, 25, 50, 75, 100], total: 100 } as Progress,
   /** Host names accepted in `Host` and `Origin` (DNS-rebinding protection): the loopback ones. */
   allowedHosts: ["localhost", "127.0.0.1", "[::1]"] as readonly string[],
 } as const

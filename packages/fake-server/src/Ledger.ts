@@ -25,7 +25,10 @@ export interface Launch {
   readonly resultType: "task" | "complete" | "error"
   /** Clock time of the launch. */
   readonly at: number
-  /** False when a fault lost or garbled the response that carried the outcome. */
+  /**
+   * False when a fault lost or garbled the response that carried the outcome, or the client
+   * went away while a direct answer was held (it is true until then).
+   */
   responseDelivered: boolean
   /** The fault applied to the launching response, if any. */
   fault: string | null
@@ -80,7 +83,10 @@ export interface Request {
   readonly at: number
   /** Clock time the request arrived: with `endedAt`, what was in flight at once. */
   readonly startedAt: number
-  /** Clock time the answer (or the cut connection) left: after any `after` latency. */
+  /**
+   * Clock time the answer (or the cut connection) left: after a direct answer's hold (for an
+   * event stream, once its last message left) and any `after` latency.
+   */
   readonly endedAt: number
   readonly method: string | null
   readonly tool: string | null
@@ -90,8 +96,12 @@ export interface Request {
   /** Who sent it: the request's `x-client-id` header (tests name their client instances). */
   readonly client: string | null
   readonly httpStatus: number
-  /** `dropped`: the connection was cut; `malformed`: the body was not valid JSON. */
-  readonly outcome: "result" | "error" | "dropped" | "malformed" | "stream"
+  /**
+   * `dropped`: the connection was cut (a fault, or a restart while the answer was held);
+   * `abandoned`: the client went away (its timeout, say) while a direct answer was held;
+   * `malformed`: the body was not valid JSON.
+   */
+  readonly outcome: "result" | "error" | "dropped" | "abandoned" | "malformed" | "stream"
   readonly errorCode: number | null
   readonly fault: string | null
 }

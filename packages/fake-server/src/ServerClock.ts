@@ -23,7 +23,9 @@ export interface ServerClock {
 export const system: ServerClock = { now: () => Date.now() }
 
 /**
- * A clock moved by hand: handy in tests that do not use Effect.
+ * A clock moved by hand: handy in tests that do not use Effect. Pass its `sleep` to the server
+ * too, and held answers and latency faults wait on it: they resolve once the clock is moved
+ * past their deadline.
  *
  * @since 0.1.0
  * @category models
@@ -31,6 +33,8 @@ export const system: ServerClock = { now: () => Date.now() }
 export interface ManualClock extends ServerClock {
   set(ms: number): void
   advance(ms: number): void
+  /** Resolves once the clock has been moved `ms` past the time it was called at. @since 0.2.0 */
+  sleep(ms: number): Promise<void>
 }
 
 /**
@@ -39,13 +43,27 @@ export interface ManualClock extends ServerClock {
  */
 export const manual = (startMs = 0): ManualClock => {
   let current = startMs
+  let sleepers: Array<{ readonly at: number; readonly wake: () => void }> = []
+  const moved = () => {
+    const due = sleepers.filter((sleeper) => sleeper.at <= current)
+    sleepers = sleepers.filter((sleeper) => sleeper.at > current)
+    for (const sleeper of due) sleeper.wake()
+  }
   return {
     now: () => current,
     set: (ms) => {
       current = ms
+      moved()
     },
     advance: (ms) => {
       current += ms
+      moved()
     },
+    sleep: (ms) =>
+      ms <= 0
+        ? Promise.resolve()
+        : new Promise<void>((wake) => {
+            sleepers.push({ at: current + ms, wake })
+          }),
   }
 }

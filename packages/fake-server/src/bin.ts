@@ -8,7 +8,7 @@ import * as Persistence from "./Persistence.js"
 import * as Profile from "./Profile.js"
 
 const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --profile conformance] [--state FILE]
-                       [--generation 2025-11-25]
+                       [--generation 2026-07-28 | 2025-11-25 | both]
 
   --port N        port to listen on (0 picks a free one; default 0)
   --host H        interface to bind (default 127.0.0.1)
@@ -22,8 +22,9 @@ const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --p
                   a host name requests may name in Host/Origin, on top of the config's allowedHosts
                   (default: the loopback names); repeat it for several, "*" for any (DNS-rebinding
                   protection: serving on another interface, name it here)
-  --generation G  the protocol generation served: 2026-07-28 (default) or 2025-11-25 (initialize
-                  and sessions, CreateTaskResult, tasks/result; overrides the config's)
+  --generation G  the protocol generation served: 2026-07-28 (default), 2025-11-25 (initialize
+                  and sessions, CreateTaskResult, tasks/result), or both (each request in the
+                  generation it speaks, one ledger); overrides the config's
   --exit-with-parent
                   stop (as on SIGTERM) once the process that started this one is gone, however it
                   ended (SIGKILL too): for harnesses, so that no server outlives its run
@@ -57,8 +58,8 @@ const main = async () => {
       ? loaded
       : { ...loaded, allowedHosts: [...(loaded.allowedHosts ?? Config.defaults.allowedHosts), ...extraHosts] }
   const generation = values.generation
-  if (generation !== undefined && generation !== "2026-07-28" && generation !== "2025-11-25") {
-    throw new Error(`invalid --generation ${generation} (2026-07-28 or 2025-11-25)`)
+  if (generation !== undefined && !isGeneration(generation)) {
+    throw new Error(`invalid --generation ${generation} (2026-07-28, 2025-11-25 or both)`)
   }
   const port = Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${values.port}`)
@@ -80,6 +81,9 @@ const main = async () => {
   process.once("SIGINT", shutdown)
   if (values["exit-with-parent"]) exitWithParent(shutdown)
 }
+
+const isGeneration = (value: string): value is NonNullable<Config.Config["generation"]> =>
+  value === "2026-07-28" || value === "2025-11-25" || value === "both"
 
 /** How often `--exit-with-parent` looks for the parent. */
 const PARENT_CHECK_MS = 500

@@ -16,7 +16,7 @@ import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.m
 import type * as Config from "../src/Config.js"
 import * as FakeServer from "../src/FakeServer.js"
 import * as ServerClock from "../src/ServerClock.js"
-import { urlBase } from "./helpers.js"
+import { answeredAfter, flush, request, track, urlBase } from "./helpers.js"
 
 const config: Config.Config = {
   generation: "2025-11-25",
@@ -39,12 +39,14 @@ const config: Config.Config = {
       ],
       outcome: { kind: "result", text: "answered {{inputs.go.action}}" },
     },
+    { name: "long", durationMs: 20_000, outcome: { kind: "result", text: "long done" } },
+    { name: "must_task", taskSupport: "required", durationMs: 100 },
   ],
 }
 
-const setup = () => {
+const setup = (generation: Config.Config["generation"] = "2025-11-25") => {
   const clock = ServerClock.manual(Date.UTC(2025, 10, 25))
-  return { clock, server: FakeServer.unsafeMake(config, { clock }) }
+  return { clock, server: FakeServer.unsafeMake({ ...config, generation }, { clock, sleep: clock.sleep }) }
 }
 
 let nextId = 1
@@ -90,6 +92,40 @@ const open = async (server: FakeServer.FakeServer, capabilities: Record<string, 
   return { session: session as string, body }
 }
 
+/** Builds the binary, runs it with `--generation generation`, gives `use` its URL, then stops it. */
+const withBinary = async (generation: string, use: (url: string) => Promise<void>) => {
+  const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+  execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
+  const child = spawnGroup(
+    process.execPath,
+    [join(packageDir, "dist/bin.js"), "--port", "0", "--generation", generation],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  )
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
+      createInterface({ input: child.stdout }).once("line", resolve)
+    })
+    await use(url)
+  } finally {
+    killGroup(child)
+  }
+}
+
+/** A 2025-11-25 `initialize` over real HTTP. */
+const initializeOver = (url: string) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
+  })
+
 const events = async (response: Response): Promise<Array<Any>> =>
   (await response.text())
     .split("\n")
@@ -111,7 +147,13 @@ describe("the fake server in 2025-11-25 mode", () => {
     expect(unknown.status).toBe(404)
     const listed = await rpc(server, session, "tools/list", {})
     expect(listed.result.resultType).toBeUndefined()
-    expect(listed.result.tools.map((tool: Any) => tool.name)).toEqual(["echo", "job", "ask"])
+    expect(listed.result.tools.map((tool: Any) => tool.name)).toEqual([
+      "echo",
+      "job",
+      "ask",
+      "long",
+      "must_task",
+    ])
     // A 2026-07-28 request is refused the way a 2025-11-25 server refuses it.
     const modern = await post(server, { jsonrpc: "2.0", id: 1, method: "server/discover", params: {} })
     expect(modern.status).toBe(400)
@@ -195,38 +237,171 @@ describe("the fake server in 2025-11-25 mode", () => {
     expect(unknown.error.code).toBe(-32602)
   })
 
-  it("the binary serves the mode with --generation 2025-11-25", async () => {
-    const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
-    execFileSync(process.execPath, [tsc, "-b", join(packageDir, "tsconfig.src.json")], { stdio: "inherit" })
-    const child = spawnGroup(
-      process.execPath,
-      [join(packageDir, "dist/bin.js"), "--port", "0", "--generation", "2025-11-25"],
-      { stdio: ["ignore", "pipe", "pipe"] },
+  it(
+    "the binary serves the mode with --generation 2025-11-25",
+    () =>
+      withBinary("2025-11-25", async (url) => {
+        const response = await initializeOver(url)
+        expect(response.headers.get("mcp-session-id")).toBeTypeOf("string")
+        expect(((await response.json()) as Any).result.protocolVersion).toBe("2025-11-25")
+      }),
+    120_000,
+  )
+})
+
+describe("2025-11-25: the client opts in to a task per request", () => {
+  it("a plain call of an optional tool is answered directly, after the tool's 20 s, never as a task", async () => {
+    const { server, clock } = setup()
+    const { session, body } = await open(server)
+    expect(body.result.capabilities.tasks).toEqual({ requests: { tools: { call: {} } }, cancel: {} })
+    const answer = await answeredAfter(
+      clock,
+      20_000,
+      rpc(server, session, "tools/call", { name: "long", arguments: {} }),
     )
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.once("exit", (code) => reject(new Error(`exited with ${code}`)))
-        createInterface({ input: child.stdout }).once("line", resolve)
-      })
-      const response = await fetch(url, {
+    expect(answer.result).toEqual({ content: [{ type: "text", text: "long done" }] })
+    expect(server.taskIds()).toEqual([])
+    expect(server.ledger.launches).toEqual([expect.objectContaining({ tool: "long", taskId: null })])
+  })
+
+  it("with task, the same tool is a task at once", async () => {
+    const { server } = setup()
+    const { session } = await open(server)
+    const created = await rpc(server, session, "tools/call", {
+      name: "long",
+      arguments: {},
+      task: { ttl: 60_000 },
+    })
+    expect(created.result.task).toMatchObject({ status: "working" })
+  })
+
+  it("a required tool refuses a plain call with -32601; a forbidden one refuses task; neither launches", async () => {
+    const { server } = setup()
+    const { session } = await open(server)
+    const plain = await rpc(server, session, "tools/call", { name: "must_task", arguments: {} })
+    expect(plain.error).toMatchObject({ code: -32601, message: expect.stringContaining("task augmentation") })
+    expect(plain.result).toBeUndefined()
+    const asked = await rpc(server, session, "tools/call", { name: "echo", arguments: {}, task: {} })
+    expect(asked.error).toMatchObject({ code: -32601 })
+    const malformed = await rpc(server, session, "tools/call", { name: "job", arguments: {}, task: true })
+    expect(malformed.error).toMatchObject({ code: -32602 })
+    expect(server.ledger.launches).toEqual([])
+    const tasked = await rpc(server, session, "tools/call", { name: "must_task", arguments: {}, task: {} })
+    expect(tasked.result.task.status).toBe("working")
+  })
+
+  it("a server whose tools all answer directly does not offer task-augmented calls", async () => {
+    const clock = ServerClock.manual(0)
+    const server = FakeServer.unsafeMake(
+      { generation: "2025-11-25", tools: [{ name: "echo", shape: "direct" }] },
+      { clock, sleep: clock.sleep },
+    )
+    const { body } = await open(server)
+    expect(body.result.capabilities).toEqual({ tools: {} })
+  })
+})
+
+/** A 2026-07-28 request: `_meta` envelope and routing headers. */
+const modern = (server: FakeServer.FakeServer, method: string, params: Record<string, unknown> = {}) =>
+  server.handler(request(method, params))
+
+describe("a request of the other generation", () => {
+  it("a 2026-07-28 server answers initialize with -32022 naming the versions it speaks", async () => {
+    const { server } = setup("2026-07-28")
+    const response = await post(server, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    })
+    expect(response.status).toBe(400)
+    expect(((await response.json()) as Any).error).toEqual({
+      code: -32022,
+      message: "Unsupported protocol version: 2025-11-25",
+      data: { requested: "2025-11-25", supported: ["2026-07-28"] },
+    })
+    // A request that names no version at all learns the supported ones too; a notification is dropped.
+    const bare = await server.handler(
+      new Request(urlBase, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-11-25",
-            capabilities: {},
-            clientInfo: { name: "t", version: "1" },
-          },
-        }),
-      })
-      expect(response.headers.get("mcp-session-id")).toBeTypeOf("string")
-      expect(((await response.json()) as Any).result.protocolVersion).toBe("2025-11-25")
-    } finally {
-      killGroup(child)
-    }
-  }, 120_000)
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      }),
+    )
+    expect(((await bare.json()) as Any).error).toMatchObject({
+      code: -32022,
+      data: { supported: ["2026-07-28"] },
+    })
+    const notified = await post(server, { jsonrpc: "2.0", method: "notifications/initialized" })
+    expect(notified.status).toBe(202)
+    expect(server.ledger.launches).toEqual([])
+  })
+
+  it("a 2025-11-25 server answers a 2026-07-28 request with HTTP 400 naming the version it speaks", async () => {
+    const { server } = setup()
+    const response = await modern(server, "tools/call", { name: "echo" })
+    expect(response.status).toBe(400)
+    const body = (await response.json()) as Any
+    expect(body.error.code).toBe(-32000)
+    expect(body.error.message).toContain(
+      "Unsupported protocol version: 2026-07-28 (supported versions: 2025-11-25)",
+    )
+    expect(server.ledger.launches).toEqual([])
+  })
+})
+
+describe("generation both: each request in the generation it speaks, one ledger", () => {
+  it("a 2025-11-25 session and 2026-07-28 requests share one endpoint, its tasks and its ledger", async () => {
+    const { server, clock } = setup("both")
+    const { session, body } = await open(server)
+    expect(body.result.protocolVersion).toBe("2025-11-25")
+    const old = await rpc(server, session, "tools/call", { name: "job", arguments: {}, task: {} })
+    const created = (await (await modern(server, "tools/call", { name: "job" })).json()) as Any
+    expect(created.result).toMatchObject({ resultType: "task", status: "working" })
+    const discovered = (await (await modern(server, "server/discover")).json()) as Any
+    expect(discovered.result.supportedVersions).toEqual(["2026-07-28"])
+    clock.advance(1_000)
+    // A task is one task, whichever generation asks about it.
+    const polled = (await (
+      await modern(server, "tasks/get", { taskId: old.result.task.taskId })
+    ).json()) as Any
+    expect(polled.result.status).toBe("completed")
+    expect((await rpc(server, session, "tasks/get", { taskId: created.result.taskId })).result.status).toBe(
+      "completed",
+    )
+    expect(server.ledger.launches.map((launch) => launch.taskId)).toEqual([
+      old.result.task.taskId,
+      created.result.taskId,
+    ])
+    // A 2026-07-28 client with tasks gets a task at once; one without is held for the tool's time.
+    const declared = track(modern(server, "tools/call", { name: "long" }).then((response) => response.json()))
+    const held = track(
+      server
+        .handler(request("tools/call", { name: "long" }, { capabilities: {} }))
+        .then((r) => r.json() as Any),
+    )
+    await flush()
+    clock.advance(20_000)
+    expect(((await declared.promise) as Any).result.resultType).toBe("task")
+    expect((await held.promise).result).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "long done" }],
+    })
+  })
+
+  it(
+    "the binary serves both with --generation both",
+    () =>
+      withBinary("both", async (url) => {
+        expect((await initializeOver(url)).headers.get("mcp-session-id")).toBeTypeOf("string")
+        const discover = request("server/discover")
+        const discovered = await fetch(url, {
+          method: "POST",
+          headers: discover.headers,
+          body: await discover.text(),
+        })
+        expect(((await discovered.json()) as Any).result.supportedVersions).toEqual(["2026-07-28"])
+      }),
+    120_000,
+  )
 })

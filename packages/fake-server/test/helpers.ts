@@ -111,3 +111,39 @@ export const errorOf = async (
     throw new Error(`${method} did not fail: ${JSON.stringify(reply.body)}`)
   return { status: reply.status, ...reply.body.error }
 }
+
+/** Lets the server's promise work (body reads, wake-ups) run. */
+export const flush = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/** A promise whose settling can be looked at without awaiting it. */
+export const track = <A>(
+  promise: Promise<A>,
+): { readonly settled: () => boolean; readonly promise: Promise<A> } => {
+  let settled = false
+  const watched = promise.finally(() => {
+    settled = true
+  })
+  // Looked at, not only awaited: a rejection is the test's to assert, not an unhandled one.
+  watched.catch(() => {})
+  return { settled: () => settled, promise: watched }
+}
+
+/**
+ * Awaits an answer the server holds for `ms` on `clock`: still held 1 ms before (it throws when
+ * the answer came sooner), there once the clock reaches `ms`.
+ */
+export const answeredAfter = async <A>(
+  clock: { advance(ms: number): void },
+  ms: number,
+  pending: Promise<A>,
+): Promise<A> => {
+  const answer = track(pending)
+  await flush()
+  clock.advance(ms - 1)
+  await flush()
+  if (answer.settled()) throw new Error(`answered before ${ms} ms had passed`)
+  clock.advance(1)
+  return answer.promise
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import type * as Config from "../src/Config.js"
 import * as FakeServer from "../src/FakeServer.js"
 import * as ServerClock from "../src/ServerClock.js"
-import { call, errorOf, request, rpc, tasksExtension, urlBase, withTasks } from "./helpers.js"
+import { answeredAfter, call, errorOf, request, rpc, tasksExtension, urlBase, withTasks } from "./helpers.js"
 
 const config: Config.Config = {
   tools: [
@@ -20,7 +20,7 @@ const config: Config.Config = {
 
 const setup = () => {
   const clock = ServerClock.manual(Date.UTC(2026, 6, 28))
-  return { clock, server: FakeServer.unsafeMake(config, { clock }) }
+  return { clock, server: FakeServer.unsafeMake(config, { clock, sleep: clock.sleep }) }
 }
 
 describe("discovery", () => {
@@ -127,9 +127,13 @@ describe("capability negotiation", () => {
     }
   })
 
-  it("an optional-task tool falls back to a direct answer for a client without the extension", async () => {
-    const { server } = setup()
-    const result = await call(server, "tools/call", { name: "job" }, { capabilities: {} })
+  it("an optional-task tool falls back to a direct answer for a client without the extension, after its duration", async () => {
+    const { server, clock } = setup()
+    const result = await answeredAfter(
+      clock,
+      1000,
+      call(server, "tools/call", { name: "job" }, { capabilities: {} }),
+    )
     expect(result).toEqual({ resultType: "complete", content: [{ type: "text", text: "done" }] })
     expect(server.ledger.launches[0]).toMatchObject({ tool: "job", taskId: null, resultType: "complete" })
   })

@@ -1,4 +1,4 @@
-import type { Config, Tool } from "../Config.js"
+import type { Config, Progress, Tool } from "../Config.js"
 import type { Json } from "../Json.js"
 import type * as Ledger from "../Ledger.js"
 import type { ServerClock } from "../ServerClock.js"
@@ -30,11 +30,33 @@ export interface Call {
   readonly now: number
   readonly skewMs: number
   readonly signal: AbortSignal | undefined
+  /**
+   * 2025-11-25: whether the `tools/call` carried `task` (that revision's client opts in per
+   * request). Undefined in 2026-07-28, where the server decides from the declared extension.
+   */
+  readonly taskRequested?: boolean | undefined
+}
+
+/** A JSON-RPC answer: a result or an error, with the launch it reports when it reports one. */
+export type Answer =
+  | { readonly kind: "result"; readonly result: Record<string, Json>; readonly launch?: Ledger.Launch }
+  | { readonly kind: "failure"; readonly failure: RpcFailure; readonly launch?: Ledger.Launch }
+
+/**
+ * A direct answer held while its tool works, as a real server holds the request: it leaves
+ * `holdMs` after the request was handled, with `notifications/progress` on the way when the
+ * client sent a progress token (and accepts an event stream).
+ */
+export interface Held {
+  readonly kind: "held"
+  readonly holdMs: number
+  readonly answer: Answer
+  readonly progress: { readonly token: string | number; readonly schedule: Progress } | undefined
 }
 
 export type HandlerResult =
-  | { readonly kind: "result"; readonly result: Record<string, Json>; readonly launch?: Ledger.Launch }
-  | { readonly kind: "failure"; readonly failure: RpcFailure; readonly launch?: Ledger.Launch }
+  | Answer
+  | Held
   | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array> }
   | {
       readonly kind: "http"
@@ -43,10 +65,10 @@ export type HandlerResult =
       readonly body: string
     }
 
-export const result = (value: Record<string, Json>, launch?: Ledger.Launch): HandlerResult =>
+export const result = (value: Record<string, Json>, launch?: Ledger.Launch): Answer =>
   launch === undefined ? { kind: "result", result: value } : { kind: "result", result: value, launch }
 
-export const failure = (value: RpcFailure, launch?: Ledger.Launch): HandlerResult =>
+export const failure = (value: RpcFailure, launch?: Ledger.Launch): Answer =>
   launch === undefined ? { kind: "failure", failure: value } : { kind: "failure", failure: value, launch }
 
 export const tooManyRequests = (retryAfterSeconds: number): HandlerResult => ({

@@ -1,12 +1,11 @@
 /**
- * Progress of a direct `tools/call`: when the request carries `_meta.progressToken`, the answer
- * is an SSE stream of `notifications/progress` (one per configured step, `intervalMs` apart in
- * real time) followed by the JSON-RPC response itself, as Streamable HTTP carries notifications
- * related to a request on that request's response stream.
+ * Progress of a held direct `tools/call`: when the request carries `_meta.progressToken`, the
+ * answer is an SSE stream of `notifications/progress` (one per configured step, paced by the
+ * server's `sleep`) followed by the JSON-RPC response itself, as Streamable HTTP carries
+ * notifications related to a request on that request's response stream.
  */
 import type { Progress } from "../Config.js"
 import type { Json } from "../Json.js"
-import type { RequestId } from "./envelope.js"
 import { isObject } from "./json.js"
 import { renderString } from "./template.js"
 
@@ -18,47 +17,70 @@ export const progressTokenOf = (params: Record<string, unknown>): string | numbe
   return typeof token === "string" || typeof token === "number" ? token : undefined
 }
 
+/**
+ * When each step is reported and when the result leaves, in ms after the call was handled:
+ * `intervalMs` apart, or spread evenly over the hold; never a result before the hold is over.
+ */
+export const progressTimes = (
+  progress: Progress,
+  holdMs: number,
+): { readonly steps: readonly number[]; readonly resultAt: number } => {
+  const count = progress.steps.length
+  const gap = progress.intervalMs ?? (count > 1 ? holdMs / (count - 1) : 0)
+  const steps = progress.steps.map((_, index) => index * Math.max(0, gap))
+  return { steps, resultAt: Math.max(holdMs, steps.at(-1) ?? 0) }
+}
+
 const encoder = new TextEncoder()
 const frame = (message: Json): Uint8Array =>
   encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
 
-/** The stream: each step's notification, then `{ jsonrpc, id, ...final }` (a `result` or an `error`). */
-export const progressStream = (
-  requestId: RequestId,
-  progressToken: string | number,
-  progress: Progress,
-  final: Record<string, Json>,
-): ReadableStream<Uint8Array> => {
-  const intervalMs = progress.intervalMs ?? 0
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let closed = false
+export interface ProgressStreamOptions {
+  readonly token: string | number
+  readonly progress: Progress
+  readonly holdMs: number
+  /** The JSON-RPC response that ends the stream. */
+  readonly final: Record<string, Json>
+  /** Waits this long; false when the wait was cut (the client left, the server restarted). */
+  readonly wait: (ms: number, cut: AbortSignal) => Promise<boolean>
+  /** Called once: the final message left (true), or the stream was cut before it (false). */
+  readonly onEnd: (delivered: boolean) => void
+}
+
+/** The stream: each step's notification on time, then the response. */
+export const progressStream = (options: ProgressStreamOptions): ReadableStream<Uint8Array> => {
+  const { token, progress, final } = options
+  const times = progressTimes(progress, options.holdMs)
+  const cancelled = new AbortController()
+  const run = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    let elapsed = 0
+    const until = async (at: number) => {
+      const ok = await options.wait(at - elapsed, cancelled.signal)
+      elapsed = at
+      return ok
+    }
+    for (const [index, step] of progress.steps.entries()) {
+      if (!(await until(times.steps[index] ?? elapsed))) return false
+      const params: Record<string, Json> = { progressToken: token, progress: step }
+      if (progress.total !== undefined) params.total = progress.total
+      if (progress.message !== undefined) params.message = renderString(progress.message, { progress: step })
+      controller.enqueue(frame({ jsonrpc: "2.0", method: "notifications/progress", params }))
+    }
+    if (!(await until(times.resultAt))) return false
+    controller.enqueue(frame(final))
+    controller.close()
+    return true
+  }
   return new ReadableStream<Uint8Array>({
     start: (controller) => {
-      const steps = [...progress.steps]
-      const next = () => {
-        timer = undefined
-        if (closed) return
-        const step = steps.shift()
-        if (step === undefined) {
-          controller.enqueue(frame({ jsonrpc: "2.0", id: requestId, ...final }))
-          closed = true
-          controller.close()
-          return
-        }
-        const params: Record<string, Json> = { progressToken, progress: step }
-        if (progress.total !== undefined) params.total = progress.total
-        if (progress.message !== undefined)
-          params.message = renderString(progress.message, { progress: step })
-        controller.enqueue(frame({ jsonrpc: "2.0", method: "notifications/progress", params }))
-        // The last notification is followed at once by the result.
-        if (steps.length === 0 || intervalMs <= 0) next()
-        else timer = setTimeout(next, intervalMs)
-      }
-      next()
+      void run(controller)
+        .catch(() => false)
+        .then((delivered) => {
+          // Cut before the response: the connection breaks, as a real cut one does.
+          if (!delivered && !cancelled.signal.aborted) controller.error(new Error("the call was cut"))
+          options.onEnd(delivered)
+        })
     },
-    cancel: () => {
-      closed = true
-      if (timer !== undefined) clearTimeout(timer)
-    },
+    cancel: () => cancelled.abort(),
   })
 }

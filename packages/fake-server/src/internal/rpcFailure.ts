@@ -54,8 +54,27 @@ export const missingCapability = (requiredCapabilities: { readonly [key: string]
   rpcFailure(errorCodes.missingRequiredClientCapability, "Missing required client capability", 400, {
     requiredCapabilities,
   })
-export const unsupportedVersion = (requested: string, supported: readonly string[]) =>
-  rpcFailure(errorCodes.unsupportedProtocolVersion, `Unsupported protocol version: ${requested}`, 400, {
-    requested,
-    supported: [...supported],
-  })
+export const unsupportedVersion = (requested: string | undefined, supported: readonly string[]) =>
+  requested === undefined
+    ? rpcFailure(
+        errorCodes.unsupportedProtocolVersion,
+        "Unsupported protocol version: the request did not name a protocol version",
+        400,
+        { supported: [...supported] },
+      )
+    : rpcFailure(errorCodes.unsupportedProtocolVersion, `Unsupported protocol version: ${requested}`, 400, {
+        requested,
+        supported: [...supported],
+      })
+/**
+ * 2025-11-25's answer to a `tools/call` whose `task` (or its absence) the tool's
+ * `execution.taskSupport` does not allow: -32601, in-band.
+ */
+export const taskSupportRefused = (tool: string, support: "forbidden" | "required") =>
+  rpcFailure(
+    errorCodes.methodNotFound,
+    support === "required"
+      ? `Tool ${tool} requires task augmentation (taskSupport: 'required')`
+      : `Tool ${tool} does not support task augmentation (taskSupport: 'forbidden')`,
+    200,
+  )

@@ -1,23 +1,34 @@
 import { type Config, defaults, type Fault, type Tool } from "../Config.js"
 import type { FakeServer, Options, ServeResult } from "../FakeServer.js"
-import type { Json } from "../Json.js"
 import type * as Ledger from "../Ledger.js"
 import * as ServerClock from "../ServerClock.js"
-import { type HandlerResult, type ServerContext, tooManyRequests } from "./context.js"
+import { type Held, type ServerContext, tooManyRequests } from "./context.js"
 import { dispatch } from "./dispatcher.js"
-import { decodeEnvelope, type EnvelopedRequest, parseBody, peek, type RequestId } from "./envelope.js"
+import { decodeEnvelope, type EnvelopedRequest, parseBody, peek } from "./envelope.js"
+import { eraOf, refuseLegacy } from "./era.js"
 import { faultLabel, makeFaultSchedule, phaseOf } from "./faultSchedule.js"
+import { acceptsEventStream, hold } from "./hold.js"
 import { makeHostGuard } from "./hostGuard.js"
+import { isObject } from "./json.js"
 import * as LedgerRecorder from "./ledger.js"
 import { checkParamHeaders } from "./paramHeaders.js"
+import { progressStream } from "./progress.js"
 import * as Edge2025 from "./protocol2025/edge.js"
 import { seededRandom, streamSeed } from "./random.js"
 import { makeRateLimiter } from "./rateLimiter.js"
+import {
+  cutLog,
+  eventStreamHeaders,
+  fromHandler,
+  type Handled,
+  type LogFields,
+  statusText,
+  toResponse,
+} from "./reply.js"
 import { makeSubscriptions } from "./subscriptions.js"
 import { observe } from "./taskMethods.js"
 import { isTerminal } from "./taskRecord.js"
 import { makeTaskStore } from "./taskStore.js"
-import { distort } from "./wrongShape.js"
 
 /** The options a server is built with when none are given. */
 export const optionDefaults = {
@@ -71,7 +82,10 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
   }
 
   // 2025-11-25 mode: the same handlers behind that revision's edge (sessions, its shapes).
-  const legacy = config.generation === "2025-11-25" ? Edge2025.make(context, dispatch) : undefined
+  const generation = config.generation ?? "2026-07-28"
+  const legacy = generation === "2026-07-28" ? undefined : Edge2025.make(context, dispatch)
+  /** Aborted by a restart or `close()`: held answers die with the process that held them. */
+  let lifetime = new AbortController()
 
   let timer: ReturnType<typeof setInterval> | undefined
   const notifyEveryMs = options.notifyEveryMs ?? optionDefaults.notifyEveryMs
@@ -92,6 +106,8 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
   const restart = (): Ledger.Restart => {
     subscriptions.closeAll()
     legacy?.restart()
+    lifetime.abort()
+    lifetime = new AbortController()
     const now = clock.now()
     const lost = store.restart()
     for (const taskId of lost) {
@@ -166,14 +182,35 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     const globalLimit = config.rateLimit
     const retryAfter =
       globalLimit === undefined ? undefined : context.rateLimiter.take("global", globalLimit, now)
-    const handled: Handled =
+    const first: Handled =
       retryAfter !== undefined
         ? fromHandler(tooManyRequests(retryAfter), null)
-        : handle(body, request.headers, now, fired, request.signal)
+        : handle(parsed.ok ? parsed.value : undefined, body, request.headers, now, fired, request.signal)
 
-    const launch = handled.kind === "rpc" ? handled.launch : undefined
     const after = fired.find((fault) => phaseOf(fault) === "after")
-    if (launch !== undefined && label !== null) launch.fault = label
+    const firstLaunch =
+      first.kind === "held" ? first.answer.launch : first.kind === "rpc" ? first.launch : undefined
+    if (firstLaunch !== undefined && label !== null) firstLaunch.fault = label
+    let handled: Exclude<Handled, { kind: "held" }>
+    if (first.kind === "held") {
+      // The work runs for its duration while the request stays open.
+      const cuts = [request.signal, lifetime.signal]
+      // A fault on the answer holds it back whole: progress streams only when nothing does.
+      const intact =
+        after === undefined && !fired.some((fault) => fault.kind === "latency" && fault.phase === "after")
+      if (first.progress !== undefined && intact && acceptsEventStream(request.headers)) {
+        return { kind: "response", response: progressAnswer(first, first.progress, cuts, log) }
+      }
+      if (!(await hold(sleep, first.holdMs, cuts))) {
+        if (firstLaunch !== undefined) firstLaunch.responseDelivered = false
+        await log(cutLog(request.signal))
+        return { kind: "drop" }
+      }
+      handled = first.answer
+    } else {
+      handled = first
+    }
+    const launch = handled.kind === "rpc" ? handled.launch : undefined
     if (after !== undefined && after.kind !== "wrong-shape") {
       // The work is done but its answer never arrives intact: the window the library exists for.
       if (launch !== undefined) launch.responseDelivered = false
@@ -189,20 +226,47 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     return { kind: "response", response: reply.response }
   }
 
+  /** The held answer as an event stream: progress on the way, the answer when the work is done. */
+  const progressAnswer = (
+    held: Extract<Handled, { kind: "held" }>,
+    progress: NonNullable<Held["progress"]>,
+    cuts: readonly AbortSignal[],
+    log: (entry: LogFields) => Promise<void>,
+  ): Response => {
+    const stream = progressStream({
+      token: progress.token,
+      progress: progress.schedule,
+      holdMs: held.holdMs,
+      final: held.answer.message,
+      wait: (ms, cut) => hold(sleep, ms, [cut, ...cuts]),
+      onEnd: (delivered) => {
+        if (!delivered && held.answer.launch !== undefined) held.answer.launch.responseDelivered = false
+        notify()
+        void log(delivered ? { httpStatus: 200, outcome: "stream", errorCode: null } : cutLog(cuts[0]))
+      },
+    })
+    return new Response(stream, { status: 200, headers: eventStreamHeaders })
+  }
+
   const handle = (
+    message: unknown,
     body: string,
     headers: Headers,
     now: number,
     fired: readonly Fault[],
     signal: AbortSignal | undefined,
   ): Handled => {
-    if (legacy !== undefined) {
+    const era = eraOf(message, headers)
+    if (legacy !== undefined && (generation === "2025-11-25" || era === "2025-11-25")) {
       let skewMs = config.timestampSkewMs ?? 0
       for (const fault of fired) if (fault.kind === "skew") skewMs += fault.ms
       const answered = legacy.handle(body, headers, { now, skewMs, signal })
       return answered.kind === "accepted" ? answered : fromHandler(answered.handled, answered.id)
     }
-    const envelope = decodeEnvelope({ body, headers }, envelopeOptions)
+    const envelope =
+      era === "2025-11-25" && isObject(message)
+        ? refuseLegacy(message, headers, envelopeOptions.supportedVersions)
+        : decodeEnvelope({ body, headers }, envelopeOptions)
     if (envelope.kind === "rejected")
       return fromHandler({ kind: "failure", failure: envelope.failure }, envelope.id)
     if (envelope.kind === "notification") return { kind: "accepted" }
@@ -266,6 +330,8 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
   const handler = async (request: Request, extra?: readonly Fault[]): Promise<Response> => {
     const served = await serve(request, extra)
     if (served.kind === "response") return served.response
+    // The caller gave up (its timeout, say): `fetch` rejects with the abort's reason.
+    if (request.signal.aborted) throw request.signal.reason
     if (options.dropStyle === "throw") throw connectionDropped()
     const broken = new ReadableStream<Uint8Array>({
       start: (controller) => controller.error(connectionDropped()),
@@ -283,104 +349,9 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     taskIds: () => store.ids(),
     close: () => {
       subscriptions.closeAll()
+      lifetime.abort()
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
     },
   }
 }
-
-/** What the ledger records of an answer. */
-type LogFields = Pick<Ledger.Request, "httpStatus" | "outcome" | "errorCode">
-
-/** A handled request, ready to be written as HTTP. */
-type Handled =
-  | { readonly kind: "accepted" }
-  | {
-      readonly kind: "http"
-      readonly status: number
-      readonly headers: Readonly<Record<string, string>>
-      readonly body: string
-    }
-  | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array> }
-  | {
-      readonly kind: "rpc"
-      readonly id: RequestId | null
-      readonly message: Record<string, Json>
-      readonly status: number
-      readonly errorCode: number | null
-      readonly launch: Ledger.Launch | undefined
-    }
-
-const fromHandler = (handled: HandlerResult, id: RequestId | null): Handled => {
-  switch (handled.kind) {
-    case "http":
-    case "stream":
-      return handled
-    case "result":
-      return {
-        kind: "rpc",
-        id,
-        message: { jsonrpc: "2.0", id, result: handled.result },
-        status: 200,
-        errorCode: null,
-        launch: handled.launch,
-      }
-    case "failure":
-      return {
-        kind: "rpc",
-        id,
-        message: { jsonrpc: "2.0", id, error: handled.failure.toJson() },
-        status: handled.failure.httpStatus,
-        errorCode: handled.failure.code,
-        launch: handled.launch,
-      }
-  }
-}
-
-const toResponse = (
-  handled: Handled,
-  wrongShape: Extract<Fault, { kind: "wrong-shape" }> | undefined,
-): { response: Response; log: LogFields } => {
-  switch (handled.kind) {
-    case "accepted":
-      return {
-        response: new Response(null, { status: 202 }),
-        log: { httpStatus: 202, outcome: "result", errorCode: null },
-      }
-    case "http":
-      return {
-        response: new Response(handled.body, { status: handled.status, headers: handled.headers }),
-        log: { httpStatus: handled.status, outcome: "error", errorCode: null },
-      }
-    case "stream":
-      return {
-        response: new Response(handled.stream, {
-          status: 200,
-          headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-        }),
-        log: { httpStatus: 200, outcome: "stream", errorCode: null },
-      }
-    case "rpc": {
-      const message = wrongShape === undefined ? handled.message : distort(handled.message, wrongShape.shape)
-      return {
-        response: new Response(JSON.stringify(message), {
-          status: handled.status,
-          headers: { "content-type": "application/json" },
-        }),
-        log: {
-          httpStatus: handled.status,
-          outcome: handled.errorCode === null ? "result" : "error",
-          errorCode: handled.errorCode,
-        },
-      }
-    }
-  }
-}
-
-const statusText = (status: number): string =>
-  ({
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-  })[status] ?? `HTTP ${status}`

@@ -1,8 +1,15 @@
-import type { InputRequests, Tool, ToolBehaviour } from "../Config.js"
+import { defaults, type InputRequests, type Tool, type ToolBehaviour } from "../Config.js"
 import type { Json, JsonObject } from "../Json.js"
 import type * as Ledger from "../Ledger.js"
 import type { TaskRecord } from "../Persistence.js"
-import { advertisedTaskSupport, behaviourOf, chooseOutcome, planTask, wantsTask } from "./behaviour.js"
+import {
+  advertisedTaskSupport,
+  behaviourOf,
+  chooseOutcome,
+  durationOf,
+  planTask,
+  wantsTask,
+} from "./behaviour.js"
 import {
   type Call,
   declaresTasks,
@@ -14,9 +21,9 @@ import {
   tooManyRequests,
 } from "./context.js"
 import { isObject } from "./json.js"
-import { progressStream, progressTokenOf } from "./progress.js"
+import { progressTokenOf } from "./progress.js"
 import { decodeRequestState, encodeRequestState } from "./requestState.js"
-import { invalidParams, missingCapability, RpcFailure, toolError } from "./rpcFailure.js"
+import { invalidParams, missingCapability, RpcFailure, taskSupportRefused, toolError } from "./rpcFailure.js"
 import { viewAt } from "./timeline.js"
 import { renderOutcome, taskFields } from "./wire.js"
 
@@ -64,10 +71,13 @@ export const callTool = (context: ServerContext, call: Call): HandlerResult => {
   const missing = missingCapabilities(tool.requiresClientCapabilities ?? {}, capabilities)
   if (missing !== undefined) return failure(missingCapability(missing))
   const withTasks = declaresTasks(capabilities)
+  const support = advertisedTaskSupport(tool, behaviour)
+  const asked = call.taskRequested
   // A tool that can only run as a task cannot serve a client that cannot hold one.
-  if (!withTasks && advertisedTaskSupport(tool, behaviour) === "required") {
-    return failure(tasksNotDeclared())
-  }
+  if (asked === undefined && !withTasks && support === "required") return failure(tasksNotDeclared())
+  // 2025-11-25: the request itself says task or not, and the tool's taskSupport must allow it.
+  if (asked === true && support === "forbidden") return failure(taskSupportRefused(tool.name, support))
+  if (asked === false && support === "required") return failure(taskSupportRefused(tool.name, support))
   if (behaviour.rateLimit !== undefined) {
     const retryAfter = context.rateLimiter.take(`tool:${tool.name}`, behaviour.rateLimit, call.now)
     if (retryAfter !== undefined) return tooManyRequests(retryAfter)
@@ -96,9 +106,8 @@ export const callTool = (context: ServerContext, call: Call): HandlerResult => {
   }
 
   const launching: Launching = { context, call, tool, behaviour, params, inputs: gathered.inputs }
-  return wantsTask(behaviour, context.shapeRandom) && withTasks
-    ? launchTask(launching)
-    : launchDirect(launching)
+  const asTask = asked ?? (wantsTask(behaviour, context.shapeRandom) && withTasks)
+  return asTask ? launchTask(launching) : launchDirect(launching)
 }
 
 type Gathered =
@@ -249,6 +258,10 @@ const launchTask = (launching: Launching): HandlerResult => {
   )
 }
 
+/**
+ * The work runs now and its answer leaves when it is done: `durationMs` later, as a real server
+ * holds the request (with progress on the way when the client asked for it).
+ */
 const launchDirect = (launching: Launching): HandlerResult => {
   const { context, tool, behaviour, params, inputs } = launching
   const outcome = chooseOutcome(behaviour.outcome, context.outcomeRandom)
@@ -257,17 +270,14 @@ const launchDirect = (launching: Launching): HandlerResult => {
     taskId: null,
     resultType: rendered.kind === "result" ? "complete" : "error",
   })
-  const progressToken = progressTokenOf(launching.call.request.params)
-  if (behaviour.progress !== undefined && progressToken !== undefined) {
-    const message: Record<string, Json> =
-      rendered.kind === "error"
-        ? { error: toolError(rendered.error).toJson() }
-        : { result: { resultType: "complete", ...rendered.result } }
-    return {
-      kind: "stream",
-      stream: progressStream(launching.call.request.id, progressToken, behaviour.progress, message),
-    }
-  }
-  if (rendered.kind === "error") return failure(toolError(rendered.error), launch)
-  return result({ resultType: "complete", ...rendered.result }, launch)
+  const answer =
+    rendered.kind === "error"
+      ? failure(toolError(rendered.error), launch)
+      : result({ resultType: "complete", ...rendered.result }, launch)
+  const holdMs = Math.max(0, durationOf(behaviour.durationMs, params.arguments))
+  const token = progressTokenOf(launching.call.request.params)
+  const schedule = behaviour.progress ?? (holdMs > 0 ? defaults.progress : undefined)
+  const progress = token === undefined || schedule === undefined ? undefined : { token, schedule }
+  if (holdMs === 0 && progress === undefined) return answer
+  return { kind: "held", holdMs, answer, progress }
 }

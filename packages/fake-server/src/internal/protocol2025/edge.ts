@@ -8,10 +8,21 @@
  * server's on an event stream, whose JSON-RPC responses are the answers (`tasks/update` inside).
  *
  * Tasks are not tied to the session that created them (the revision lets a server choose).
+ * A `tools/call` becomes a task only when it carries `task` (the client opts in per request):
+ * without it, the tool answers directly once its work is done, as a real server does; a
+ * `required` tool refuses a call without `task`, a `forbidden` one a call with it (-32601).
  */
 import { defaults } from "../../Config.js"
 import type { Json } from "../../Json.js"
-import { type Call, failure, type HandlerResult, result, type ServerContext } from "../context.js"
+import { advertisedTaskSupport, behaviourOf } from "../behaviour.js"
+import {
+  type Answer,
+  type Call,
+  failure,
+  type HandlerResult,
+  result,
+  type ServerContext,
+} from "../context.js"
 import {
   type EnvelopedRequest,
   idempotencyKeyMeta,
@@ -42,7 +53,11 @@ export interface Edge {
 type Dispatch = (context: ServerContext, call: Call) => HandlerResult
 
 interface Session {
-  /** The 2026-07-28 capabilities the handlers check, from what `initialize` declared. */
+  /**
+   * The 2026-07-28 capabilities the handlers check, from what `initialize` declared. They
+   * include the tasks extension: this revision's `tasks/*` need no opt-in of the client's
+   * (whether a call becomes a task is `Call.taskRequested`'s).
+   */
   readonly capabilities: Record<string, unknown>
 }
 
@@ -58,6 +73,11 @@ const rpcError = (status: number, id: RequestId | null, code: number, message: s
 
 export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
   const sessions = new Map<string, Session>()
+
+  const servesTasks = () =>
+    context.config.tools.some(
+      (tool) => advertisedTaskSupport(tool, behaviourOf(context.config, tool)) !== "forbidden",
+    )
 
   const initialize = (id: RequestId, params: Record<string, unknown>): HandlerResult => {
     const declared = isObject(params.capabilities) ? params.capabilities : {}
@@ -76,7 +96,10 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
         id,
         result: {
           protocolVersion: Shapes.protocolVersion,
-          capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } },
+          // Task-augmented calls are offered only where a tool can run as a task.
+          capabilities: servesTasks()
+            ? { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } }
+            : { tools: {} },
           serverInfo: { ...(context.config.serverInfo ?? defaults.serverInfo) },
         },
       }),
@@ -89,6 +112,7 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
     method: string,
     params: Record<string, unknown>,
     at: Parameters<Edge["handle"]>[2],
+    taskRequested?: boolean,
   ): Call => {
     const meta = isObject(params._meta) ? params._meta : {}
     const key = meta[idempotencyKeyMeta]
@@ -100,14 +124,25 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
       clientCapabilities: session.capabilities,
       idempotencyKey: typeof key === "string" ? key : undefined,
     }
-    return { request, now: at.now, skewMs: at.skewMs, signal: at.signal }
+    return { request, now: at.now, skewMs: at.skewMs, signal: at.signal, taskRequested }
   }
 
-  /** A handler's result reshaped by `shape`; failures, streams and HTTP answers pass unchanged. */
+  /**
+   * A handler's result reshaped by `shape` (a held one's once it leaves); failures, streams and
+   * HTTP answers pass unchanged.
+   */
   const reshaped = (
     handled: HandlerResult,
     shape: (value: Record<string, Json>) => Record<string, Json> | RpcFailure,
   ): HandlerResult => {
+    if (handled.kind === "held") return { ...handled, answer: reshapedAnswer(handled.answer, shape) }
+    return handled.kind === "result" || handled.kind === "failure" ? reshapedAnswer(handled, shape) : handled
+  }
+
+  const reshapedAnswer = (
+    handled: Answer,
+    shape: (value: Record<string, Json>) => Record<string, Json> | RpcFailure,
+  ): Answer => {
     if (handled.kind !== "result") return handled
     const value = shape(handled.result)
     if (value instanceof RpcFailure) return failure(value, handled.launch)
@@ -170,8 +205,12 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
       case "tools/list":
         return reshaped(dispatch(context, call(session, id, method, params, at)), Shapes.plainResult)
       case "tools/call": {
-        const { task: _asked, ...rest } = params
-        return reshaped(dispatch(context, call(session, id, method, rest, at)), (value) =>
+        const { task, ...rest } = params
+        if (task !== undefined && !isObject(task)) {
+          return failure(invalidParams("Invalid params: task must be an object"))
+        }
+        const asked = dispatch(context, call(session, id, method, rest, at, task !== undefined))
+        return reshaped(asked, (value) =>
           value.resultType === "task"
             ? { task: Shapes.task(value) }
             : value.resultType === "input_required"
@@ -215,6 +254,12 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
     const method = typeof message.method === "string" ? message.method : undefined
     const params = isObject(message.params) ? message.params : {}
     if (method === "initialize" && id !== null) return { kind: "answer", id, handled: initialize(id, params) }
+    const version = headers.get("mcp-protocol-version")?.trim()
+    if (version !== undefined && version !== Shapes.protocolVersion) {
+      // The answer the official SDK 1.x gives, which clients of the stateless revision recognise.
+      const message = `Bad Request: Unsupported protocol version: ${version} (supported versions: ${Shapes.protocolVersion})`
+      return { kind: "answer", id, handled: rpcError(400, id, -32000, message) }
+    }
     const sessionId = headers.get("mcp-session-id")
     if (sessionId === null) {
       return {
