@@ -15,6 +15,8 @@ export const migrationsTable = "mcp_handles_migrations"
 export const deliveriesTable = "outcome_deliveries"
 /** Servers (issues 15 item 7 and 16): each server's name, URL and identity. */
 export const serversTable = "servers"
+/** Consumers (issue 28): who GC waits for, per scope. */
+export const consumersTable = "consumers"
 
 /** The unique index that keeps a task id on one row; its violations are `TaskIdTaken`. */
 export const taskIndex = "handles_task"
@@ -137,6 +139,34 @@ export const loader = (schema: string): Migrator.Loader =>
         ),
       ),
     ],
+    [
+      5,
+      "consumers",
+      // Consumers (issue 28): each consumer known in a scope, from its first claim there. GC
+      // keeps a terminal row until every consumer known in its scope has acknowledged it.
+      // Consumers that claimed before this migration are known from it on (first and last
+      // sighting: the database's now).
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const c = sql(`${schema}.${consumersTable}`)
+          return Effect.all(
+            [
+              sql`CREATE TABLE ${c} (
+                scope text COLLATE "C" NOT NULL,
+                consumer text COLLATE "C" NOT NULL,
+                first_seen_at double precision NOT NULL,
+                last_seen_at double precision NOT NULL,
+                PRIMARY KEY (scope, consumer)
+              )`,
+              sql`INSERT INTO ${c} (scope, consumer, first_seen_at, last_seen_at)
+                SELECT DISTINCT scope, consumer, floor(extract(epoch FROM now()) * 1000), floor(extract(epoch FROM now()) * 1000)
+                FROM ${sql(`${schema}.${deliveriesTable}`)}`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 4
+export const latestVersion = 5

@@ -5,6 +5,7 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 
 /** The migrations bookkeeping table; named for us so it cannot collide in a shared database. */
@@ -105,16 +106,37 @@ const v5 = Effect.gen(function* () {
     last_seen_at INTEGER NOT NULL
   ) WITHOUT ROWID`
 })
+
+/**
+ * Consumers (issue 28): each consumer known in a scope, from its first claim there. GC keeps a
+ * terminal row until every consumer known in its scope has acknowledged it. Consumers that
+ * claimed before this migration are known from it on (their first and last sighting: now).
+ */
+const v6 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // The store's clock: the host's, read through Effect (a TestClock in tests).
+  const now = yield* Clock.currentTimeMillis
+  yield* sql`CREATE TABLE consumers (
+    scope TEXT NOT NULL,
+    consumer TEXT NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    PRIMARY KEY (scope, consumer)
+  ) WITHOUT ROWID`
+  yield* sql`INSERT INTO consumers (scope, consumer, first_seen_at, last_seen_at)
+    SELECT DISTINCT scope, consumer, ${now}, ${now} FROM outcome_deliveries`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
   "3_task_id_unique": v3,
   "4_outcome_deliveries": v4,
   "5_servers": v5,
+  "6_consumers": v6,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 5
+export const latestVersion = 6
 
 export const loader = Migrator.fromRecord(migrations)
 
