@@ -548,6 +548,15 @@ export const acknowledges = (options: HandleStore.AckOutcomeOptions, state: Deli
 // Consumers (issue 28): who GC waits for.
 // ---------------------------------------------------------------------------------------------
 
+/** The sightings after one at `now` (a server's, a consumer's): the first kept, the last never back. */
+const sighted = (
+  stored: { readonly firstSeenAt: number; readonly lastSeenAt: number } | undefined,
+  now: number,
+) => ({
+  firstSeenAt: stored?.firstSeenAt ?? now,
+  lastSeenAt: Math.max(stored?.lastSeenAt ?? now, now),
+})
+
 /**
  * Whether a consumer whose state for `record` is `state` has acknowledged the rest the row is
  * in now: an acknowledged earlier rest (in doubt, since reissued) does not count.
@@ -583,8 +592,7 @@ export const seenConsumer = (
 ): HandleStore.ConsumerRecord => ({
   consumer: options.consumer,
   scope: options.scope,
-  firstSeenAt: stored?.firstSeenAt ?? options.now,
-  lastSeenAt: Math.max(stored?.lastSeenAt ?? options.now, options.now),
+  ...sighted(stored, options.now),
 })
 
 /**
@@ -648,13 +656,7 @@ export type RebindOutcome =
 export const seenServer = (
   stored: HandleStore.ServerRecord | undefined,
   seen: HandleStore.SeenServer,
-): HandleStore.ServerRecord => ({
-  name: seen.name,
-  url: seen.url,
-  id: seen.id,
-  firstSeenAt: stored?.firstSeenAt ?? seen.now,
-  lastSeenAt: Math.max(stored?.lastSeenAt ?? seen.now, seen.now),
-})
+): HandleStore.ServerRecord => ({ name: seen.name, url: seen.url, id: seen.id, ...sighted(stored, seen.now) })
 
 /**
  * A stored server row, decoded: the table is outside input like every row.
