@@ -414,9 +414,11 @@ const observeGc = (world: World, options: HandleStore.GcOptions, run: Effect.Eff
         row.settledAt !== null &&
         row.settledAt < options.settledBefore,
     )
-    const count = yield* run
-    yield* world.onGc(candidates, typeof count === "number" ? count : -1)
-    return count
+    const report = yield* run
+    // The world's calls have no consumers: nothing old enough is kept.
+    const deleted = (report as Partial<HandleStore.GcReport> | undefined)?.deleted
+    yield* world.onGc(candidates, typeof deleted === "number" ? deleted : -1)
+    return report
   })
 
 /**

@@ -231,6 +231,14 @@ export const Gc = Schema.Struct({
   olderThan: Schema.String,
   /** The scope swept; null with `--all-scopes`. */
   scope: Schema.NullOr(Schema.String),
+  /** Settled calls old enough to go, kept because a known consumer has not acknowledged them. */
+  kept: Schema.Number,
+  /** Per consumer and scope, the deleted calls it had not acknowledged (past `--consumer-retention`). */
+  unacknowledged: Schema.Array(
+    Schema.Struct({ consumer: Schema.String, scope: Schema.String, outcomes: Schema.Number }),
+  ),
+  /** The names `--forget-consumer` forgot (those the store knew in the scope swept). */
+  forgotten: Schema.Array(Schema.String),
 })
 
 /**

@@ -245,6 +245,40 @@ describe("cancel and gc", () => {
   })
 })
 
+describe("gc and the consumers of outcomes", () => {
+  it("keeps a call a consumer has not acknowledged, and lets it go once the consumer is forgotten", async () => {
+    mkdirSync(join(fx.ws.dir, ".mcp-handles"), { recursive: true })
+    const app = await openTaskClient({
+      store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
+      servers: [{ name: "research", url: fx.server.url }],
+      background: false,
+    })
+    try {
+      await (await app.callTool("research", "quick", { n: 1 }, { key: "consumed" })).outcome()
+      // Read under consumer "audit", never acknowledged: the store knows the consumer now.
+      const feed = app.outcomes({ consumer: "audit", pollInterval: "10 millis" })
+      for await (const delivered of feed) {
+        if (delivered.key === "consumed") break
+      }
+    } finally {
+      await app.close()
+    }
+    const kept = await fx.ws.run("gc", "--older-than", "0s", "--json")
+    expect(kept.code, kept.stderr).toBe(0)
+    expect(JSON.parse(kept.stdout)).toMatchObject({ kept: 1, unacknowledged: [], forgotten: [] })
+    const text = await fx.ws.run("gc", "--older-than", "0s")
+    expect(text.stdout).toMatch(
+      /kept 1 settled call\(s\) a consumer has not acknowledged \(consumers: audit\)/,
+    )
+    const past = await fx.ws.run("gc", "--older-than", "0s", "--consumer-retention", "1h", "--json")
+    expect(JSON.parse(past.stdout)).toMatchObject({ kept: 1 })
+    const forgot = await fx.ws.run("gc", "--older-than", "0s", "--forget-consumer", "audit", "--json")
+    expect(forgot.code, forgot.stderr).toBe(0)
+    expect(JSON.parse(forgot.stdout)).toMatchObject({ kept: 0, forgotten: ["audit"] })
+    expect((await fx.ws.run("show", "consumed")).code).not.toBe(0)
+  })
+})
+
 describe("calls an application made under its own server name", () => {
   it("resume skips them until --server NAME=URL names the server", async () => {
     mkdirSync(join(fx.ws.dir, ".mcp-handles"), { recursive: true })

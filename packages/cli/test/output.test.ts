@@ -140,7 +140,14 @@ describe("the other commands' --json", () => {
     expect(human.stdout).toMatch(/^\s+\S+Z {2}working -> completed {2}\(Polled, \S+\)$/m)
     const gc = await fx.ws.run("gc", "--older-than", "1d", "--json")
     expect(gc.code, gc.stderr).toBe(0)
-    expect(decode(Output.Gc, gc)).toEqual({ deleted: 0, olderThan: "1d", scope: "default" })
+    expect(decode(Output.Gc, gc)).toEqual({
+      deleted: 0,
+      olderThan: "1d",
+      scope: "default",
+      kept: 0,
+      unacknowledged: [],
+      forgotten: [],
+    })
   })
 
   it("cancel: exit 0 once it ended, 3 while it still runs", async () => {

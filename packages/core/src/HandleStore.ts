@@ -241,8 +241,44 @@ export interface ListPage {
 export interface GcOptions {
   /** Limit to one scope; all scopes when absent (an operator's sweep). */
   readonly scope?: string | undefined
-  /** Terminal rows settled strictly before this instant are deleted. */
+  /**
+   * Terminal rows settled strictly before this instant are deleted, once every consumer known
+   * in their scope has acknowledged their outcome (see `ConsumerRecord`).
+   */
   readonly settledBefore: number
+  /**
+   * Rows settled strictly before this instant (and before `settledBefore`) are deleted even
+   * when a known consumer has not acknowledged them; the report counts them per consumer.
+   * Absent: an unacknowledged outcome is kept for as long as its consumer is known.
+   */
+  readonly unacknowledgedBefore?: number | undefined
+}
+
+/**
+ * What a GC sweep did. A sweep never drops an outcome silently: `unacknowledged` names each
+ * consumer that lost outcomes it had not acknowledged, and `kept` says how many old rows wait
+ * for a consumer.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface GcReport {
+  readonly deleted: number
+  /** Rows old enough to go that were kept because a known consumer has not acknowledged them. */
+  readonly kept: number
+  /** Per consumer and scope, how many deleted rows it had not acknowledged; by scope, then consumer. */
+  readonly unacknowledged: ReadonlyArray<UnacknowledgedOutcomes>
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface UnacknowledgedOutcomes {
+  readonly consumer: string
+  readonly scope: string
+  /** How many of its outcomes the sweep deleted unacknowledged. */
+  readonly outcomes: number
 }
 
 /**
@@ -336,8 +372,12 @@ export interface HandleStore {
    * the filter names none, ordered by creation time, key, then scope.
    */
   readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
-  /** Deletes terminal rows settled before the cutoff; never an open or in-doubt row. */
-  readonly deleteSettledBefore: (options: GcOptions) => Effect.Effect<number, StoreError>
+  /**
+   * Deletes terminal rows settled before the cutoff whose outcome every consumer known in their
+   * scope has acknowledged (or, past `unacknowledgedBefore`, whatever was acknowledged), and
+   * says what it did; never an open or in-doubt row.
+   */
+  readonly deleteSettledBefore: (options: GcOptions) => Effect.Effect<GcReport, StoreError>
 
   // --- Outcome delivery (issue 15): the store as the app's inbox; models at the end of this module.
   /**
@@ -348,6 +388,8 @@ export interface HandleStore {
    * acknowledging lets the outcome go to another member (or itself again) when the claim runs
    * out. A rest other than the one last delivered (an in-doubt call reissued, then completed)
    * is a new outcome. Oldest call first. Two members claiming at once never get the same row.
+   * The consumer becomes known in `scope` (seen at `now`): from then on GC keeps the scope's
+   * rows until it has acknowledged them.
    */
   readonly claimOutcomes: (
     options: ClaimOutcomesOptions,
@@ -364,6 +406,15 @@ export interface HandleStore {
    * was handed but never acknowledged. Returns how many.
    */
   readonly releaseOutcomes: (options: ReleaseOutcomesOptions) => Effect.Effect<number, StoreError>
+  /** The consumers known in `scope` (every scope when absent), by scope, then name. */
+  readonly listConsumers: (scope?: string) => Effect.Effect<ReadonlyArray<ConsumerRecord>, StoreError>
+  /**
+   * Forgets a consumer (a decommissioned one, which would otherwise hold rows from GC) in one
+   * scope, or every scope when none is named, with what it was handed and acknowledged. Should it
+   * claim again, it is a new consumer: every resting row is delivered to it. Returns how many
+   * scopes it was known in.
+   */
+  readonly forgetConsumer: (options: ForgetConsumerOptions) => Effect.Effect<number, StoreError>
 }
 
 /**
@@ -520,4 +571,30 @@ export interface AckOutcomeOptions {
 export interface ReleaseOutcomesOptions {
   readonly consumer: string
   readonly member: string
+}
+
+/**
+ * A consumer as the store knows it, per scope: from its first claim of the scope's outcomes
+ * until it is forgotten. GC keeps a terminal row while a consumer known in its scope has not
+ * acknowledged its outcome.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ConsumerRecord {
+  readonly consumer: string
+  readonly scope: string
+  readonly firstSeenAt: number
+  /** Its last claim. */
+  readonly lastSeenAt: number
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface ForgetConsumerOptions {
+  readonly consumer: string
+  /** Every scope when absent. */
+  readonly scope?: string | undefined
 }

@@ -94,7 +94,10 @@ export interface HandleStoreDriver {
   readonly releaseOwner: (options: HandleStore.ReleaseOwnerOptions) => Effect.Effect<number, unknown>
   /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
-  readonly deleteSettledBefore: (options: HandleStore.GcOptions) => Effect.Effect<number, unknown>
+  /** `HandleStore.deleteSettledBefore`; the report in any order (see `gcReport`). */
+  readonly deleteSettledBefore: (
+    options: HandleStore.GcOptions,
+  ) => Effect.Effect<HandleStore.GcReport, unknown>
 
   // --- Servers (issues 15 item 7 and 16): see `HandleStore.ServerStore`.
   /** `HandleStore.recordServer`: an upsert by name. */
@@ -112,6 +115,11 @@ export interface HandleStoreDriver {
   ) => Effect.Effect<ReadonlyArray<HandleStore.OutcomeDelivery>, unknown>
   readonly ackOutcome: (options: HandleStore.AckOutcomeOptions) => Effect.Effect<boolean, unknown>
   readonly releaseOutcomes: (options: HandleStore.ReleaseOutcomesOptions) => Effect.Effect<number, unknown>
+  /** `HandleStore.listConsumers`, ordered by scope, then name (code points). */
+  readonly listConsumers: (
+    scope: string | undefined,
+  ) => Effect.Effect<ReadonlyArray<HandleStore.ConsumerRecord>, unknown>
+  readonly forgetConsumer: (options: HandleStore.ForgetConsumerOptions) => Effect.Effect<number, unknown>
 }
 
 /**
@@ -313,7 +321,8 @@ export const matches =
     (query.after === undefined || compareListOrder(record, query.after) > 0)
 
 /**
- * Whether `deleteSettledBefore` deletes `record` (the in-memory reading of its WHERE clause).
+ * Whether `record` is old enough for `deleteSettledBefore` (the in-memory reading of its WHERE
+ * clause); it goes once no known consumer holds it (`isAcknowledged`, `isPastConsumers`).
  *
  * @since 0.2.0
  * @category predicates
@@ -425,7 +434,8 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     renewLease: (options) => refail("renewLease", driver.renewLease(options)),
     releaseOwner: (options) => refail("releaseOwner", driver.releaseOwner(options)),
     list,
-    deleteSettledBefore: (options) => refail("deleteSettledBefore", driver.deleteSettledBefore(options)),
+    deleteSettledBefore: (options) =>
+      Effect.map(refail("deleteSettledBefore", driver.deleteSettledBefore(options)), gcReport),
     // Servers (issues 15 item 7 and 16).
     recordServer: (server) => refail("recordServer", driver.recordServer(server)),
     listServers: refail("listServers", driver.listServers),
@@ -455,6 +465,8 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     },
     ackOutcome: (options) => refail("ackOutcome", driver.ackOutcome(options)),
     releaseOutcomes: (options) => refail("releaseOutcomes", driver.releaseOutcomes(options)),
+    listConsumers: (scope) => refail("listConsumers", driver.listConsumers(scope)),
+    forgetConsumer: (options) => refail("forgetConsumer", driver.forgetConsumer(options)),
   })
 }
 
@@ -535,6 +547,93 @@ export const acknowledges = (options: HandleStore.AckOutcomeOptions, state: Deli
   options.rest === undefined || sameRest(options.rest, state.rest)
 
 // ---------------------------------------------------------------------------------------------
+// Consumers (issue 28): who GC waits for.
+// ---------------------------------------------------------------------------------------------
+
+/** The sightings after one at `now` (a server's, a consumer's): the first kept, the last never back. */
+const sighted = (
+  stored: { readonly firstSeenAt: number; readonly lastSeenAt: number } | undefined,
+  now: number,
+) => ({
+  firstSeenAt: stored?.firstSeenAt ?? now,
+  lastSeenAt: Math.max(stored?.lastSeenAt ?? now, now),
+})
+
+/**
+ * Whether a consumer whose state for `record` is `state` has acknowledged the rest the row is
+ * in now: an acknowledged earlier rest (in doubt, since reissued) does not count.
+ *
+ * @since 0.3.0
+ * @category predicates
+ */
+export const isAcknowledged = (record: HandleRecord, state: DeliveryState | undefined): boolean =>
+  state?.acked === true && sameRest(state.rest, restOf(record))
+
+/**
+ * Whether `record` settled before `unacknowledgedBefore`: GC takes it whoever has not
+ * acknowledged it (and reports them).
+ *
+ * @since 0.3.0
+ * @category predicates
+ */
+export const isPastConsumers = (record: HandleRecord, options: HandleStore.GcOptions): boolean =>
+  options.unacknowledgedBefore !== undefined &&
+  record.settledAt !== null &&
+  record.settledAt < options.unacknowledgedBefore
+
+/**
+ * The consumer a claim records, given what was stored for it (the in-memory reading of its
+ * upsert): the first sighting kept, the last one never moved back.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const seenConsumer = (
+  stored: HandleStore.ConsumerRecord | undefined,
+  options: HandleStore.ClaimOutcomesOptions,
+): HandleStore.ConsumerRecord => ({
+  consumer: options.consumer,
+  scope: options.scope,
+  ...sighted(stored, options.now),
+})
+
+/**
+ * Consumer order: by scope, then name, by code point.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const compareConsumers = (
+  a: { readonly scope: string; readonly consumer: string },
+  b: { readonly scope: string; readonly consumer: string },
+): number => compareCodePoints(a.scope, b.scope) || compareCodePoints(a.consumer, b.consumer)
+
+/**
+ * `report` as the port gives it: consumers by scope, then name, none with nothing to report.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const gcReport = (report: HandleStore.GcReport): HandleStore.GcReport => ({
+  deleted: report.deleted,
+  kept: report.kept,
+  unacknowledged: report.unacknowledged.filter((entry) => entry.outcomes > 0).sort(compareConsumers),
+})
+
+/**
+ * A stored consumer row, decoded: the table is outside input like every row.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const ConsumerRow = Schema.Struct({
+  consumer: Schema.String,
+  scope: Schema.String,
+  firstSeenAt: Schema.Number,
+  lastSeenAt: Schema.Number,
+})
+
+// ---------------------------------------------------------------------------------------------
 // Servers (issues 15 item 7 and 16): shared rules of the servers table.
 // ---------------------------------------------------------------------------------------------
 
@@ -559,13 +658,7 @@ export type RebindOutcome =
 export const seenServer = (
   stored: HandleStore.ServerRecord | undefined,
   seen: HandleStore.SeenServer,
-): HandleStore.ServerRecord => ({
-  name: seen.name,
-  url: seen.url,
-  id: seen.id,
-  firstSeenAt: stored?.firstSeenAt ?? seen.now,
-  lastSeenAt: Math.max(stored?.lastSeenAt ?? seen.now, seen.now),
-})
+): HandleStore.ServerRecord => ({ name: seen.name, url: seen.url, id: seen.id, ...sighted(stored, seen.now) })
 
 /**
  * A stored server row, decoded: the table is outside input like every row.

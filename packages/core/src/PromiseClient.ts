@@ -22,7 +22,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import * as DurationInput from "./DurationInput.js"
 import type { HandleRecord } from "./HandleRecord.js"
-import type { HandleStore, ListPage } from "./HandleStore.js"
+import type { GcReport, HandleStore, ListPage } from "./HandleStore.js"
 import * as HttpWire from "./HttpWire.js"
 import * as AsyncDispose from "./internal/asyncDispose.js"
 import * as PromiseFeeds from "./internal/promiseFeeds.js"
@@ -121,8 +121,14 @@ export interface PromiseTaskClient extends AsyncDisposable {
   readonly reconcile: () => Promise<TaskClient.ReconcileReport>
   readonly list: (options?: TaskClient.ListOptions) => Promise<ListPage>
   readonly get: (key: string, scope?: string) => Promise<HandleRecord>
-  /** Deletes calls settled longer ago than `retention` (`"7d"`, `"12h"`, an Effect duration). */
-  readonly gc: (retention: DurationInput.DurationInput, scope?: string) => Promise<number>
+  /**
+   * Deletes calls settled longer ago than `retention` (`"7d"`, `"12h"`, an Effect duration),
+   * except those a known consumer has not acknowledged (see `TaskClient.gc`); says what it did.
+   */
+  readonly gc: (
+    retention: DurationInput.DurationInput,
+    options?: string | TaskClient.GcOptions,
+  ) => Promise<GcReport>
   /**
    * Stops polling and releases this process's leases; waits still pending reject with
    * `ClientClosed`. Open calls stay open for the next process. Idempotent; `await using` calls it.
@@ -281,7 +287,7 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     reconcile: () => run("reconcile", client.reconcile),
     list: (listOptions) => run("list", client.list(listOptions)),
     get: (key, scope) => run("get", client.get(key, scope)),
-    gc: (retention, scope) => run("gc", client.gc(retention, scope)),
+    gc: (retention, options) => run("gc", client.gc(retention, options)),
     close,
     [Symbol.asyncDispose]: close,
     ...PromiseFeeds.outcomeDelivery(client, run),

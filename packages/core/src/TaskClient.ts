@@ -21,7 +21,7 @@ import type {
 } from "./ClientError.js"
 import type * as DurationInput from "./DurationInput.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
-import type { HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
+import type { GcReport, HandleStore, InstanceIdInUse, ListPage, StoreError } from "./HandleStore.js"
 import * as Store from "./HandleStore.js"
 import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
@@ -303,12 +303,16 @@ export interface TaskClient {
   readonly get: (key: string, scope?: string) => Effect.Effect<HandleRecord, UnknownKey | StoreError>
   /**
    * Deletes terminal rows settled longer ago than `retention` (`"7d"`, `"12h"`, or an Effect
-   * duration); in-doubt rows are kept. `InvalidDuration` for a retention it cannot read.
+   * duration), in every scope unless one is given (a string is the scope); in-doubt rows are
+   * kept, and so is a row whose outcome a consumer known in its scope (one that has read
+   * `outcomes`) has not acknowledged, until `consumerRetention` has passed. The report says how
+   * many rows went, how many wait for a consumer, and which consumers lost outcomes they had not
+   * acknowledged. `InvalidDuration` for a retention it cannot read.
    */
   readonly gc: (
     retention: DurationInput.DurationInput,
-    scope?: string,
-  ) => Effect.Effect<number, StoreError | DurationInput.InvalidDuration>
+    options?: string | GcOptions,
+  ) => Effect.Effect<GcReport, StoreError | DurationInput.InvalidDuration>
 
   // --- Outcome delivery (issue 15, item 1); models at the end of this module.
   /**
@@ -430,6 +434,22 @@ export type {
    * @category models
    */
   JsonObject,
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface GcOptions {
+  /** Every scope when absent. */
+  readonly scope?: string | undefined
+  /**
+   * How long after a call settled its outcome is kept for a known consumer that has not
+   * acknowledged it (`"30d"`); past that, GC takes it and reports it. Default: for as long as
+   * the consumer is known (forget one with `HandleStore.forgetConsumer`, or
+   * `mcp-handles gc --forget-consumer NAME`).
+   */
+  readonly consumerRetention?: DurationInput.DurationInput | undefined
 }
 
 // ---------------------------------------------------------------------------------------------

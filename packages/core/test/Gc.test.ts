@@ -45,10 +45,10 @@ describe("gc", () => {
           }),
         )
       }
-      expect(yield* p.client.gc("7d")).toBe(1)
+      expect((yield* p.client.gc("7d")).deleted).toBe(1)
       const left = yield* p.client.list()
       expect(left.records.map((r) => r.key)).toEqual(["new"])
-      expect(yield* p.client.gc("5d")).toBe(1)
+      expect((yield* p.client.gc("5d")).deleted).toBe(1)
     }),
   )
 

@@ -16,6 +16,9 @@ const tools = [
   { name: "quick", shape: "direct" as const, outcome: { kind: "result" as const, text: "ok" } },
 ]
 
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
 const feedOptions: TaskClient.OutcomesOptions = {
   consumer: "app",
   pollInterval: "100 millis",
@@ -71,6 +74,59 @@ describe("outcomes", () => {
         expect([(yield* audit).key, (yield* audit).key]).toEqual(["k1", "k2"])
         expect(h.server.ledger.snapshot().launches.map((l) => l.idempotencyKey)).toEqual(["k1", "k2"])
       }),
+  )
+
+  it.scoped(
+    "an outcome that settled while its consumer was down outlives gc's retention, and reaches the consumer when it is back (issue 28, finding 7)",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools })
+        // The consumer has read its outcomes once: the store knows it from then on.
+        const a = yield* startProcess(h, { instanceId: "a" })
+        yield* runFor(a.client.callTool("fake", "quick", {}, { key: "k1" }), 1_000)
+        const first = yield* Effect.scoped(Effect.flatten(openFeed(a.client)))
+        expect(yield* first.ack).toBe(true)
+        // Down (no process runs while the days pass: their timers would tick through them).
+        yield* a.close
+        // Meanwhile another instance's call settles; eight days later an instance sweeps with a
+        // retention of a week.
+        const b = yield* startProcess(h, { instanceId: "b" })
+        yield* runFor(b.client.callTool("fake", "quick", {}, { key: "k2" }), 1_000)
+        yield* b.close
+        yield* elapse(8 * DAY, HOUR)
+        const sweeper = yield* startProcess(h, { instanceId: "b" })
+        const swept = yield* sweeper.client.gc("7d")
+        // Back: the outcome is still there for it.
+        const a2 = yield* startProcess(h, { instanceId: "a" })
+        const back = yield* yield* openFeed(a2.client)
+        expect([back.key, back.outcome._tag, back.deliveries]).toEqual(["k2", "Completed", 1])
+        // The sweep took only the acknowledged call and said what it kept.
+        expect(swept).toEqual({ deleted: 1, kept: 1, unacknowledged: [] })
+        expect(yield* back.ack).toBe(true)
+        expect(yield* sweeper.client.gc("7d")).toEqual({ deleted: 1, kept: 0, unacknowledged: [] })
+      }),
+  )
+
+  it.scoped("past consumerRetention, gc takes an unacknowledged outcome and names the consumer", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      const p = yield* startProcess(h, { instanceId: "a" })
+      yield* runFor(p.client.callTool("fake", "quick", {}, { key: "k" }), 1_000)
+      // Handed out, never acknowledged.
+      expect((yield* Effect.scoped(Effect.flatten(openFeed(p.client)))).key).toBe("k")
+      yield* p.close
+      const sweep = Effect.flatMap(startProcess(h, { instanceId: "a" }), (sweeper) =>
+        Effect.zipLeft(sweeper.client.gc("7d", { consumerRetention: "30d" }), sweeper.close),
+      )
+      yield* elapse(20 * DAY, HOUR)
+      expect(yield* sweep).toEqual({ deleted: 0, kept: 1, unacknowledged: [] })
+      yield* elapse(11 * DAY, HOUR)
+      expect(yield* sweep).toEqual({
+        deleted: 1,
+        kept: 0,
+        unacknowledged: [{ consumer: "app", scope: "default", outcomes: 1 }],
+      })
+    }),
   )
 
   it.scoped("an outcome left unacknowledged is delivered again once redeliverAfter passes", () =>

@@ -156,9 +156,9 @@ describe("openTaskClient, natively", () => {
   it("takes durations as the CLI writes them, or as Effect durations, and refuses others typed", async () => {
     const client = await open()
     try {
-      expect(await client.gc("7d")).toBe(0)
-      expect(await client.gc(Duration.days(7))).toBe(0)
-      expect(await client.gc("1.5h")).toBe(0)
+      expect(await client.gc("7d")).toEqual({ deleted: 0, kept: 0, unacknowledged: [] })
+      expect((await client.gc(Duration.days(7))).deleted).toBe(0)
+      expect((await client.gc("1.5h")).deleted).toBe(0)
       const error = await client.gc("7 dayz" as never).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(Error)
       expect(error).toMatchObject({ _tag: "InvalidDuration", input: "7 dayz" })

@@ -710,7 +710,7 @@ describe("TaskClient", () => {
         expect(inDoubt.records.map((r) => r.key)).toEqual(["doubt"])
         yield* elapse(60_000, 1_000)
         yield* runFor(open.outcome, 1_000)
-        expect(yield* p.client.gc("30 seconds")).toBe(1)
+        expect((yield* p.client.gc("30 seconds")).deleted).toBe(1)
         const left = yield* p.client.list()
         expect(left.records.map((r) => r.key).sort()).toEqual(["doubt", "open"])
         const foreign = yield* p.client.list({ scope: "someone-else" })

@@ -21,6 +21,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
+import { consumerContract } from "./ConsumerContract.js"
 import { historyContract } from "./HistoryContract.js"
 import { LEASE, newHandle, storeTest, T0 } from "./internal/fixture.js"
 import { outcomeContract } from "./OutcomeContract.js"
@@ -582,7 +583,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           const second = yield* store.insertOrGet(newHandle({ key: "second" }))
           const holder = yield* store.update(withState(first.record, { status: "working", taskId: "reused" }))
           yield* store.update(withState(holder, { status: "completed", settledAt: T0, nextPollAt: null }))
-          expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 1 })).toBe(1)
+          expect((yield* store.deleteSettledBefore({ settledBefore: T0 + 1 })).deleted).toBe(1)
           const taken = yield* store.update(withState(second.record, { status: "working", taskId: "reused" }))
           expect(taken.taskId).toBe("reused")
           expect(Option.getOrThrow(yield* store.get("tenant-a", "second")).taskId).toBe("reused")
@@ -720,15 +721,16 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
               store.update(withState(record, { status: "completed", settledAt: T0, nextPollAt: T0 })),
           )
           const deleted = yield* store.deleteSettledBefore({ scope: "tenant-a", settledBefore: T0 + 5_000 })
-          expect(deleted).toBe(2)
+          expect(deleted).toEqual({ deleted: 2, kept: 0, unacknowledged: [] })
           const left = yield* store.list({ scope: "tenant-a", limit: 10 })
           expect(left.records.map((r) => r.key).sort()).toEqual(["doubt", "new-done", "open", "stray"])
           expect(Option.isSome(yield* store.get("tenant-b", "other-old"))).toBe(true)
-          expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 5_000 })).toBe(1)
+          expect((yield* store.deleteSettledBefore({ settledBefore: T0 + 5_000 })).deleted).toBe(1)
         }))
     })
 
     outcomeContract(layer)
+    consumerContract(layer)
     historyContract(layer)
     serverContract(layer)
   })

@@ -5,51 +5,12 @@
  * @since 0.3.0
  */
 import { describe, expect } from "@effect/vitest"
-import { HandleRecord, type Status } from "@mcp-handles/core/HandleRecord"
+import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import { newHandle, storeTest, T0 } from "./internal/fixture.js"
-
-const CLAIM = 60_000
-
-/** A row of `key` brought to `status` (created `at`, so list order follows it). */
-const rowIn = (
-  store: HandleStore,
-  key: string,
-  status: Status,
-  options: { scope?: string; at?: number } = {},
-) =>
-  Effect.flatMap(
-    store.insertOrGet(newHandle({ key, scope: options.scope ?? "tenant-a", now: options.at ?? T0 })),
-    ({ record }) =>
-      store.update(
-        new HandleRecord({
-          ...record,
-          status,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          nextPollAt: null,
-          settledAt: status === "in_doubt" || status === "working" ? null : (options.at ?? T0) + 1,
-        }),
-      ),
-  )
-
-const claim = (
-  store: HandleStore,
-  options: Partial<{ consumer: string; member: string; scope: string; now: number; limit: number }> = {},
-) =>
-  store.claimOutcomes({
-    consumer: options.consumer ?? "app",
-    member: options.member ?? "m1",
-    scope: options.scope ?? "tenant-a",
-    now: options.now ?? T0 + 10,
-    leaseMs: CLAIM,
-    limit: options.limit ?? 100,
-  })
-
-const keys = (deliveries: ReadonlyArray<{ readonly record: HandleRecord }>) =>
-  deliveries.map((delivery) => delivery.record.key)
+import { storeTest, T0 } from "./internal/fixture.js"
+import { CLAIM, claim, keys, rowIn } from "./internal/outcomes.js"
 
 /**
  * @since 0.3.0
@@ -190,7 +151,7 @@ export const outcomeContract = <E>(layer: Layer.Layer<HandleStore, E>): void => 
         yield* rowIn(store, "k", "completed")
         yield* claim(store)
         yield* store.ackOutcome({ consumer: "app", scope: "tenant-a", key: "k" })
-        expect(yield* store.deleteSettledBefore({ settledBefore: T0 + 1_000 })).toBe(1)
+        expect((yield* store.deleteSettledBefore({ settledBefore: T0 + 1_000 })).deleted).toBe(1)
         yield* rowIn(store, "k", "failed", { at: T0 + 2_000 })
         const again = yield* claim(store, { now: T0 + 3_000 })
         expect(keys(again)).toEqual(["k"])

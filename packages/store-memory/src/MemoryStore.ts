@@ -29,6 +29,8 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   const servers = new Map<string, HandleStore.ServerRecord>()
   // Outcome delivery: per row (rowId), per consumer, what was handed out and whether it was acked.
   const deliveries = new Map<string, Map<string, HandleStoreDriver.DeliveryState>>()
+  // The consumers GC waits for: per scope, by name.
+  const consumers = new Map<string, Map<string, HandleStore.ConsumerRecord>>()
   // The rows holding each server's task id (one, unless a row was inserted holding a taken id):
   // a write that records a task id asks here, not every row, so launching stays O(1) at any size.
   const holders = new Map<string, Set<string>>()
@@ -138,15 +140,36 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
         all(HandleStoreDriver.matches(query)).sort(HandleStoreDriver.compareListOrder).slice(0, query.limit),
       ),
     deleteSettledBefore: (options) =>
-      Effect.sync(() => {
-        const settled = all((record) => HandleStoreDriver.isCollectable(record, options))
-        for (const record of settled) remove(record)
-        return settled.length
+      Effect.sync((): HandleStore.GcReport => {
+        const unacknowledged = new Map<string, HandleStore.UnacknowledgedOutcomes>()
+        let deleted = 0
+        let kept = 0
+        for (const record of all((record) => HandleStoreDriver.isCollectable(record, options))) {
+          const states = deliveries.get(HandleRecord.rowId(record.scope, record.key))
+          const holding = Array.from(consumers.get(record.scope)?.keys() ?? []).filter(
+            (consumer) => !HandleStoreDriver.isAcknowledged(record, states?.get(consumer)),
+          )
+          if (holding.length > 0 && !HandleStoreDriver.isPastConsumers(record, options)) {
+            kept++
+            continue
+          }
+          remove(record)
+          deleted++
+          for (const consumer of holding) {
+            const id = JSON.stringify([record.scope, consumer])
+            const outcomes = (unacknowledged.get(id)?.outcomes ?? 0) + 1
+            unacknowledged.set(id, { consumer, scope: record.scope, outcomes })
+          }
+        }
+        return { deleted, kept, unacknowledged: Array.from(unacknowledged.values()) }
       }),
 
     // Outcome delivery (issue 15).
     claimOutcomes: (options) =>
       Effect.sync(() => {
+        const known = consumers.get(options.scope) ?? new Map<string, HandleStore.ConsumerRecord>()
+        const seen = HandleStoreDriver.seenConsumer(known.get(options.consumer), options)
+        consumers.set(options.scope, known.set(options.consumer, seen))
         const stateOf = (record: Row) =>
           deliveries.get(HandleRecord.rowId(record.scope, record.key))?.get(options.consumer)
         const due = all(
@@ -184,6 +207,24 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
           }
         }
         return released
+      }),
+    listConsumers: (scope) =>
+      Effect.sync(() =>
+        Array.from(consumers.entries())
+          .filter(([of]) => scope === undefined || of === scope)
+          .flatMap(([, known]) => Array.from(known.values()))
+          .sort(HandleStoreDriver.compareConsumers),
+      ),
+    forgetConsumer: ({ consumer, scope }) =>
+      Effect.sync(() => {
+        let forgotten = 0
+        for (const [of, known] of consumers) {
+          if ((scope === undefined || of === scope) && known.delete(consumer)) forgotten++
+        }
+        for (const [id, byConsumer] of deliveries) {
+          if (scope === undefined || rows.get(id)?.scope === scope) byConsumer.delete(consumer)
+        }
+        return forgotten
       }),
   })
 })

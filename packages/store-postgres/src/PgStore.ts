@@ -26,6 +26,7 @@ import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import { consumers } from "./internal/consumers.js"
 import * as DatabaseClock from "./internal/database-clock.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
@@ -590,24 +591,9 @@ const makeDriver = (
       )
     },
 
-    // A retry after a lost reply deletes nothing more and reports only what it deleted itself:
-    // the count is a lower bound then, the deletion itself is idempotent.
-    deleteSettledBefore: ({ scope, settledBefore }) =>
-      run(
-        "deleteSettledBefore",
-        sql<{ readonly n: number }>`WITH deleted AS (
-            DELETE FROM ${t}
-            WHERE status IN (${sql.literal(SqlStore.terminalStatusList)}) AND settled_at < ${settledBefore}
-              AND next_poll_at IS NULL
-              ${scope === undefined ? sql.literal("") : sql`AND scope = ${scope}`}
-            RETURNING 1
-          )
-          SELECT count(*)::int AS n FROM deleted`.withoutTransform.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0),
-        ),
-      ),
-
     ...outcomeDelivery(sql, schema, run),
+    // Consumers and GC (issue 28).
+    ...consumers(sql, schema, run),
     // Servers (issues 15 item 7 and 16).
     ...servers(sql, schema, run),
   }

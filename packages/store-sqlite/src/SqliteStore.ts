@@ -24,6 +24,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import * as Consumers from "./internal/consumers.js"
 import * as File from "./internal/file.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
@@ -278,7 +279,9 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize, commitDelayMs })
-    return HandleStoreDriver.makeStore(makeDriver(filename, sql, writes, writer, Servers.make(db)))
+    return HandleStoreDriver.makeStore(
+      makeDriver(filename, sql, writes, writer, Servers.make(db), Consumers.make(db)),
+    )
   })
 
 /** Every write through the group-committing writer; reads of many rows on the @effect/sql client's connection. */
@@ -288,6 +291,7 @@ const makeDriver = (
   writes: ReturnType<typeof Writes.make>,
   writer: Writer.Writer,
   servers: ReturnType<typeof Servers.make>,
+  consumers: ReturnType<typeof Consumers.make>,
 ): HandleStoreDriver.HandleStoreDriver => {
   /** Submits the write `operation` makes of `record` and its row values. */
   const submitRecord = <A, E>(
@@ -375,15 +379,26 @@ const makeDriver = (
     ),
     removeServer: (name) => writer.submit("removeServer", servers.remove(name)),
     rebind: (options) => writer.submit("rebind", servers.rebind(options)),
-    deleteSettledBefore: ({ scope, settledBefore }) =>
-      writer.submit("deleteSettledBefore", writes.deleteSettledBefore(settledBefore, scope)),
+    // GC waits for the consumers (issue 28).
+    deleteSettledBefore: (options) => writer.submit("deleteSettledBefore", consumers.collect(options)),
 
     // Outcome delivery (issue 15): each a write of the writer, so a claim reads and claims in
-    // one transaction.
-    claimOutcomes: (options) => writer.submit("claimOutcomes", writes.claimOutcomes(options)),
+    // one transaction, and makes its consumer known in the same one.
+    claimOutcomes: (options) =>
+      writer.submit("claimOutcomes", () => {
+        consumers.seen(options)
+        return writes.claimOutcomes(options)()
+      }),
     ackOutcome: (options) => writer.submit("ackOutcome", writes.ackOutcome(options)),
     releaseOutcomes: ({ consumer, member }) =>
       writer.submit("releaseOutcomes", writes.releaseOutcomes(consumer, member)),
+    listConsumers: (scope) =>
+      Effect.flatMap(
+        sql`SELECT ${sql.literal(Consumers.columns)} FROM consumers
+          WHERE ${scope === undefined ? sql.literal("1") : sql`scope = ${scope}`} ORDER BY scope, consumer`,
+        Consumers.decode,
+      ),
+    forgetConsumer: (options) => writer.submit("forgetConsumer", consumers.forget(options)),
   }
 }
 

@@ -2,10 +2,8 @@
  * Builds a `TaskClient` from its parts (see `engine/`): the context every part works with,
  * the operations, the background reconciler, and the hand-off on close.
  */
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
-import * as DurationInput from "../DurationInput.js"
 import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
 import * as ServerIdentity from "../ServerIdentity.js"
@@ -19,6 +17,7 @@ import * as Operations from "./engine/operations.js"
 import * as Push from "./engine/push.js"
 import * as Reconciler from "./engine/reconciler.js"
 import type * as Events from "./events.js"
+import * as Gc from "./gc.js"
 import type * as Outcomes from "./outcomes.js"
 
 export const make = (
@@ -85,12 +84,7 @@ export const make = (
         })
       },
       get: (key, scope = ctx.defaultScope) => Operations.load(ctx, scope, key),
-      gc: (retention, scope) =>
-        Effect.all([DurationInput.decode(retention), ctx.store.now]).pipe(
-          Effect.flatMap(([duration, now]) =>
-            ctx.store.deleteSettledBefore({ settledBefore: now - Duration.toMillis(duration), scope }),
-          ),
-        ),
+      gc: (retention, options) => Gc.run(ctx.store, retention, options),
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
   })
 

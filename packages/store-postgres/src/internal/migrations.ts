@@ -15,6 +15,8 @@ export const migrationsTable = "mcp_handles_migrations"
 export const deliveriesTable = "outcome_deliveries"
 /** Servers (issues 15 item 7 and 16): each server's name, URL and identity. */
 export const serversTable = "servers"
+/** Consumers (issue 28): who GC waits for, per scope. */
+export const consumersTable = "consumers"
 
 /** The unique index that keeps a task id on one row; its violations are `TaskIdTaken`. */
 export const taskIndex = "handles_task"
@@ -139,6 +141,34 @@ export const loader = (schema: string): Migrator.Loader =>
     ],
     [
       5,
+      "consumers",
+      // Consumers (issue 28): each consumer known in a scope, from its first claim there. GC
+      // keeps a terminal row until every consumer known in its scope has acknowledged it.
+      // Consumers that claimed before this migration are known from it on (first and last
+      // sighting: the database's now).
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const c = sql(`${schema}.${consumersTable}`)
+          return Effect.all(
+            [
+              sql`CREATE TABLE ${c} (
+                scope text COLLATE "C" NOT NULL,
+                consumer text COLLATE "C" NOT NULL,
+                first_seen_at double precision NOT NULL,
+                last_seen_at double precision NOT NULL,
+                PRIMARY KEY (scope, consumer)
+              )`,
+              sql`INSERT INTO ${c} (scope, consumer, first_seen_at, last_seen_at)
+                SELECT DISTINCT scope, consumer, floor(extract(epoch FROM now()) * 1000), floor(extract(epoch FROM now()) * 1000)
+                FROM ${sql(`${schema}.${deliveriesTable}`)}`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
+    [
+      6,
       "due_chores",
       // A settled call with a stray task still to cancel stays due (issue 28): claimDue takes
       // every row with a due time, open or not. Settled rows written before are healed: those
@@ -164,4 +194,4 @@ export const loader = (schema: string): Migrator.Loader =>
     ],
   ])
 
-export const latestVersion = 5
+export const latestVersion = 6

@@ -21,7 +21,8 @@ const corrupt = (error: ParseResult.ParseError) =>
   })
 
 /**
- * Outcome delivery (issue 15). A claim is one statement: due rows are upserted into the
+ * Outcome delivery (issue 15). A claim is one statement, which also makes its consumer known in
+ * the scope (issue 28): due rows are upserted into the
  * deliveries table, and the upsert's own condition decides between members claiming at once
  * (the second waits for the first to commit, then finds a live claim and takes nothing), so
  * each outcome goes to one member without locking the rows the engine writes. A claim retried
@@ -35,6 +36,7 @@ export const outcomeDelivery = (
 ): Pick<HandleStoreDriver.HandleStoreDriver, "claimOutcomes" | "ackOutcome" | "releaseOutcomes"> => {
   const t = sql(`${schema}.${Migrations.table}`)
   const d = sql(`${schema}.${Migrations.deliveriesTable}`)
+  const c = sql(`${schema}.${Migrations.consumersTable}`)
   const columns = sql.literal(
     Rows.selectColumns
       .split(", ")
@@ -47,7 +49,12 @@ export const outcomeDelivery = (
     claimOutcomes: ({ consumer, member, scope, now, leaseMs, limit }) =>
       run(
         "claimOutcomes",
-        sql`WITH due AS (
+        sql`WITH seen AS (
+            INSERT INTO ${c} AS c (scope, consumer, first_seen_at, last_seen_at)
+            VALUES (${scope}, ${consumer}, ${now}, ${now})
+            ON CONFLICT (scope, consumer) DO UPDATE SET
+              last_seen_at = greatest(c.last_seen_at, excluded.last_seen_at)
+          ), due AS (
             SELECT h.scope, h.key, h.status, ${launches} AS launches
             FROM ${t} h LEFT JOIN ${d} d ON d.consumer = ${consumer} AND d.scope = h.scope AND d.key = h.key
             WHERE h.scope = ${scope} AND h.status IN ${resting}

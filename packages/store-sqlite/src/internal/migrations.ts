@@ -5,6 +5,7 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 
 /** The migrations bookkeeping table; named for us so it cannot collide in a shared database. */
@@ -105,13 +106,34 @@ const v5 = Effect.gen(function* () {
     last_seen_at INTEGER NOT NULL
   ) WITHOUT ROWID`
 })
+
+/**
+ * Consumers (issue 28): each consumer known in a scope, from its first claim there. GC keeps a
+ * terminal row until every consumer known in its scope has acknowledged it. Consumers that
+ * claimed before this migration are known from it on (their first and last sighting: now).
+ */
+const v6 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // The store's clock: the host's, read through Effect (a TestClock in tests).
+  const now = yield* Clock.currentTimeMillis
+  yield* sql`CREATE TABLE consumers (
+    scope TEXT NOT NULL,
+    consumer TEXT NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    PRIMARY KEY (scope, consumer)
+  ) WITHOUT ROWID`
+  yield* sql`INSERT INTO consumers (scope, consumer, first_seen_at, last_seen_at)
+    SELECT DISTINCT scope, consumer, ${now}, ${now} FROM outcome_deliveries`
+})
+
 /**
  * A settled call with a stray task still to cancel stays due (issue 28): claimDue takes every row
  * with a due time, open or not, so its index covers every scheduled row (still only open rows,
  * and the few settled ones with a stray). Settled rows written before are healed: those with an
  * uncancelled stray become due at once, every other settled row has no due time.
  */
-const v6 = Effect.gen(function* () {
+const v7 = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE handles SET next_poll_at = CASE
       WHEN EXISTS (SELECT 1 FROM json_each(body, '$.strayTasks') WHERE json_extract(value, '$.cancelSent') = 0)
@@ -128,11 +150,12 @@ const migrations = {
   "3_task_id_unique": v3,
   "4_outcome_deliveries": v4,
   "5_servers": v5,
-  "6_due_chores": v6,
+  "6_consumers": v6,
+  "7_due_chores": v7,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 6
+export const latestVersion = 7
 
 export const loader = Migrator.fromRecord(migrations)
 

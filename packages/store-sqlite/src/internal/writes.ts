@@ -15,7 +15,7 @@ import {
   StoreError,
 } from "@mcp-handles/core/HandleStore"
 import { claimedState, type DeliveryState, type WriteOutcome } from "@mcp-handles/core/HandleStoreDriver"
-import { openStatusList, restingStatusList, terminalStatusList } from "@mcp-handles/core/SqlStore"
+import { openStatusList, restingStatusList } from "@mcp-handles/core/SqlStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
@@ -118,11 +118,6 @@ export const make = (db: Database.Database) => {
         AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)
         AND ${servedBy}
       ORDER BY next_poll_at, created_at, scope, key LIMIT @limit)`)
-  // A settled row with a due time still has a stray task to cancel: it is that task's only record.
-  const deleteSettled = db.prepare(`DELETE FROM handles
-    WHERE status IN (${terminalStatusList}) AND settled_at < ? AND next_poll_at IS NULL`)
-  const deleteSettledInScope = db.prepare(`DELETE FROM handles
-    WHERE status IN (${terminalStatusList}) AND settled_at < ? AND next_poll_at IS NULL AND scope = ?`)
 
   // Outcome delivery (issue 15): rows that rest and are due for the consumer, with its state.
   const joined = Rows.columns
@@ -316,12 +311,5 @@ export const make = (db: Database.Database) => {
 
     releaseOutcomes: (consumer: string, member: string) => (): Either.Either<number> =>
       Either.right(releaseOutcomes.run(consumer, member).changes),
-
-    deleteSettledBefore: (settledBefore: number, scope: string | undefined) => (): Either.Either<number> =>
-      Either.right(
-        scope === undefined
-          ? deleteSettled.run(settledBefore).changes
-          : deleteSettledInScope.run(settledBefore, scope).changes,
-      ),
   }
 }
