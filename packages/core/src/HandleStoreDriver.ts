@@ -67,6 +67,11 @@ export interface HandleStoreDriver {
       ) => Effect.Effect<void, HandleStore.InstanceIdInUse | HandleStore.StoreError, Scope.Scope>)
     | undefined
   /**
+   * Checked before every write: fails while the store cannot prove it holds the instance id it
+   * locked (see `InstanceHold.Guard`). Every write passes when absent.
+   */
+  readonly writable?: ((operation: string) => Effect.Effect<void, HandleStore.StoreError>) | undefined
+  /**
    * Inserts `record` (a new call's pending row) unless its scope and key exist; returns the row
    * as stored and whether this call created it. Exactly one concurrent caller creates it.
    */
@@ -335,12 +340,18 @@ const emptyPage: HandleStore.ListPage = { records: [], nextCursor: null }
 export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore => {
   const refail = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
     HandleStore.StoreError.refail(operation)(effect)
+  const writable = driver.writable
+  /** A write: refused while the store's instance lock is lost. */
+  const write = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
+    writable === undefined
+      ? refail(operation, effect)
+      : Effect.zipRight(writable(operation), refail(operation, effect))
 
   const update = (record: HandleRecord, options?: HandleStore.UpdateOptions) =>
     Effect.suspend(() => {
       const next = bump(record)
       return Effect.flatMap(
-        refail("update", driver.update(next, options)),
+        write("update", driver.update(next, options)),
         (outcome): Effect.Effect<HandleRecord, HandleStore.VersionConflict | HandleStore.TaskIdTaken> =>
           outcome === "written"
             ? Effect.succeed(next)
@@ -403,7 +414,7 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
         const record = initialRecord(handle)
         return Either.isLeft(record)
           ? Effect.fail(record.left)
-          : refail("insertOrGet", driver.insertOrGet(record.right))
+          : write("insertOrGet", driver.insertOrGet(record.right))
       }),
     get: (scope, key) => refail("get", driver.get(scope, key)),
     update,
@@ -411,27 +422,27 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       const limit = batchLimit(options.limit)
       return limit === 0
         ? Effect.succeed([])
-        : refail("claimDue", driver.claimDue(limit === options.limit ? options : { ...options, limit }))
+        : write("claimDue", driver.claimDue(limit === options.limit ? options : { ...options, limit }))
     },
     spreadDue: (options) => {
       const limit = batchLimit(options.limit)
       return limit === 0
         ? Effect.succeed(0)
-        : refail("spreadDue", driver.spreadDue(limit === options.limit ? options : { ...options, limit }))
+        : write("spreadDue", driver.spreadDue(limit === options.limit ? options : { ...options, limit }))
     },
-    release: (scope, key, owner) => refail("release", driver.release(scope, key, owner)),
-    renewLease: (options) => refail("renewLease", driver.renewLease(options)),
-    releaseOwner: (options) => refail("releaseOwner", driver.releaseOwner(options)),
+    release: (scope, key, owner) => write("release", driver.release(scope, key, owner)),
+    renewLease: (options) => write("renewLease", driver.renewLease(options)),
+    releaseOwner: (options) => write("releaseOwner", driver.releaseOwner(options)),
     list,
-    deleteSettledBefore: (options) => refail("deleteSettledBefore", driver.deleteSettledBefore(options)),
+    deleteSettledBefore: (options) => write("deleteSettledBefore", driver.deleteSettledBefore(options)),
     // Servers (issues 15 item 7 and 16).
-    recordServer: (server) => refail("recordServer", driver.recordServer(server)),
+    recordServer: (server) => write("recordServer", driver.recordServer(server)),
     listServers: refail("listServers", driver.listServers),
-    removeServer: (name) => refail("removeServer", driver.removeServer(name)),
+    removeServer: (name) => write("removeServer", driver.removeServer(name)),
     rebind: (options) =>
       options.from === options.to
         ? Effect.succeed(0)
-        : Effect.flatMap(refail("rebind", driver.rebind(options)), (outcome) =>
+        : Effect.flatMap(write("rebind", driver.rebind(options)), (outcome) =>
             "moved" in outcome
               ? Effect.succeed(outcome.moved)
               : Effect.fail(
@@ -446,13 +457,13 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       const limit = batchLimit(options.limit)
       return limit === 0
         ? Effect.succeed([])
-        : refail(
+        : write(
             "claimOutcomes",
             driver.claimOutcomes(limit === options.limit ? options : { ...options, limit }),
           )
     },
-    ackOutcome: (options) => refail("ackOutcome", driver.ackOutcome(options)),
-    releaseOutcomes: (options) => refail("releaseOutcomes", driver.releaseOutcomes(options)),
+    ackOutcome: (options) => write("ackOutcome", driver.ackOutcome(options)),
+    releaseOutcomes: (options) => write("releaseOutcomes", driver.releaseOutcomes(options)),
   })
 }
 

@@ -105,16 +105,31 @@ const v5 = Effect.gen(function* () {
     last_seen_at INTEGER NOT NULL
   ) WITHOUT ROWID`
 })
+/**
+ * One live process per instance id (see instance-lock.ts): the holder of each id, taken and
+ * checked inside one write transaction, so two processes can never both take it.
+ */
+const v6 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE instances (
+    instance_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    heartbeat_at INTEGER NOT NULL
+  ) WITHOUT ROWID`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
   "3_task_id_unique": v3,
   "4_outcome_deliveries": v4,
   "5_servers": v5,
+  "6_instances": v6,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 5
+export const latestVersion = 6
 
 export const loader = Migrator.fromRecord(migrations)
 
