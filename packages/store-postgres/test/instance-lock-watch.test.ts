@@ -56,25 +56,32 @@ const eventually = <E>(check: Effect.Effect<boolean, E>) =>
     Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the condition never held") }),
   )
 
+/** The store holding `instanceId` until `mine` closes, and the backend of the lock's session. */
+const holding = (instanceId: string) =>
+  Effect.gen(function* () {
+    const store = yield* HandleStore
+    const sql = yield* PgClient.PgClient
+    const { schema } = yield* TestDatabase.TestSchema
+    const key = advisoryKey(schema, instanceId)
+    const mine = yield* Scope.make()
+    yield* Scope.extend(store.lockInstance(instanceId), mine)
+    const backend = yield* lockHolder(sql, key)
+    expect(backend).toBeDefined()
+    return { store, sql, key, backend, mine }
+  })
+
 describe("instance lock watch", () => {
   it.layer(TestDatabase.layerStore({ instanceLockCheck: "200 millis" }))((it) => {
     it.effect(
       "a session killed and the id taken by another process: every write fails, nothing changes",
       () =>
         Effect.gen(function* () {
-          const store = yield* HandleStore
-          const sql = yield* PgClient.PgClient
-          const { schema } = yield* TestDatabase.TestSchema
-          const key = advisoryKey(schema, "worker-1")
-          const mine = yield* Scope.make()
-          yield* Scope.extend(store.lockInstance("worker-1"), mine)
+          const { store, sql, key, backend, mine } = yield* holding("worker-1")
           const { record } = yield* store.insertOrGet(handle("k"))
           const before = yield* store.list({ scope: "default", limit: 10 })
 
           // Another process waits for the id; the lock's session ends under this process, and the
           // database hands the lock to the waiter at once.
-          const backend = yield* lockHolder(sql, key)
-          expect(backend).toBeDefined()
           const other = yield* Scope.make()
           const connection = yield* Scope.extend(sql.reserve, other)
           const waiting = yield* Effect.fork(
@@ -109,14 +116,7 @@ describe("instance lock watch", () => {
       "a session killed with nobody waiting for the id: the store takes it again, writes resume",
       () =>
         Effect.gen(function* () {
-          const store = yield* HandleStore
-          const sql = yield* PgClient.PgClient
-          const { schema } = yield* TestDatabase.TestSchema
-          const key = advisoryKey(schema, "worker-2")
-          const mine = yield* Scope.make()
-          yield* Scope.extend(store.lockInstance("worker-2"), mine)
-          const backend = yield* lockHolder(sql, key)
-          expect(backend).toBeDefined()
+          const { store, sql, key, backend, mine } = yield* holding("worker-2")
           yield* sql`SELECT pg_terminate_backend(${backend ?? 0})`
           // Held again, on another session of this process.
           yield* eventually(Effect.map(lockHolder(sql, key), (pid) => pid !== undefined && pid !== backend))

@@ -111,12 +111,10 @@ const v5 = Effect.gen(function* () {
  */
 const v6 = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  // The holder: a random token of its process, its pid and host, and when it last said it lives.
   yield* sql`CREATE TABLE instances (
     instance_id TEXT PRIMARY KEY,
-    token TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    heartbeat_at INTEGER NOT NULL
+    token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat_at INTEGER NOT NULL
   ) WITHOUT ROWID`
 })
 const migrations = {
