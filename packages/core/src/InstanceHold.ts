@@ -76,6 +76,8 @@ export const once = <E>(
  * @category models
  */
 export interface Guard {
+  /** The ids its clients hold, for a store no other store can reach (in memory). */
+  readonly holds: Holds
   readonly lost: Map<string, string>
   /** Fails with a `StoreError` naming `operation` while an id is lost. */
   readonly writable: (operation: string) => Effect.Effect<void, HandleStore.StoreError>
@@ -88,6 +90,7 @@ export interface Guard {
 export const makeGuard = (): Guard => {
   const lost = new Map<string, string>()
   return {
+    holds: make(),
     lost,
     writable: (operation) =>
       Effect.suspend(() => {

@@ -22,6 +22,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import fc from "fast-check"
 import { historyContract } from "./HistoryContract.js"
+import { instanceContract } from "./InstanceContract.js"
 import { LEASE, newHandle, storeTest, T0 } from "./internal/fixture.js"
 import { outcomeContract } from "./OutcomeContract.js"
 import { serverContract } from "./ServerContract.js"
@@ -665,5 +666,6 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     outcomeContract(layer)
     historyContract(layer)
     serverContract(layer)
+    instanceContract(layer)
   })
 }

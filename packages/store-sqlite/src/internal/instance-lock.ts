@@ -106,7 +106,8 @@ export const lockInstance = (
   guard: InstanceHold.Guard,
   instanceId: string,
 ): Effect.Effect<void, InstanceIdInUse | StoreError, Scope.Scope> => {
-  if (filename === ":memory:") return Effect.void
+  // A database in memory is this store's alone: only its own clients are to be kept apart.
+  if (filename === ":memory:") return InstanceHold.once(guard.holds, instanceId, instanceId, Effect.void)
   const { acquire, beat, drop } = statements(db)
   const take = Effect.acquireRelease(
     Effect.try({
