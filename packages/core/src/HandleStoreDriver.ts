@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { HandleRecord, HistoryEntry, isResting, isTerminal, type Status } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
+import * as InstanceHold from "./InstanceHold.js"
 import { JsonObject } from "./Json.js"
 
 /**
@@ -60,7 +61,10 @@ export interface ListQuery {
 export interface HandleStoreDriver {
   /** The store's clock; the host's (`Clock`) when absent. */
   readonly now?: Effect.Effect<number> | undefined
-  /** See `HandleStore.lockInstance`; holds nothing when absent (a store one process can open). */
+  /**
+   * See `HandleStore.lockInstance`. When absent (a store only one process can open), the store
+   * keeps its own clients apart: one per instance id.
+   */
   readonly lockInstance?:
     | ((
         instanceId: string,
@@ -341,6 +345,7 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
   const refail = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
     HandleStore.StoreError.refail(operation)(effect)
   const writable = driver.writable
+  const holds = InstanceHold.make()
   /** A write: refused while the store's instance lock is lost. */
   const write = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
     writable === undefined
@@ -408,7 +413,8 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
 
   return HandleStore.HandleStore.of({
     now: driver.now ?? Clock.currentTimeMillis,
-    lockInstance: driver.lockInstance ?? (() => Effect.void),
+    lockInstance:
+      driver.lockInstance ?? ((instanceId) => InstanceHold.once(holds, instanceId, instanceId, Effect.void)),
     insertOrGet: (handle) =>
       Effect.suspend(() => {
         const record = initialRecord(handle)

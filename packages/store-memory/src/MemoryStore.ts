@@ -9,7 +9,6 @@ import * as Claiming from "@mcp-handles/core/Claiming"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
-import * as InstanceHold from "@mcp-handles/core/InstanceHold"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -61,11 +60,9 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   const all = (take: (record: Row) => boolean) => Array.from(rows.values()).filter(take)
   const due = (take: (record: Row) => boolean, limit: number) => all(take).sort(byDueTime).slice(0, limit)
 
-  // Only this process can reach a memory store, so its clients are the ones to keep apart: one
-  // per instance id. The host's clock is the only one (no now).
-  const instances = InstanceHold.make()
+  // Only this process can reach a memory store: its own clients are the ones to keep apart, one
+  // per instance id (makeStore's default lockInstance). The host's clock is the only one (no now).
   return HandleStoreDriver.makeStore({
-    lockInstance: (instanceId) => InstanceHold.once(instances, instanceId, instanceId, Effect.void),
     // Servers (issues 15 item 7 and 16).
     recordServer: (seen) =>
       Effect.sync(() => {
