@@ -163,7 +163,9 @@ export const lockInstance = (
         yield* Effect.logError(
           `the database session holding instance id ${JSON.stringify(instanceId)} ended; every write is refused until the id is held again`,
         )
-        yield* Effect.ignore(Scope.close(gone.scope, Exit.void))
+        // Unlocked first: a check that failed on a session still alive (a statement error) must
+        // not hand the pool a connection that keeps holding the id.
+        yield* Effect.ignore(release(gone, key))
       }
       const again = yield* Effect.either(attempt)
       if (Either.isRight(again)) {
