@@ -106,9 +106,10 @@ export interface Options {
   readonly callTimeout?: Duration.DurationInput | undefined
   /**
    * The background reconciler, which polls rows no caller is waiting on (after a restart, or
-   * those of a dead instance). `false` turns it off (read-only tools). Default on, every 500 ms,
-   * in batches of 100 rows, acting on 16 rows at a time (the cap on one instance's polls in
-   * flight).
+   * those of a dead instance). `false` turns it off: the client drives only the calls it is
+   * asked about (the CLI's commands), and still holds its id (see `claimInstance`). Default on,
+   * every 500 ms, in batches of 100 rows, acting on 16 rows at a time (the cap on one instance's
+   * polls in flight).
    */
   readonly background?: false | BackgroundOptions | undefined
   /**
