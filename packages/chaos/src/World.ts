@@ -24,6 +24,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as InstanceHolds from "./internal/instance-holds.js"
 import { violated } from "./Simulation.js"
 import * as Stores from "./Stores.js"
 import * as Tools from "./Tools.js"
@@ -183,6 +184,8 @@ export interface World {
   readonly inFlight: Stores.InFlight
   /** Task ids that reached a live client in a `tools/call` answer, by task id. */
   readonly delivered: Map<string, Delivery>
+  /** Which process holds each instance id (see internal/instance-holds.ts). */
+  readonly holds: InstanceHolds.Holds
 }
 
 /** Suspends forever without holding a timer (Effect.never keeps an interval alive). */
@@ -295,6 +298,7 @@ const make = (
       lostPollAnswers: new Set(),
       inFlight: options.inFlight,
       delivered: new Map(),
+      holds: InstanceHolds.make(),
     }
   })
 
@@ -448,6 +452,7 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
     const die = (why: string) => {
       if (dead) return
       dead = true
+      InstanceHolds.free(world.holds, id)
       diedAt = world.clock.unsafeCurrentTimeMillis()
       world.stats.crashes++
       world.trace.push(`  process ${id} crashed ${why}`)
@@ -464,6 +469,7 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
         (...args) =>
           Effect.suspend(() => {
             if (dead) return hang
+            if (op === "lockInstance") return InstanceHolds.lock(world.holds, id, args[0] as string)
             const direct = operation(...args)
             const run =
               op === "deleteSettledBefore"
@@ -562,6 +568,7 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
       crash: () => die("on the spot"),
       stop: () => {
         dead = true
+        InstanceHolds.free(world.holds, id)
       },
       dead: () => dead,
       diedAt: () => diedAt,

@@ -96,7 +96,12 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
     InvalidKey: (e) => usage(`invalid ${e.what}: ${e.reason}`),
     NotInDoubt: (e) => usage(`${e.key} is not in doubt (it is ${e.status}); nothing to decide`),
     CannotReissue: (e) => usage(e.message),
-    InstanceIdInUse: (e) => usage(e.message),
+    // Most often an application running under the default id: the CLI must not drive its calls
+    // beside it, but may act under an id of its own.
+    InstanceIdInUse: (e) =>
+      usage(
+        `instance id ${JSON.stringify(e.instanceId)} is held by ${e.holder}, a live client driving its calls; pass --instance NAME (an id no live process uses) to act beside it, or wait until it stops`,
+      ),
     InvalidJson: (e) => usage(`invalid ${e.what}: ${e.reason}`),
     InvalidServerUrl: (e) => usage(`invalid server URL ${e.url}: ${e.reason}`),
     // The server's mistake, not the user's: nothing was recorded or sent.

@@ -168,6 +168,12 @@ export interface SessionOptions {
   readonly input?: Input.Input | undefined
   /** Request headers, sent only to the servers the command `authorize`s. */
   readonly headers?: Auth.Headers | undefined
+  /**
+   * The command drives calls (polls, dispatches, cancels, decides): it takes its instance id on
+   * the store, and is refused while a live process holds it. The other commands only read (or
+   * edit the server list, or delete settled rows) and run beside a live application.
+   */
+  readonly drives?: boolean | undefined
 }
 
 const countingWire = (wire: Wire.Wire) => {
@@ -188,7 +194,7 @@ const countingWire = (wire: Wire.Wire) => {
  * Opens the store and a client over it, configured with every server the store's server list
  * knows. The background reconciler is off: each command drives exactly the calls it names
  * (`resume` reconciles explicitly), so `list` never changes a row and `call` never touches
- * another call.
+ * another call. A command that drives holds its instance id meanwhile (see `drives`).
  *
  * @since 0.1.0
  * @category constructors
@@ -225,6 +231,7 @@ export const open = (
       instanceId,
       defaultScope: options.scope,
       background: false,
+      claimInstance: sessionOptions.drives === true,
       // The servers came from the store: recording them again would only write to it.
       recordServers: false,
       ...(sessionOptions.input?.handler === undefined

@@ -171,18 +171,19 @@ describe("detach, list, show, resume", () => {
 
 describe("a call killed before its answer: in doubt, then reissue or abandon", () => {
   it("resume surfaces it; reissue re-sends with the same key; abandon gives up", async () => {
-    const callers = ["s1", "s2"].map((key) => fx.ws.start("call", fx.server.url, "slow_answer", "--key", key))
-    const exits = callers.map((c) => new Promise((resolve) => c.once("exit", resolve)))
-    // Kill them once the server launched both (each intent was on disk before its request left),
-    // while it holds both answers back.
-    await Promise.race([
-      launched(["s1", "s2"]),
-      ...exits.map((exit) =>
+    // One caller after the other: both run under the default id, which one live process holds at
+    // a time. Each is killed once the server launched its call (the intent was on disk before the
+    // request left), while the server holds the answer back.
+    for (const key of ["s1", "s2"]) {
+      const caller = fx.ws.start("call", fx.server.url, "slow_answer", "--key", key)
+      const exit = new Promise((resolve) => caller.once("exit", resolve))
+      await Promise.race([
+        launched([key]),
         exit.then((code) => Promise.reject(new Error(`a caller exited (${code}) before its launch`))),
-      ),
-    ])
-    for (const caller of callers) caller.kill("SIGKILL")
-    await Promise.all(exits)
+      ])
+      caller.kill("SIGKILL")
+      await exit
+    }
     const pending = (await fx.ws.run("list", "--status", "open")).stdout
     expect(pending).toMatch(/^s1\s+pending/m)
     expect(pending).toMatch(/^s2\s+pending/m)

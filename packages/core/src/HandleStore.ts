@@ -94,8 +94,9 @@ export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken"
 }) {}
 
 /**
- * Another live process holds this instance id on the store. Instances sharing a store need
- * distinct ids; two live processes under one id would each take the other's rows for its own.
+ * Another live client (another process, or another client of this process) holds this instance
+ * id on the store. Clients sharing a store need distinct ids; two live clients under one id would
+ * each take the other's rows for its own.
  *
  * @since 0.2.0
  * @category errors
@@ -106,7 +107,7 @@ export class InstanceIdInUse extends Schema.TaggedError<InstanceIdInUse>()("Inst
   holder: Schema.String,
 }) {
   override get message(): string {
-    return `instance id ${JSON.stringify(this.instanceId)} is in use by another live process (${this.holder}); give each process sharing a store its own instanceId`
+    return `instance id ${JSON.stringify(this.instanceId)} is held by ${this.holder}; give each live client sharing a store its own instanceId`
   }
 }
 
@@ -312,8 +313,10 @@ export interface HandleStore {
   /**
    * Holds `instanceId` for this process until the scope closes; fails with `InstanceIdInUse`
    * while another live process holds it. A process that dies, even by SIGKILL, lets go at once,
-   * so a restart under the same id is never kept waiting. Clients in one process share the hold
-   * (one process is one instance). A store only one process can open (memory) holds nothing.
+   * so a restart under the same id is never kept waiting. A second client of this process is
+   * refused too (see `InstanceHold`): two clients under one id would take each other's live
+   * leases. A store that can no longer prove it holds the id (a lost database session) refuses
+   * its writes until it has it back.
    */
   readonly lockInstance: (
     instanceId: string,

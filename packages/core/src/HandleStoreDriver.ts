@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { HandleRecord, HistoryEntry, isResting, isTerminal, type Status } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
+import * as InstanceHold from "./InstanceHold.js"
 import { JsonObject } from "./Json.js"
 
 /**
@@ -60,12 +61,20 @@ export interface ListQuery {
 export interface HandleStoreDriver {
   /** The store's clock; the host's (`Clock`) when absent. */
   readonly now?: Effect.Effect<number> | undefined
-  /** See `HandleStore.lockInstance`; holds nothing when absent (a store one process can open). */
+  /**
+   * See `HandleStore.lockInstance`. When absent (a store only one process can open), the store
+   * keeps its own clients apart: one per instance id.
+   */
   readonly lockInstance?:
     | ((
         instanceId: string,
       ) => Effect.Effect<void, HandleStore.InstanceIdInUse | HandleStore.StoreError, Scope.Scope>)
     | undefined
+  /**
+   * Checked before every write: fails while the store cannot prove it holds the instance id it
+   * locked (see `InstanceHold.Guard`). Every write passes when absent.
+   */
+  readonly writable?: ((operation: string) => Effect.Effect<void, HandleStore.StoreError>) | undefined
   /**
    * Inserts `record` (a new call's pending row) unless its scope and key exist; returns the row
    * as stored and whether this call created it. Exactly one concurrent caller creates it.
@@ -346,12 +355,19 @@ const emptyPage: HandleStore.ListPage = { records: [], nextCursor: null }
 export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore => {
   const refail = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
     HandleStore.StoreError.refail(operation)(effect)
+  const writable = driver.writable
+  const holds = InstanceHold.make()
+  /** A write: refused while the store's instance lock is lost. */
+  const write = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
+    writable === undefined
+      ? refail(operation, effect)
+      : Effect.zipRight(writable(operation), refail(operation, effect))
 
   const update = (record: HandleRecord, options?: HandleStore.UpdateOptions) =>
     Effect.suspend(() => {
       const next = bump(record)
       return Effect.flatMap(
-        refail("update", driver.update(next, options)),
+        write("update", driver.update(next, options)),
         (outcome): Effect.Effect<HandleRecord, HandleStore.VersionConflict | HandleStore.TaskIdTaken> =>
           outcome === "written"
             ? Effect.succeed(next)
@@ -408,13 +424,14 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
 
   return HandleStore.HandleStore.of({
     now: driver.now ?? Clock.currentTimeMillis,
-    lockInstance: driver.lockInstance ?? (() => Effect.void),
+    lockInstance:
+      driver.lockInstance ?? ((instanceId) => InstanceHold.once(holds, instanceId, instanceId, Effect.void)),
     insertOrGet: (handle) =>
       Effect.suspend(() => {
         const record = initialRecord(handle)
         return Either.isLeft(record)
           ? Effect.fail(record.left)
-          : refail("insertOrGet", driver.insertOrGet(record.right))
+          : write("insertOrGet", driver.insertOrGet(record.right))
       }),
     get: (scope, key) => refail("get", driver.get(scope, key)),
     update,
@@ -422,28 +439,28 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       const limit = batchLimit(options.limit)
       return limit === 0
         ? Effect.succeed([])
-        : refail("claimDue", driver.claimDue(limit === options.limit ? options : { ...options, limit }))
+        : write("claimDue", driver.claimDue(limit === options.limit ? options : { ...options, limit }))
     },
     spreadDue: (options) => {
       const limit = batchLimit(options.limit)
       return limit === 0
         ? Effect.succeed(0)
-        : refail("spreadDue", driver.spreadDue(limit === options.limit ? options : { ...options, limit }))
+        : write("spreadDue", driver.spreadDue(limit === options.limit ? options : { ...options, limit }))
     },
-    release: (scope, key, owner) => refail("release", driver.release(scope, key, owner)),
-    renewLease: (options) => refail("renewLease", driver.renewLease(options)),
-    releaseOwner: (options) => refail("releaseOwner", driver.releaseOwner(options)),
+    release: (scope, key, owner) => write("release", driver.release(scope, key, owner)),
+    renewLease: (options) => write("renewLease", driver.renewLease(options)),
+    releaseOwner: (options) => write("releaseOwner", driver.releaseOwner(options)),
     list,
     deleteSettledBefore: (options) =>
-      Effect.map(refail("deleteSettledBefore", driver.deleteSettledBefore(options)), gcReport),
+      Effect.map(write("deleteSettledBefore", driver.deleteSettledBefore(options)), gcReport),
     // Servers (issues 15 item 7 and 16).
-    recordServer: (server) => refail("recordServer", driver.recordServer(server)),
+    recordServer: (server) => write("recordServer", driver.recordServer(server)),
     listServers: refail("listServers", driver.listServers),
-    removeServer: (name) => refail("removeServer", driver.removeServer(name)),
+    removeServer: (name) => write("removeServer", driver.removeServer(name)),
     rebind: (options) =>
       options.from === options.to
         ? Effect.succeed(0)
-        : Effect.flatMap(refail("rebind", driver.rebind(options)), (outcome) =>
+        : Effect.flatMap(write("rebind", driver.rebind(options)), (outcome) =>
             "moved" in outcome
               ? Effect.succeed(outcome.moved)
               : Effect.fail(
@@ -458,15 +475,15 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       const limit = batchLimit(options.limit)
       return limit === 0
         ? Effect.succeed([])
-        : refail(
+        : write(
             "claimOutcomes",
             driver.claimOutcomes(limit === options.limit ? options : { ...options, limit }),
           )
     },
-    ackOutcome: (options) => refail("ackOutcome", driver.ackOutcome(options)),
-    releaseOutcomes: (options) => refail("releaseOutcomes", driver.releaseOutcomes(options)),
+    ackOutcome: (options) => write("ackOutcome", driver.ackOutcome(options)),
+    releaseOutcomes: (options) => write("releaseOutcomes", driver.releaseOutcomes(options)),
     listConsumers: (scope) => refail("listConsumers", driver.listConsumers(scope)),
-    forgetConsumer: (options) => refail("forgetConsumer", driver.forgetConsumer(options)),
+    forgetConsumer: (options) => write("forgetConsumer", driver.forgetConsumer(options)),
   })
 }
 

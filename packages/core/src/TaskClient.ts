@@ -106,11 +106,21 @@ export interface Options {
   readonly callTimeout?: Duration.DurationInput | undefined
   /**
    * The background reconciler, which polls rows no caller is waiting on (after a restart, or
-   * those of a dead instance). `false` turns it off (read-only tools). Default on, every 500 ms,
-   * in batches of 100 rows, acting on 16 rows at a time (the cap on one instance's polls in
-   * flight).
+   * those of a dead instance). `false` turns it off: the client drives only the calls it is
+   * asked about (the CLI's commands), and still holds its id (see `claimInstance`). Default on,
+   * every 500 ms, in batches of 100 rows, acting on 16 rows at a time (the cap on one instance's
+   * polls in flight).
    */
   readonly background?: false | BackgroundOptions | undefined
+  /**
+   * Holds `instanceId` on the store for as long as the client lives, so that no other client
+   * (another process, another client of this process, the CLI) drives rows under the same id
+   * meanwhile: building the client fails with `InstanceIdInUse` while one does. Default on,
+   * with or without the background reconciler: a client that calls or settles drives rows.
+   * `false` only for a client that never drives a row (a listing, `show`), which can then run
+   * beside the live process that holds the id.
+   */
+  readonly claimInstance?: boolean | undefined
   /**
    * Records each configured server (name, URL without credentials, identity, first and last
    * seen) in the store when the client starts, so every process on the store, the CLI
@@ -376,7 +386,7 @@ export const TaskClient: Context.Tag<TaskClient, TaskClient> = Context.GenericTa
 
 /**
  * Why a client could not be built: a server URL that cannot name a server, an instance id
- * another live process holds (only a client with the background reconciler takes its id), or a
+ * another live client holds (see `Options.claimInstance`), or a
  * store that could not be reached to check.
  *
  * @since 0.2.0

@@ -47,6 +47,13 @@ export * as HandleStoreDriver from "./HandleStoreDriver.js"
  */
 export * as HttpWire from "./HttpWire.js"
 /**
+ * One client per instance id in a process: the in-process half of a store's instance lock.
+ *
+ * @since 0.2.0
+ * @category modules
+ */
+export * as InstanceHold from "./InstanceHold.js"
+/**
  * JSON values as they cross a boundary: schemas, limits, validation, hashing.
  *
  * @since 0.1.0

@@ -23,6 +23,7 @@ import * as Option from "effect/Option"
 import fc from "fast-check"
 import { consumerContract } from "./ConsumerContract.js"
 import { historyContract } from "./HistoryContract.js"
+import { instanceContract } from "./InstanceContract.js"
 import { LEASE, newHandle, storeTest, T0 } from "./internal/fixture.js"
 import { outcomeContract } from "./OutcomeContract.js"
 import { serverContract } from "./ServerContract.js"
@@ -733,5 +734,6 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     consumerContract(layer)
     historyContract(layer)
     serverContract(layer)
+    instanceContract(layer)
   })
 }

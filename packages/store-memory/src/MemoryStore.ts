@@ -62,8 +62,8 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
   const all = (take: (record: Row) => boolean) => Array.from(rows.values()).filter(take)
   const due = (take: (record: Row) => boolean, limit: number) => all(take).sort(byDueTime).slice(0, limit)
 
-  // Only this process can reach a memory store: no other process to keep out (no lockInstance),
-  // and the host's clock is the only one (no now).
+  // Only this process can reach a memory store: its own clients are the ones to keep apart, one
+  // per instance id (makeStore's default lockInstance). The host's clock is the only one (no now).
   return HandleStoreDriver.makeStore({
     // Servers (issues 15 item 7 and 16).
     recordServer: (seen) =>

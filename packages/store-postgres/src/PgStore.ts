@@ -16,6 +16,7 @@ import { PgClient } from "@effect/sql-pg/PgClient"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
+import * as InstanceHold from "@mcp-handles/core/InstanceHold"
 import * as SqlStore from "@mcp-handles/core/SqlStore"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -82,6 +83,12 @@ export interface Options {
    * tests that run in virtual time.
    */
   readonly clock?: "database" | "host" | undefined
+  /**
+   * How often the database session holding the instance lock is checked (alive, lock still
+   * held). A session that ended (a failover, an idle-session killer) stops every write until
+   * the lock is held again. Default 5 seconds.
+   */
+  readonly instanceLockCheck?: Duration.DurationInput | undefined
 }
 
 /**
@@ -117,6 +124,7 @@ export const defaults: {
   readonly maxConnections: number
   readonly connectTimeout: Duration.DurationInput
   readonly applicationName: string
+  readonly instanceLockCheck: Duration.DurationInput
 } = {
   schema: "mcp_handles",
   migrate: true,
@@ -125,6 +133,7 @@ export const defaults: {
   maxConnections: 10,
   connectTimeout: "10 seconds",
   applicationName: "mcp-handles",
+  instanceLockCheck: "5 seconds",
 }
 
 /**
@@ -347,10 +356,14 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
     if (found !== Migrations.latestVersion) return yield* incompatible(schema, found)
     const now =
       options.clock === "host" ? undefined : yield* Effect.mapError(DatabaseClock.make(run, sql), cannotOpen)
+    const guard = InstanceHold.makeGuard()
+    const checkEvery = Duration.decode(options.instanceLockCheck ?? defaults.instanceLockCheck)
     return HandleStoreDriver.makeStore({
       ...makeDriver(sql, schema, run),
       now,
-      lockInstance: (instanceId) => InstanceLock.lockInstance(sql, schema, instanceId, retrying),
+      lockInstance: (instanceId) =>
+        InstanceLock.lockInstance(sql, schema, instanceId, retrying, guard, checkEvery),
+      writable: guard.writable,
     })
   })
 
@@ -359,7 +372,7 @@ const makeDriver = (
   sql: PgClient,
   schema: string,
   run: StatementRunner,
-): Omit<HandleStoreDriver.HandleStoreDriver, "now" | "lockInstance"> => {
+): Omit<HandleStoreDriver.HandleStoreDriver, "now" | "lockInstance" | "writable"> => {
   const t = sql(`${schema}.${Migrations.table}`)
   const columns = sql.literal(Rows.selectColumns)
   const open = sql.literal(`(${SqlStore.openStatusList})`)

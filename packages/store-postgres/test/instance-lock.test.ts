@@ -1,7 +1,8 @@
 /**
  * One live process per instance id on a shared database: a session holding the id's advisory
  * lock (another process) makes the store refuse it with InstanceIdInUse; when that session dies,
- * as it does the moment its process is killed, the id is free at once.
+ * as it does the moment its process is killed, the id is free at once. A second client of one
+ * process is refused too.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
@@ -41,8 +42,10 @@ describe("instance lock", () => {
         yield* Scope.close(other, Exit.void).pipe(Effect.ignore)
         const mine = yield* Scope.make()
         yield* Scope.extend(store.lockInstance("worker-1"), mine)
-        // Clients of this process share the hold; the last one out unlocks.
-        yield* Effect.scoped(store.lockInstance("worker-1"))
+        // A second client of this process is refused; the first one's hold stands.
+        const second = yield* Effect.either(Effect.scoped(store.lockInstance("worker-1")))
+        expect(Either.isLeft(second) && second.left._tag).toBe("InstanceIdInUse")
+        if (Either.isLeft(second)) expect(second.left.message).toContain("another client in this process")
         const stillHeld = yield* sql<{ readonly n: number }>`
           SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted
             AND ((classid::bigint << 32) | objid::bigint) = ${key}::bigint`

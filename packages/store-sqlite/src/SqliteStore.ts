@@ -16,6 +16,7 @@ import * as Sqlite from "@effect/sql-sqlite-node/SqliteClient"
 import type { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
+import * as InstanceHold from "@mcp-handles/core/InstanceHold"
 import * as SqlStore from "@mcp-handles/core/SqlStore"
 import Database from "better-sqlite3"
 import * as Duration from "effect/Duration"
@@ -279,9 +280,12 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
 
     const writes = Writes.make(db)
     const writer = yield* Writer.make({ transactor: writes.transactor, maxBatchSize, commitDelayMs })
-    return HandleStoreDriver.makeStore(
-      makeDriver(filename, sql, writes, writer, Servers.make(db), Consumers.make(db)),
-    )
+    const guard = InstanceHold.makeGuard()
+    return HandleStoreDriver.makeStore({
+      ...makeDriver(filename, sql, writes, writer, Servers.make(db), Consumers.make(db)),
+      lockInstance: (instanceId) => InstanceLock.lockInstance(filename, db, guard, instanceId),
+      writable: guard.writable,
+    })
   })
 
 /** Every write through the group-committing writer; reads of many rows on the @effect/sql client's connection. */
@@ -309,7 +313,6 @@ const makeDriver = (
 
   return {
     // One host, one clock: the embedded store keeps the host's (the driver port's default).
-    lockInstance: (instanceId) => InstanceLock.lockInstance(filename, instanceId),
     insertOrGet: (record) => submitRecord("insertOrGet", record, writes.insertOrGet),
 
     // On the writer's connection (see Writes.readOne): the read before every poll's write.

@@ -1,6 +1,7 @@
 /**
  * One live process per instance id on a database file: a second live process is refused with
- * InstanceIdInUse; a holder killed with SIGKILL lets go at once; clients in one process share it.
+ * InstanceIdInUse; a holder killed with SIGKILL lets go at once; a second client of one process is
+ * refused too; a holder is told apart by a token of its process, not by its pid alone.
  */
 import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
@@ -10,6 +11,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { HandleStore } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
+import Database from "better-sqlite3"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -17,6 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
+import { staleAfterMs } from "../src/internal/instance-lock.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -62,23 +65,84 @@ describe("instance lock", () => {
     30_000,
   )
 
-  it.live("clients of one process share a hold; it ends with the last of them", () =>
+  it.live("a second client of this process is refused; the id is free once the first lets go", () =>
     Effect.gen(function* () {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-lock-"))
       const filename = path.join(dir, "tasks.db")
+      // Two store layers over one file: they still see each other's hold.
+      const open = () =>
+        Layer.build(SqliteStore.layer({ filename })).pipe(Effect.map(Context.get(HandleStore)))
+      const store = yield* open()
+      const other = yield* open()
+      const first = yield* Scope.make()
+      yield* Scope.extend(store.lockInstance("shared"), first)
+      const refused = yield* Effect.either(Effect.scoped(other.lockInstance("shared")))
+      expect(Either.isLeft(refused) && refused.left._tag).toBe("InstanceIdInUse")
+      if (Either.isLeft(refused)) expect(refused.left.message).toContain("another client in this process")
+      // The refusal took nothing from the first client: its hold stands.
+      expect(holders(filename)).toEqual([{ instance_id: "shared", pid: process.pid }])
+      yield* Scope.close(first, Exit.void)
+      expect(holders(filename)).toEqual([])
+      yield* Effect.scoped(other.lockInstance("shared"))
+    }).pipe(Effect.scoped),
+  )
+
+  it.live("a lock row left by an earlier process that had this pid is stale; another host's is not", () =>
+    Effect.gen(function* () {
+      const filename = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-lock-")), "tasks.db")
       const store = yield* Layer.build(SqliteStore.layer({ filename })).pipe(
         Effect.map(Context.get(HandleStore)),
       )
-      const first = yield* Scope.make()
-      const second = yield* Scope.make()
-      yield* Scope.extend(store.lockInstance("shared"), first)
-      yield* Scope.extend(store.lockInstance("shared"), second)
-      const lockFiles = () => fs.readdirSync(dir).filter((name) => name.endsWith(".lock"))
-      expect(lockFiles()).toHaveLength(1)
-      yield* Scope.close(first, Exit.void)
-      expect(lockFiles()).toHaveLength(1)
-      yield* Scope.close(second, Exit.void)
-      expect(lockFiles()).toHaveLength(0)
+      const now = Date.now()
+      // Same pid, another token, this host: the process that wrote it is gone (this one has its pid).
+      seed(filename, { id: "reused", token: "earlier", pid: process.pid, host: os.hostname(), at: now })
+      yield* Effect.scoped(store.lockInstance("reused"))
+      // Same pid on another host sharing the volume: a live process there, not this one.
+      seed(filename, { id: "remote", token: "theirs", pid: process.pid, host: "elsewhere", at: now })
+      const refused = yield* Effect.either(Effect.scoped(store.lockInstance("remote")))
+      expect(Either.isLeft(refused) && refused.left._tag).toBe("InstanceIdInUse")
+      if (Either.isLeft(refused))
+        expect(refused.left.message).toContain(`process ${process.pid} on elsewhere`)
+      // Once its heartbeat stopped long enough ago, that host's process counts as gone.
+      seed(filename, {
+        id: "remote",
+        token: "theirs",
+        pid: process.pid,
+        host: "elsewhere",
+        at: now - staleAfterMs,
+      })
+      yield* Effect.scoped(store.lockInstance("remote"))
     }).pipe(Effect.scoped),
   )
 })
+
+/** The lock rows of a database file, read on a connection of their own. */
+const holders = (filename: string) => {
+  const db = new Database(filename, { readonly: true })
+  try {
+    return db.prepare("SELECT instance_id, pid FROM instances ORDER BY instance_id").all()
+  } finally {
+    db.close()
+  }
+}
+
+/** Writes a lock row as another process would have. */
+const seed = (
+  filename: string,
+  row: { id: string; token: string; pid: number; host: string; at: number },
+) => {
+  const db = new Database(filename, { timeout: 5_000 })
+  try {
+    db.prepare(`INSERT INTO instances (instance_id, token, pid, host, heartbeat_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (instance_id) DO UPDATE SET token = excluded.token, pid = excluded.pid,
+      host = excluded.host, heartbeat_at = excluded.heartbeat_at`).run(
+      row.id,
+      row.token,
+      row.pid,
+      row.host,
+      row.at,
+    )
+  } finally {
+    db.close()
+  }
+}

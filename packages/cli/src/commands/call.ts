@@ -172,6 +172,7 @@ export const spec = Spec.command(
         addServers: [options.serverUrl],
         input,
         headers,
+        drives: true,
       })
       session.authorize([server.id])
       const handle = yield* session.client

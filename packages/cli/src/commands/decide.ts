@@ -62,7 +62,7 @@ export const cancel = Spec.command(
   (options) =>
     Effect.gen(function* () {
       const headers = yield* Auth.fromOptions(options)
-      const session = yield* Common.open(options, { addServers: options.servers, headers })
+      const session = yield* Common.open(options, { addServers: options.servers, headers, drives: true })
       const before = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
       session.authorize([before.serverId])
       const print = (record: HandleRecord.HandleRecord, text: string) => {
@@ -130,7 +130,12 @@ export const reissue = Spec.command(
       const answers = yield* Input.parseAnswers(options.answer)
       const headers = yield* Auth.fromOptions(options)
       const input = Input.make(answers)
-      const session = yield* Common.open(options, { addServers: options.servers, input, headers })
+      const session = yield* Common.open(options, {
+        addServers: options.servers,
+        input,
+        headers,
+        drives: true,
+      })
       const before = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
       session.authorize([before.serverId])
       const handle = yield* session.client.reissue(options.key).pipe(Effect.mapError(fromKnown))
@@ -169,7 +174,7 @@ export const abandon = Spec.command(
   { ...Common.common, servers: Common.servers, key: keyArg, json: Common.json, reveal: Common.reveal },
   (options) =>
     Effect.gen(function* () {
-      const session = yield* Common.open(options, { addServers: options.servers })
+      const session = yield* Common.open(options, { addServers: options.servers, drives: true })
       const record = yield* session.client.abandon(options.key).pipe(Effect.mapError(fromKnown))
       if (options.json) Output.json(Output.Abandon, Row.make(record, session.rowContext(options.reveal)))
       else Output.line(`${record.key}: abandoned; now ${record.status}`)

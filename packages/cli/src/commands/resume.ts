@@ -84,7 +84,12 @@ export const spec = Spec.command(
       const answers = yield* Input.parseAnswers(options.answer)
       const headers = yield* Auth.fromOptions(options)
       const input = Input.make(answers)
-      const session = yield* Common.open(options, { addServers: options.servers, input, headers })
+      const session = yield* Common.open(options, {
+        addServers: options.servers,
+        input,
+        headers,
+        drives: true,
+      })
       const say = (text: string) => {
         if (!options.json) Screen.status.print(text)
       }

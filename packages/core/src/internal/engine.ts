@@ -35,9 +35,11 @@ export const make = (
       clientScope: yield* Effect.scope,
       push: yield* Push.make(options),
     })
-    // A client that reconciles in the background drives rows as this instance: no other live
-    // process may do so under the same id. (A client without it only drives what it is asked to.)
-    if (options.background !== false)
+    // A client drives rows as this instance: no other live client may do so under the same id,
+    // or each would take the other's live leases for a dead predecessor's. The hold is always
+    // new to this process (a second client here is refused), so the boot sweep's take-over of
+    // the id's leases only ever takes them from a process that is gone.
+    if (options.claimInstance !== false)
       yield* Effect.provideService(ctx.store.lockInstance(ctx.owner), Scope.Scope, ctx.clientScope)
     // Servers by name (issue 15 item 7): the store learns where each configured name is now, so
     // every process on it (the CLI, another instance) can reach the rows this app writes.

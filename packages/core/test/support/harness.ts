@@ -72,6 +72,13 @@ export const startProcess = (
 ): Effect.Effect<Process> =>
   Effect.gen(function* () {
     let dead = false
+    // The instance id this process holds lives in a scope of its own: a crash frees it at once,
+    // as the OS frees a killed process's locks, so the next process can take the id over.
+    const locks = yield* Scope.make()
+    const die = () => {
+      dead = true
+      Effect.runSync(Scope.close(locks, Exit.void))
+    }
     const counts = new Map<string, number>()
     const hits = (name: string, nth = 1) => {
       const n = (counts.get(name) ?? 0) + 1
@@ -93,11 +100,11 @@ export const startProcess = (
                   const matches = crashAt?.at === "store" && crashAt.op === op
                   if (matches && hits(`store:${op}`, crashAt.nth)) {
                     if (crashAt.phase === "before-write") {
-                      dead = true
+                      die()
                       return never
                     }
                     return (fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args).pipe(
-                      Effect.zipRight(Effect.sync(() => (dead = true))),
+                      Effect.zipRight(Effect.sync(die)),
                       Effect.zipRight(never),
                     )
                   }
@@ -108,6 +115,9 @@ export const startProcess = (
               ),
       ]),
     ) as unknown as HandleStore.HandleStore
+    const lockInstance: HandleStore.HandleStore["lockInstance"] = (instanceId) =>
+      guard(Scope.extend(harness.store.lockInstance(instanceId), locks))
+    const processStore: HandleStore.HandleStore = { ...store, lockInstance }
 
     const fetch: typeof globalThis.fetch = async (input, init) => {
       if (dead) return new Promise<Response>(() => {})
@@ -115,11 +125,11 @@ export const startProcess = (
       const method = request.headers.get("mcp-method") ?? ""
       const matches = crashAt?.at === "fetch" && crashAt.method === method
       if (matches && crashAt.phase === "before-send" && hits(`fetch:${method}`, crashAt.nth)) {
-        dead = true
+        die()
         return new Promise<Response>(() => {})
       }
       const response = await harness.server.handler(request)
-      if (matches && crashAt.phase === "after-answer" && hits(`fetch:${method}`, crashAt.nth)) dead = true
+      if (matches && crashAt.phase === "after-answer" && hits(`fetch:${method}`, crashAt.nth)) die()
       if (dead) return new Promise<Response>(() => {})
       return response
     }
@@ -128,7 +138,7 @@ export const startProcess = (
     const layer = TaskClient.layer({ servers: [{ name: "fake", url: serverUrl }], ...options }).pipe(
       Layer.provide(
         Layer.mergeAll(
-          Layer.succeed(HandleStore.HandleStore, store),
+          Layer.succeed(HandleStore.HandleStore, processStore),
           HttpWire.layer({ fetch, clientCapabilities: { elicitation: {} } }),
           Polling.layer(),
         ),
@@ -137,11 +147,9 @@ export const startProcess = (
     const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.orDie)
     return {
       client: Context.get(context, TaskClient.TaskClient),
-      crash: () => {
-        dead = true
-      },
+      crash: die,
       crashed: () => dead,
-      close: Scope.close(scope, Exit.void),
+      close: Effect.zipRight(Scope.close(scope, Exit.void), Scope.close(locks, Exit.void)),
     }
   })
 

@@ -144,6 +144,18 @@ const v7 = Effect.gen(function* () {
   yield* sql`DROP INDEX handles_due_order`
 })
 
+/**
+ * One live process per instance id (see instance-lock.ts): the holder of each id, taken and
+ * checked inside one write transaction, so two processes can never both take it.
+ */
+const v8 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // The holder: a random token of its process, its pid and host, and when it last said it lives.
+  yield* sql`CREATE TABLE instances (
+    instance_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat_at INTEGER NOT NULL
+  ) WITHOUT ROWID`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
@@ -152,10 +164,11 @@ const migrations = {
   "5_servers": v5,
   "6_consumers": v6,
   "7_due_chores": v7,
+  "8_instances": v8,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 7
+export const latestVersion = 8
 
 export const loader = Migrator.fromRecord(migrations)
 

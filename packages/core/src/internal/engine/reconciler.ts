@@ -106,13 +106,15 @@ export const sweep = (
     // Only rows due when the sweep began: a row it reschedules or polls is not due again within
     // this sweep, so a large backlog cannot keep it claiming forever.
     const start = yield* ctx.store.now
+    // Only a client holding the id takes over its driver leases: they are a dead process's then.
+    const takeOver = spread && ctx.options.claimInstance !== false
     if (spread) {
       // The bulk of a restart: overdue live tasks are spread over their interval in a few
       // statements, never read back one by one.
       for (;;) {
         const moved = yield* ctx.store.spreadDue({
           owner: ctx.owner,
-          takeOver: [ctx.driverOwner],
+          takeOver: takeOver ? [ctx.driverOwner] : [],
           servers: ctx.servers,
           now: start,
           leaseMs: ctx.leaseMs,
@@ -138,7 +140,7 @@ export const sweep = (
           servers: ctx.servers,
         })
       const mine = yield* claim(ctx.owner)
-      const theirs = spread ? yield* claim(ctx.driverOwner) : []
+      const theirs = takeOver ? yield* claim(ctx.driverOwner) : []
       const full = mine.length === batchSize || theirs.length === batchSize
       let acted = 0
       yield* Effect.forEach(
@@ -194,14 +196,16 @@ export const runBackground = (ctx: Engine, lock: Effect.Semaphore) =>
   Effect.gen(function* () {
     const { tickMs } = backgroundOptions(ctx)
     // The rows the previous process under this id left leased and not yet due: free them now,
-    // so they are polled at their due time rather than after the dead lease runs out.
-    yield* ctx.store
-      .releaseOwner({ owner: ctx.driverOwner, now: yield* ctx.store.now })
-      .pipe(
-        Effect.catchAll((error) =>
-          Effect.logWarning("could not free the previous process's leases", { error: error.message }),
-        ),
-      )
+    // so they are polled at their due time rather than after the dead lease runs out. (Without
+    // the id's hold they may be a live process's.)
+    if (ctx.options.claimInstance !== false)
+      yield* ctx.store
+        .releaseOwner({ owner: ctx.driverOwner, now: yield* ctx.store.now })
+        .pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning("could not free the previous process's leases", { error: error.message }),
+          ),
+        )
     const tick = (spread: boolean) =>
       lock
         .withPermits(1)(sweep(ctx, spread))
