@@ -233,18 +233,67 @@ describe("push (subscriptions/listen)", () => {
         expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
 
         a.crash()
-        // a's lease runs out (its safety net plus the lease); b's sweep takes the row and listens.
-        yield* advance(h, 90_000, 500)
+        // a's lease (10 s, renewed while its stream covered the task) runs out; b's sweep takes
+        // the row and listens.
+        yield* advance(h, 15_000, 500)
         const row = yield* b.client.get("k")
         expect(row.leaseOwner).toBe("b#driver")
         expect(requestsOf(h, "subscriptions/listen")).toHaveLength(2)
         const polls = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
         expect(polls).toBeLessThanOrEqual(2)
 
-        yield* advance(h, 110_000, 500)
+        yield* advance(h, 185_000, 500)
         expect((yield* b.client.get("k")).status).toBe("completed")
         yield* b.close
       }),
+  )
+
+  it.effect("a holder that dies is taken over within about one lease, not after the safety net", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+      const a = yield* startProcess(h, { push: true, instanceId: "a" })
+      const b = yield* startProcess(h, { push: true, instanceId: "b" })
+      yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      // Long enough on push for its lease to have been renewed a few times.
+      yield* advance(h, 70_000, 500)
+      expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
+      const [before] = h.server.ledger.snapshot().tasks
+      const polledBefore = before?.polls.length ?? 0
+
+      a.crash()
+      const crashedAt = yield* h.store.now
+      // The default lease is 30 s: b takes the row and polls it within that and a sweep or two.
+      yield* advance(h, 40_000, 500)
+      const [task] = h.server.ledger.snapshot().tasks
+      const after = (task?.polls ?? []).slice(polledBefore)
+      expect(after.length).toBeGreaterThanOrEqual(1)
+      expect((after[0] ?? Number.POSITIVE_INFINITY) - crashedAt).toBeLessThanOrEqual(40_000)
+      expect((yield* b.client.get("k")).leaseOwner).toBe("b#driver")
+      yield* b.close
+    }),
+  )
+
+  it.effect("a cancel recorded by another instance is sent by the holder within about one lease", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+      const a = yield* startProcess(h, { push: true, instanceId: "a" })
+      const b = yield* startProcess(h, { push: true, instanceId: "b" })
+      yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      yield* advance(h, 5_000, 500)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      // b records the intent; a holds the row and its stream covers the task.
+      const cancelledAt = yield* h.store.now
+      yield* runPushing(h, b.client.cancel("k"), 1_000)
+      expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
+      yield* advance(h, 35_000, 500)
+      const [task] = h.server.ledger.snapshot().tasks
+      expect(task?.cancels.length).toBe(1)
+      expect((task?.cancels[0] ?? Number.POSITIVE_INFINITY) - cancelledAt).toBeLessThanOrEqual(35_000)
+      expect(requestsOf(h, "tasks/cancel").length).toBeGreaterThanOrEqual(1)
+      yield* a.close
+      yield* b.close
+    }),
   )
 
   it.effect("a server busy when the listener starts is asked again, and push starts then", () =>
