@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as Telemetry from "@mcp-handles/core/Telemetry"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import type * as MetricState from "effect/MetricState"
 import { elapse, type Harness, makeHarness, runFor, slowTool, startProcess } from "./support/harness.js"
 
 /**
@@ -17,7 +20,15 @@ const requestsOf = (h: Harness, method: string) =>
   h.server.ledger.snapshot().requests.filter((request) => request.method === method)
 
 /** Ends every listen stream the way a cut connection does (no answer to the listen request). */
-const dropStreams = (h: Harness) => Effect.sync(() => h.server.close())
+const dropStreams = (h: Harness) => Effect.sync(() => h.server.dropStreams())
+
+const counted = (metric: Metric.Metric.Counter<number>, reason?: string) =>
+  Effect.map(
+    Metric.value(
+      reason === undefined ? metric : Metric.tagged(metric, Telemetry.attributes.pushReason, reason),
+    ),
+    (state: MetricState.MetricState.Counter<number>) => state.count,
+  )
 
 describe("push (subscriptions/listen)", () => {
   it.effect("a pushed status is written to the row without any tasks/get", () =>
@@ -293,6 +304,55 @@ describe("push (subscriptions/listen)", () => {
       expect(requestsOf(h, "tasks/cancel").length).toBeGreaterThanOrEqual(1)
       yield* a.close
       yield* b.close
+    }),
+  )
+
+  it.effect("metrics count the pushes received and the streams opened, dropped and opened again", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 20_000 })] })
+      const before = {
+        pushes: yield* counted(Telemetry.pushes),
+        first: yield* counted(Telemetry.pushStreams, "first"),
+        reconnect: yield* counted(Telemetry.pushStreams, "reconnect"),
+        dropped: yield* counted(Telemetry.pushStreamEnds, "dropped"),
+      }
+      const p = yield* startProcess(h, { background: false, push: { backoffMs: 1_000, maxBackoffMs: 1_000 } })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      yield* advance(h, 3_000)
+      yield* dropStreams(h)
+      yield* advance(h, 3_000)
+      expect((yield* runPushing(h, handle.outcome, 30_000))._tag).toBe("Completed")
+      // The first stream, and the one after the drop.
+      expect((yield* counted(Telemetry.pushStreams, "first")) - before.first).toBe(1)
+      expect((yield* counted(Telemetry.pushStreams, "reconnect")) - before.reconnect).toBe(1)
+      expect((yield* counted(Telemetry.pushStreamEnds, "dropped")) - before.dropped).toBe(1)
+      // Each stream says the task's state when it opens, and the last one says it completed.
+      expect((yield* counted(Telemetry.pushes)) - before.pushes).toBeGreaterThanOrEqual(3)
+      yield* p.close
+    }),
+  )
+
+  it.effect("a half-open stream (nothing heard, not even a keep-alive) is opened again", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 120_000 })] })
+      const silentBefore = yield* counted(Telemetry.pushStreamEnds, "silent")
+      const p = yield* startProcess(h, { background: false, push: { idleMs: 40_000 } })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      // A quiet stream lives on the server's keep-alives (every 15 s): it is not opened again.
+      yield* advance(h, 60_000, 500)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      // The connection goes half-open: the client hears nothing more, and nothing tells it so.
+      h.server.muteStreams()
+      yield* advance(h, 45_000, 500)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(2)
+      expect((yield* counted(Telemetry.pushStreamEnds, "silent")) - silentBefore).toBe(1)
+      // The new stream tells the client when the task completes (no poll needed for it).
+      const polls = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
+      const outcome = yield* runPushing(h, handle.outcome, 20_000, 500)
+      expect(outcome._tag).toBe("Completed")
+      expect(h.server.ledger.snapshot().tasks[0]?.polls.length).toBe(polls)
+      yield* p.close
     }),
   )
 

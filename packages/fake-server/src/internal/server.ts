@@ -23,6 +23,7 @@ import { distort } from "./wrongShape.js"
 export const optionDefaults = {
   dropStyle: "error-body",
   notifyEveryMs: 100,
+  keepAliveMs: 15_000,
 } as const
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -48,14 +49,17 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     validateHeaders: config.validateHeaders ?? true,
   }
 
-  const subscriptions = makeSubscriptions((taskId) => {
-    const now = clock.now()
-    const found = store.lookup(taskId, now)
-    if (found.kind === "unknown") return undefined
-    if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
-    const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
-    return { task, terminal: isTerminal(view.status) }
-  })
+  const subscriptions = makeSubscriptions(
+    (taskId) => {
+      const now = clock.now()
+      const found = store.lookup(taskId, now)
+      if (found.kind === "unknown") return undefined
+      if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
+      const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
+      return { task, terminal: isTerminal(view.status) }
+    },
+    { now: () => clock.now(), keepAliveMs: options.keepAliveMs ?? optionDefaults.keepAliveMs },
+  )
 
   const context: ServerContext = {
     config,
@@ -286,6 +290,8 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
     },
+    dropStreams: () => subscriptions.closeAll(),
+    muteStreams: () => subscriptions.muteAll(),
   }
 }
 
