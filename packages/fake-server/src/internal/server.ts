@@ -58,7 +58,18 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
       const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
       return { task, terminal: isTerminal(view.status) }
     },
-    { now: () => clock.now(), keepAliveMs: options.keepAliveMs ?? optionDefaults.keepAliveMs },
+    {
+      now: () => clock.now(),
+      keepAliveMs: options.keepAliveMs ?? optionDefaults.keepAliveMs,
+      // A terminal state pushed is reported as surely as one a poll answered.
+      sent: (taskId, { task, terminal }) => {
+        const entry = ledger.taskEntry(taskId)
+        if (!terminal || entry === undefined || entry.terminalSeenAt !== null) return
+        entry.terminalSeenAt = clock.now()
+        entry.terminalStatus = String(task.status)
+        entry.terminalSeenBy = "notifications/tasks"
+      },
+    },
   )
 
   const context: ServerContext = {

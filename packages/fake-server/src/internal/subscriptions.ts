@@ -55,6 +55,8 @@ export interface SubscriptionOptions {
   readonly now: () => number
   /** A stream that had nothing to say for this long gets a keep-alive comment on the next poke; 0: never. */
   readonly keepAliveMs: number
+  /** Told of every task state a stream was sent (for the ledger). */
+  readonly sent?: ((taskId: string, snapshot: TaskSnapshot) => void) | undefined
 }
 
 export const makeSubscriptions = (
@@ -117,6 +119,7 @@ export const makeSubscriptions = (
         method: "notifications/tasks",
         params: { ...current.task, _meta: { [subscriptionIdKey]: subscription.id } },
       })
+      if (!subscription.closed) options.sent?.(taskId, current)
     }
     if (allTerminal) return close(subscription, true)
     if (options.keepAliveMs > 0 && options.now() - subscription.lastWrite >= options.keepAliveMs) {
