@@ -137,12 +137,15 @@ const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
     }
     let retry = yield* Schedule.driver(backoff)
     let reason: OpenReason = "first"
-    const healthy = Effect.suspend(() =>
-      Effect.zipRight(
+    // Whether the stream open now was acknowledged: one that falls silent before it never was.
+    let acknowledged = false
+    const healthy = Effect.suspend(() => {
+      acknowledged = true
+      return Effect.zipRight(
         retry.reset,
         Metric.increment(Metric.tagged(Telemetry.pushStreams, Telemetry.attributes.pushReason, reason)),
-      ),
-    )
+      )
+    })
     for (;;) {
       if (![...listener.wanted.keys()].some((taskId) => !listener.requested.has(taskId))) {
         yield* Deferred.await(listener.demand)
@@ -153,6 +156,7 @@ const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
       yield* Effect.sleep(Duration.millis(push.batchMs + listener.wanted.size * relistenMsPerTask))
       listener.demand = fresh()
       listener.requested = new Set(listener.wanted.keys())
+      acknowledged = false
       const ended = yield* open(listener.endpoint, [...listener.requested]).pipe(
         // Bytes or keep-alives reset the wait: a stream that says nothing at all is half-open.
         Stream.timeoutFail(() => new Silent(), Duration.millis(push.idleMs)),
@@ -167,16 +171,16 @@ const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
         continue
       }
       reason = "reconnect"
-      if (Either.isLeft(ended) && ended.left._tag === "Silent") {
+      if (Either.isLeft(ended) && ended.left._tag === "Silent" && acknowledged) {
         // Opened again at once, like a relisten: what it covered stays covered meanwhile (its
         // leases too), and the new stream says every task's state again. A server that cannot
-        // be reached fails that open, and its tasks are polled then.
+        // be reached fails that open (or never acknowledges it), and its tasks are polled then.
         yield* countEnd("silent")
         yield* Effect.logDebug("task subscription silent; opening it again")
         listener.requested = new Set()
         continue
       }
-      yield* countEnd(Either.isLeft(ended) ? "dropped" : "ended")
+      yield* countEnd(Either.isLeft(ended) ? (ended.left._tag === "Silent" ? "silent" : "dropped") : "ended")
       listener.requested = new Set()
       yield* uncover(push, listener, wake)
       if (Either.isLeft(ended)) {
