@@ -30,6 +30,17 @@ const counted = (metric: Metric.Metric.Counter<number>, reason?: string) =>
     (state: MetricState.MetricState.Counter<number>) => state.count,
   )
 
+/** Instances a and b with push on, and a long task (key k) that a has held on push for `ms`. */
+const twoOnPush = (ms: number) =>
+  Effect.gen(function* () {
+    const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+    const a = yield* startProcess(h, { push: true, instanceId: "a" })
+    const b = yield* startProcess(h, { push: true, instanceId: "b" })
+    yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+    yield* advance(h, ms, 500)
+    return { h, a, b }
+  })
+
 describe("push (subscriptions/listen)", () => {
   it.effect("a pushed status is written to the row without any tasks/get", () =>
     Effect.gen(function* () {
@@ -261,12 +272,8 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("a holder that dies is taken over within about one lease, not after the safety net", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
-      const a = yield* startProcess(h, { push: true, instanceId: "a" })
-      const b = yield* startProcess(h, { push: true, instanceId: "b" })
-      yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       // Long enough on push for its lease to have been renewed a few times.
-      yield* advance(h, 70_000, 500)
+      const { h, a, b } = yield* twoOnPush(70_000)
       expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
       const [before] = h.server.ledger.snapshot().tasks
       const polledBefore = before?.polls.length ?? 0
@@ -286,11 +293,7 @@ describe("push (subscriptions/listen)", () => {
 
   it.effect("a cancel recorded by another instance is sent by the holder within about one lease", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
-      const a = yield* startProcess(h, { push: true, instanceId: "a" })
-      const b = yield* startProcess(h, { push: true, instanceId: "b" })
-      yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
-      yield* advance(h, 5_000, 500)
+      const { h, a, b } = yield* twoOnPush(5_000)
       expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
 
       // b records the intent; a holds the row and its stream covers the task.
