@@ -84,6 +84,7 @@ const WRITES = new Set([
   "spreadDue",
   "release",
   "renewLease",
+  "renewLeases",
   "releaseOwner",
   "deleteSettledBefore",
 ])

@@ -352,6 +352,12 @@ export const cancelsSent = (
         (r) => r.method === "tasks/get" && r.taskId === task.taskId && r.at === task.terminalSeenAt,
       )
       if (sawEnd !== undefined && sawEnd.startedAt <= request.at) continue
+      // Pushed before the cancel was asked for: the client knew the task had ended.
+      if (
+        task.terminalSeenBy === "notifications/tasks" &&
+        (task.terminalSeenAt ?? Number.POSITIVE_INFINITY) <= request.at
+      )
+        continue
       found.push(
         `cancel: ${request.how} of ${request.key} at ${request.at}, but task ${short(task.taskId)} (running until ${earliestEnd(task)} at least) never got tasks/cancel (row ${row?.status ?? "missing"})`,
       )

@@ -92,7 +92,7 @@ const runOn = (clock: VirtualClock, kind: Stores.Kind, sequence: FleetSequence, 
       let inputMode: InputMode = "human"
       let quiet = false
       world.trace.push(
-        `setup: ${kind} store, ${setup.instances} instance(s), lease ${setup.leaseMs} ms, callTimeout ${setup.callTimeoutMs ?? "none"}, ${setup.inDoubtPolicy}, server ${setup.dedup ? "deduplicates" : "does not deduplicate"}, ${setup.durableServer ? "durable" : "volatile"}${setup.generation === undefined ? "" : `, speaking ${setup.generation}`}, seed ${setup.seed}`,
+        `setup: ${kind} store, ${setup.instances} instance(s), lease ${setup.leaseMs} ms, callTimeout ${setup.callTimeoutMs ?? "none"}, ${setup.inDoubtPolicy}, server ${setup.dedup ? "deduplicates" : "does not deduplicate"}, ${setup.durableServer ? "durable" : "volatile"}${setup.generation === undefined ? "" : `, speaking ${setup.generation}`}${setup.push === true ? ", push on" : ""}, seed ${setup.seed}`,
       )
 
       /** A liveness violation, unless the hunt ignores its kind. */
@@ -167,6 +167,7 @@ const runOn = (clock: VirtualClock, kind: Stores.Kind, sequence: FleetSequence, 
             requestTimeoutMs,
             ...(setup.callTimeoutMs === null ? {} : { callTimeoutMs: setup.callTimeoutMs }),
             onInputRequired: inputHandler,
+            ...(setup.push === true ? { push: World.pushOptions } : {}),
           })
           slot.proc = proc
           stats.restarts++
@@ -396,6 +397,8 @@ export interface RunOptions extends Property.RunOptions {
   readonly instances: number
   /** The protocol generation the fake server speaks (default 2026-07-28). */
   readonly generation?: FleetSetup["generation"]
+  /** The instances run with push, and the steps include stream drops and half-open streams. */
+  readonly push?: boolean | undefined
 }
 
 /**
@@ -405,9 +408,14 @@ export interface RunOptions extends Property.RunOptions {
  */
 export const check = (options: RunOptions): Promise<Property.RunResult> =>
   Property.run<FleetSetup, FleetStep>(options, (stats) => ({
-    title: `chaos fleet (${options.store}, up to ${options.instances} instances)`,
-    command: `--store ${options.store} --instances ${options.instances}${options.generation === undefined ? "" : ` --generation ${options.generation}`}`,
-    arbitrary: fleetSequenceArbitrary(options.instances, options.maxSteps ?? 25, options.generation),
+    title: `chaos fleet (${options.store}, up to ${options.instances} instances${options.push === true ? ", push" : ""})`,
+    command: `--store ${options.store} --instances ${options.instances}${options.generation === undefined ? "" : ` --generation ${options.generation}`}${options.push === true ? " --push on" : ""}`,
+    arbitrary: fleetSequenceArbitrary(
+      options.instances,
+      options.maxSteps ?? 25,
+      options.generation,
+      options.push,
+    ),
     run: (sequence) => Effect.runPromise(runSequence(options.store, sequence, stats)),
     describeStep: describeFleetStep,
   }))

@@ -66,6 +66,8 @@ export interface FleetSetup {
   readonly seed: number
   /** The protocol generation the fake server speaks (default 2026-07-28). */
   readonly generation?: "2026-07-28" | "2025-11-25" | undefined
+  /** The instances run with push (`subscriptions/listen`), and streams drop and go half-open. */
+  readonly push?: boolean | undefined
 }
 
 /**
@@ -132,10 +134,20 @@ const fault: fc.Arbitrary<ServerFault> = fc.oneof(
   },
 )
 
-/**
- * @since 0.1.0
- */
-export const fleetStepArbitrary: fc.Arbitrary<FleetStep> = fc.oneof<Array<fc.WeightedArbitrary<FleetStep>>>(
+/** With push: the streams drop or go half-open (after the other steps, so seeds without push replay as before). */
+const streamSteps: ReadonlyArray<fc.WeightedArbitrary<FleetStep>> = [
+  {
+    weight: 4,
+    arbitrary: fc
+      .constantFrom("drop" as const, "mute" as const)
+      .map((what): FleetStep => ({ kind: "streams", what })),
+  },
+]
+
+const fleetSteps = (push: boolean): fc.Arbitrary<FleetStep> =>
+  fc.oneof<Array<fc.WeightedArbitrary<FleetStep>>>(...baseSteps, ...(push ? streamSteps : []))
+
+const baseSteps: ReadonlyArray<fc.WeightedArbitrary<FleetStep>> = [
   ...Steps.keySteps(onKey, 4),
   ...Steps.inputSteps,
   {
@@ -161,7 +173,12 @@ export const fleetStepArbitrary: fc.Arbitrary<FleetStep> = fc.oneof<Array<fc.Wei
   { weight: 8, arbitrary: fault.map((f): FleetStep => ({ kind: "fault", fault: f })) },
   // Up to past every lease and TTL: a clock that jumps.
   ...Steps.timeSteps(12_000),
-)
+]
+
+/**
+ * @since 0.1.0
+ */
+export const fleetStepArbitrary: fc.Arbitrary<FleetStep> = fleetSteps(false)
 
 /**
  * @since 0.1.0
@@ -170,6 +187,7 @@ export const fleetSequenceArbitrary = (
   maxInstances: number,
   maxSteps: number,
   generation?: FleetSetup["generation"],
+  push?: boolean,
 ): fc.Arbitrary<FleetSequence> =>
   fc.record({
     setup: fc.record({
@@ -181,8 +199,9 @@ export const fleetSequenceArbitrary = (
       durableServer: fc.boolean(),
       seed: fc.integer({ min: 1, max: 1_000_000 }),
       ...(generation === undefined ? {} : { generation: fc.constant(generation) }),
+      ...(push === true ? { push: fc.constant(true) } : {}),
     }),
-    steps: fc.array(fleetStepArbitrary, { minLength: 1, maxLength: maxSteps, size: "max" }),
+    steps: fc.array(fleetSteps(push === true), { minLength: 1, maxLength: maxSteps, size: "max" }),
   })
 
 /**

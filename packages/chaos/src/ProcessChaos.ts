@@ -53,6 +53,8 @@ export interface Options {
   /** Let a client run to the end after this many kills (liveness check). */
   readonly finishEvery?: number | undefined
   readonly log?: ((line: string) => void) | undefined
+  /** The client processes listen (`subscriptions/listen`): a kill also kills the listener. */
+  readonly push?: boolean | undefined
 }
 
 /**
@@ -192,7 +194,7 @@ export const run = async (options: Options): Promise<Result> => {
   const history: Array<string> = []
   const fail = (message: string): never => {
     throw new Error(
-      `process chaos failed (seed ${options.seed}, kills ${options.kills}): ${message}\n--- rounds so far ---\n${history.join("\n")}\nReproduce: pnpm chaos --process-only --kills ${options.kills} --seed ${options.seed}`,
+      `process chaos failed (seed ${options.seed}, kills ${options.kills}): ${message}\n--- rounds so far ---\n${history.join("\n")}\nReproduce: pnpm chaos --process-only --kills ${options.kills} --seed ${options.seed}${options.push === true ? " --push on" : ""}`,
     )
   }
   try {
@@ -225,7 +227,14 @@ export const run = async (options: Options): Promise<Result> => {
       )
       calls += round.calls.length
       runs++
-      const child = spawnGroup(process.execPath, [clientChild, url, db, JSON.stringify(round.calls)], {
+      const childArgs = [
+        clientChild,
+        url,
+        db,
+        JSON.stringify(round.calls),
+        ...(options.push === true ? ["push"] : []),
+      ]
+      const child = spawnGroup(process.execPath, childArgs, {
         stdio: ["ignore", "pipe", "pipe"],
       })
       let stderr = ""

@@ -128,6 +128,8 @@ export const describeWorldStep = (step: WorldStep): string => {
       return `fault ${step.fault.kind}${step.fault.ms === undefined ? "" : ` ${step.fault.ms} ms`} on next ${step.fault.method}`
     case "advance":
       return `advance ${step.ms} ms`
+    case "streams":
+      return step.what === "drop" ? "listen streams dropped" : "listen streams half-open"
     default:
       return step.kind
   }

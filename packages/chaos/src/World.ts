@@ -278,6 +278,8 @@ const make = (
       // Latency faults wait in virtual time.
       sleep: (ms) => clock.sleepPromise(ms),
       notifyEveryMs: 0,
+      // Well inside the clients' `idleMs` (see `pushOptions`): only a muted stream falls silent.
+      keepAliveMs: 2_000,
       persistence: options.durableServer ? Persistence.memory() : undefined,
     })
     return {
@@ -439,7 +441,17 @@ export interface ProcessOptions {
   readonly requestTimeoutMs?: number
   /** Replaces the world's input handler (which waits for `answer` steps). */
   readonly onInputRequired?: (proc: () => Proc) => TaskClient.InputHandler
+  /** Push through `subscriptions/listen` (`pushOptions`); off when absent. */
+  readonly push?: TaskClient.PushOptions | undefined
 }
+
+/**
+ * The clients' push settings in chaos runs: a stream silent for 5 s is taken as half-open (the
+ * server sends keep-alives every 2 s), and a dropped one is opened again within 2 s.
+ *
+ * @since 0.4.0
+ */
+export const pushOptions: TaskClient.PushOptions = { idleMs: 5_000, maxBackoffMs: 2_000 }
 
 /** @since 0.1.0 */
 export const startProcess = (world: World, options: ProcessOptions): Effect.Effect<Proc> =>
@@ -539,6 +551,7 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
       onInputRequired: options.onInputRequired?.(() => proc) ?? worldInput,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(options.callTimeoutMs) }),
       background: options.background ? { tickMs: 500 } : false,
+      ...(options.push === undefined ? {} : { push: options.push }),
     }).pipe(
       Layer.provide(
         Layer.mergeAll(
@@ -604,6 +617,8 @@ const flushTurns = Number(process.env.CHAOS_FLUSH_TURNS ?? 30)
 export const flush = (world: World): Effect.Effect<void> =>
   Effect.gen(function* () {
     for (let round = 0; round < 3; round++) {
+      // Open listen streams hear what changed by now (the server's own timer is off: virtual time).
+      world.server.notify()
       for (let i = 0; i < flushTurns; i++)
         yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
       if (world.inFlight.count === 0) return
@@ -646,8 +661,20 @@ export type WorldStep =
   | { readonly kind: "fault"; readonly fault: ServerFault }
   | { readonly kind: "serverRestart" }
   | { readonly kind: "advance"; readonly ms: number }
+  /**
+   * The server's open `subscriptions/listen` streams are cut (`drop`), or go half-open (`mute`:
+   * open, and nothing more is sent on them, keep-alives included).
+   */
+  | { readonly kind: "streams"; readonly what: "drop" | "mute" }
 
-const worldStepKinds: ReadonlySet<string> = new Set(["answer", "refuse", "fault", "serverRestart", "advance"])
+const worldStepKinds: ReadonlySet<string> = new Set([
+  "answer",
+  "refuse",
+  "fault",
+  "serverRestart",
+  "advance",
+  "streams",
+])
 
 /** @since 0.1.0 */
 export const isWorldStep = (step: { readonly kind: string }): step is WorldStep =>
@@ -669,6 +696,11 @@ export const runWorldStep = (world: World, step: WorldStep): Effect.Effect<void>
         return
       case "advance":
         return yield* elapse(world, step.ms)
+      case "streams":
+        world.stats.serverFaults++
+        if (step.what === "drop") world.server.dropStreams()
+        else world.server.muteStreams()
+        return
     }
   })
 

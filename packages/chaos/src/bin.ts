@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * `pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]
- * [--path P] [--model-only | --process-only] [--generation 2025-11-25]`: the long version of the chaos tests. Runs N model
+ * [--path P] [--model-only | --process-only] [--generation 2025-11-25] [--push on]`: the long version of the chaos tests. Runs N model
  * sequences per store (with `--instances`, the fleet model: up to K live instances on one store)
- * and K real SIGKILLs, and ends with one summary line:
+ * and K real SIGKILLs, and ends with one summary line. `--push on` runs the instances with push
+ * (`subscriptions/listen`) and adds stream drops and half-open streams to the fleet model's
+ * steps (the fleet model then, one instance unless `--instances` says more); the killed processes
+ * listen too.
  * `chaos: <N> sequences, <steps> steps, <crashes> crashes, <kills> kills, up to <K> instances, store <name>: <V> violations`.
  * A failure prints the seed and the shrunk sequence and exits 1; `--seed S --path P` replays
  * exactly that case.
@@ -26,6 +29,7 @@ const { values } = parseArgs({
     store: { type: "string", multiple: true },
     path: { type: "string" },
     generation: { type: "string" },
+    push: { type: "string" },
     "model-only": { type: "boolean", default: false },
     "process-only": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
@@ -33,7 +37,7 @@ const { values } = parseArgs({
 })
 if (values.help) {
   say(
-    "usage: pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only] [--generation 2025-11-25]",
+    "usage: pnpm chaos [--runs N] [--instances K] [--kills K] [--seed S] [--store memory|sqlite|postgres]... [--path P] [--model-only | --process-only] [--generation 2025-11-25] [--push on|off]",
   )
   process.exit(0)
 }
@@ -47,7 +51,8 @@ const positive = (text: string | undefined, name: string): number | undefined =>
   return n
 }
 const runs = positive(values.runs, "runs")
-const instances = positive(values.instances, "instances")
+// Push runs in the fleet model (one instance unless told more).
+const instances = positive(values.instances, "instances") ?? (values.push === "on" ? 1 : undefined)
 if (instances !== undefined && (instances < 1 || instances > 4)) {
   complain("--instances needs 1 to 4")
   process.exit(2)
@@ -59,6 +64,11 @@ if (generation !== undefined && generation !== "2025-11-25" && generation !== "2
   complain("--generation needs 2025-11-25 or 2026-07-28")
   process.exit(2)
 }
+if (values.push !== undefined && values.push !== "on" && values.push !== "off") {
+  complain("--push needs on or off")
+  process.exit(2)
+}
+const push = values.push === "on"
 const seed = positive(values.seed, "seed") ?? seedFrom()
 const stores = (values.store ?? Stores.kinds) as ReadonlyArray<Stores.Kind>
 for (const store of stores) {
@@ -71,7 +81,7 @@ for (const store of stores) {
 const totals = emptyStats()
 /** The one line a run ends with. */
 const summary = (violations: number) =>
-  `chaos: ${totals.sequences} sequences, ${totals.steps} steps, ${totals.crashes} crashes, ${totals.kills} kills, up to ${instances ?? 1} instances, store ${stores.join(",")}: ${violations} violations`
+  `chaos: ${totals.sequences} sequences, ${totals.steps} steps, ${totals.crashes} crashes, ${totals.kills} kills, up to ${instances ?? 1} instances, store ${stores.join(",")}${push ? ", push on" : ""}: ${violations} violations`
 say(`chaos: seed ${seed}`)
 try {
   if (!values["process-only"]) {
@@ -90,6 +100,7 @@ try {
               stats: totals,
               path,
               generation,
+              push,
             })
       const d = (key: keyof typeof totals) => totals[key] - before[key]
       say(
@@ -98,7 +109,7 @@ try {
     }
   }
   if (!values["model-only"] && kills > 0) {
-    const result = await ProcessChaos.run({ kills, seed })
+    const result = await ProcessChaos.run({ kills, seed, push })
     totals.kills += result.kills
     totals.checks += result.checks
     say(

@@ -4,7 +4,8 @@
  * calls, cancels some, and settles everything, printing one JSON line per milestone. The parent
  * kills it with SIGKILL at random moments.
  *
- * usage: child <server-url> <db-file> <calls as JSON: [{ key, tool, n, cancel }]>
+ * usage: child <server-url> <db-file> <calls as JSON: [{ key, tool, n, cancel }]> [push]
+ * (`push`: the client listens with `subscriptions/listen`, polling as the safety net)
  */
 import { openTaskClient } from "@mcp-handles/core/PromiseClient"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
@@ -17,7 +18,7 @@ interface Call {
   readonly cancel: boolean
 }
 
-const [url, filename, callsJson] = process.argv.slice(2)
+const [url, filename, callsJson, mode] = process.argv.slice(2)
 if (url === undefined || filename === undefined) {
   Output.complain("usage: child <server-url> <db-file> <calls-json>")
   process.exit(2)
@@ -33,6 +34,7 @@ const client = await openTaskClient({
   background: { tickMs: 100 },
   onInputRequired: async () => ({ action: "accept", content: { name: "Ada" } }),
   polling: { minIntervalMs: 50, retryInitialMs: 100, retryMaxMs: 1_000 },
+  push: mode === "push" ? { maxBackoffMs: 1_000 } : false,
 })
 say({ event: "started" })
 const report = await client.reconcile()

@@ -60,6 +60,7 @@ const task = (taskId: string, key: string, fields: Partial<Ledger.Task> = {}): L
   cancels: [],
   terminalSeenAt: null,
   terminalStatus: null,
+  terminalSeenBy: null,
   lostAt: null,
   purgedAt: null,
   ...fields,

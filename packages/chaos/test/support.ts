@@ -23,14 +23,16 @@ export const modelProperty = (store: Stores.Kind) =>
   }, 600_000)
 
 /** One fleet property per store: several live instances, every fleet invariant after every step. */
-export const fleetProperty = (store: Stores.Kind, instances = 4) =>
-  it(`keeps every fleet invariant with up to ${instances} live instances on one ${store} store`, async () => {
+export const fleetProperty = (store: Stores.Kind, instances = 4, push = false) =>
+  it(`keeps every fleet invariant with up to ${instances} live instances on one ${store} store${push ? ", push on" : ""}`, async () => {
     const path = pathFrom()
     const result = await FleetModel.check({
       store,
-      runs: fleetRunsFor(store),
+      // Push runs beside the polling ones: a quarter of their sequences.
+      runs: push ? Math.max(1, Math.ceil(fleetRunsFor(store) / 4)) : fleetRunsFor(store),
       seed: seedFrom(),
       instances,
+      push,
       ...(path === undefined ? {} : { path }),
     })
     const { stats } = result

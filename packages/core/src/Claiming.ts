@@ -49,6 +49,17 @@ export const isClaimable = (record: HandleRecord.HandleRecord, options: HandleSt
     (record.leaseExpiresAt !== null && record.leaseExpiresAt <= options.now))
 
 /**
+ * Whether `renewLeases` renews the row for `owner`: a live task it holds, with no unsent cancel.
+ *
+ * @since 0.4.0
+ * @category predicates
+ */
+export const isRenewable = (record: HandleRecord.HandleRecord, owner: string): boolean =>
+  (record.status === "working" || record.status === "input_required") &&
+  record.leaseOwner === owner &&
+  (record.cancel === null || record.cancel.sent)
+
+/**
  * Whether `spreadDue` moves the row: a live task, no unsent cancel, due, free of other live
  * leases (or leased to one of the owner's names from before its restart).
  *

@@ -202,6 +202,18 @@ export interface RenewOptions {
 }
 
 /**
+ * @since 0.4.0
+ * @category models
+ */
+export interface RenewManyOptions {
+  readonly owner: string
+  /** The rows to renew, by scope and key. */
+  readonly rows: ReadonlyArray<{ readonly scope: string; readonly key: string }>
+  /** The new expiry (epoch milliseconds); each renewed row's next poll is put off to it at the least. */
+  readonly until: number
+}
+
+/**
  * @since 0.2.0
  * @category models
  */
@@ -363,6 +375,19 @@ export interface HandleStore {
    * holder's own next compare-and-set still matches.
    */
   readonly renewLease: (options: RenewOptions) => Effect.Effect<boolean, StoreError>
+  /**
+   * `renewLease` for many rows at once (one statement where the store allows), for the rows a
+   * holder watches without acting on them (push: a stream tells it when the task changes). Only
+   * a live task (`working`, `input_required`) with no unsent cancel that `owner` holds is
+   * renewed: its lease runs to `until`, and its next poll is put off to `until` if sooner, so
+   * that nobody takes it up before the lease runs out and a claim never reads past it. A row
+   * with a cancel to send is left to run out: its holder, told so, looks at it at once, and if
+   * the holder is dead another instance sends the cancel. The version is left alone, as with
+   * `renewLease`. Returns the rows renewed.
+   */
+  readonly renewLeases: (
+    options: RenewManyOptions,
+  ) => Effect.Effect<ReadonlyArray<{ readonly scope: string; readonly key: string }>, StoreError>
   /**
    * Frees every lease `owner` holds on a row that is not due at `now` (or not scheduled at
    * all), version bumped. At boot, an instance frees what its previous process left leased

@@ -100,6 +100,10 @@ export interface HandleStoreDriver {
   readonly spreadDue: (options: HandleStore.SpreadOptions) => Effect.Effect<number, unknown>
   readonly release: (scope: string, key: string, owner: string) => Effect.Effect<void, unknown>
   readonly renewLease: (options: HandleStore.RenewOptions) => Effect.Effect<boolean, unknown>
+  /** `HandleStore.renewLeases`, `rows` never empty. */
+  readonly renewLeases: (
+    options: HandleStore.RenewManyOptions,
+  ) => Effect.Effect<ReadonlyArray<{ readonly scope: string; readonly key: string }>, unknown>
   readonly releaseOwner: (options: HandleStore.ReleaseOwnerOptions) => Effect.Effect<number, unknown>
   /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
@@ -449,6 +453,8 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     },
     release: (scope, key, owner) => write("release", driver.release(scope, key, owner)),
     renewLease: (options) => write("renewLease", driver.renewLease(options)),
+    renewLeases: (options) =>
+      options.rows.length === 0 ? Effect.succeed([]) : write("renewLeases", driver.renewLeases(options)),
     releaseOwner: (options) => write("releaseOwner", driver.releaseOwner(options)),
     list,
     deleteSettledBefore: (options) =>

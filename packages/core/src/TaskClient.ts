@@ -154,6 +154,11 @@ export interface PushOptions {
   readonly backoffMs?: number | undefined
   /** Longest delay before resubscribing. Default 30 000 ms. */
   readonly maxBackoffMs?: number | undefined
+  /**
+   * A stream that sends nothing for this long, not even a keep-alive, is taken as half-open and
+   * opened again. Default 60 000 ms.
+   */
+  readonly idleMs?: number | undefined
 }
 
 /**

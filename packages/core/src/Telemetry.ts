@@ -53,6 +53,12 @@ export const attributes = {
   operation: "mcp_handles.store.operation",
   /** On `callTool`: false when the key existed and the call attached to it. */
   launched: "mcp_handles.launched",
+  /**
+   * On the push stream metrics: why a `subscriptions/listen` stream was opened (`first`,
+   * `relisten` for new tasks, `reconnect` after a drop) or why it ended (`dropped`, `ended` by the
+   * server, `silent`: half-open, nothing heard for `PushOptions.idleMs`).
+   */
+  pushReason: "mcp_handles.push.reason",
 } as const
 
 /**
@@ -142,3 +148,40 @@ export const storeWriteLatency = latency(
 export const openCalls = Metric.gauge("mcp_handles_open_calls", {
   description: "calls this process last saw open or in doubt, by status",
 })
+
+/**
+ * `notifications/tasks` received on `subscriptions/listen` streams (each one a task state that
+ * came by itself instead of a poll), counted whether or not it changed the row.
+ *
+ * @since 0.4.0
+ * @category metrics
+ */
+export const pushes = counter(
+  "mcp_handles_pushes_total",
+  "notifications/tasks received on task subscriptions",
+)
+
+/**
+ * `subscriptions/listen` streams the server acknowledged, tagged `pushReason`: `first`,
+ * `relisten` (opened again to cover new tasks) or `reconnect` (after a drop, an end or a silence).
+ *
+ * @since 0.4.0
+ * @category metrics
+ */
+export const pushStreams = counter(
+  "mcp_handles_push_streams_total",
+  "task subscription streams acknowledged, by why they were opened",
+)
+
+/**
+ * `subscriptions/listen` streams that ended other than to be replaced by a larger one, tagged
+ * `pushReason`: `dropped`, `ended` (by the server) or `silent` (half-open: nothing heard for
+ * `PushOptions.idleMs`, so opened again).
+ *
+ * @since 0.4.0
+ * @category metrics
+ */
+export const pushStreamEnds = counter(
+  "mcp_handles_push_stream_ends_total",
+  "task subscription streams that dropped, ended or fell silent",
+)

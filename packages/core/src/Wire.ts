@@ -183,6 +183,8 @@ export interface CallToolRequest {
  */
 export type ListenEvent =
   | { readonly _tag: "Acknowledged"; readonly taskIds: ReadonlyArray<string> }
+  /** Bytes came that carry no message (a keep-alive comment, or part of a message): the stream lives. */
+  | { readonly _tag: "Alive" }
   | { readonly _tag: "Task"; readonly task: TaskState }
   | { readonly _tag: "Malformed"; readonly taskId: string | undefined; readonly reason: string }
 

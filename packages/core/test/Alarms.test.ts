@@ -88,4 +88,19 @@ describe("alarms", () => {
         expect(rang[1]?.at).toBeGreaterThanOrEqual(now + 80)
       }),
   )
+  it.effect("an alarm due less than a nanosecond from now rings: the runner's wait is never zero", () =>
+    Effect.gen(function* () {
+      // Times become fractional (jittered backoffs, a listener's batching); Effect rounds a
+      // fractional wait to whole nanoseconds, so this one was a zero wait that the runner took
+      // over and over without the clock ever reaching the alarm (the chaos model hung on it).
+      const alarms = Alarms.make()
+      const { rang, runner } = yield* recording(alarms)
+      yield* TestClock.adjust(2683.1)
+      const now = yield* Clock.currentTimeMillis
+      alarms.set("a", now + 1e-10)
+      yield* TestClock.adjust(1)
+      yield* Fiber.interrupt(runner)
+      expect(rang.map((r) => r.id)).toEqual(["a"])
+    }),
+  )
 })

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as Telemetry from "@mcp-handles/core/Telemetry"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import type * as MetricState from "effect/MetricState"
 import { elapse, type Harness, makeHarness, runFor, slowTool, startProcess } from "./support/harness.js"
 
 /**
@@ -17,7 +20,26 @@ const requestsOf = (h: Harness, method: string) =>
   h.server.ledger.snapshot().requests.filter((request) => request.method === method)
 
 /** Ends every listen stream the way a cut connection does (no answer to the listen request). */
-const dropStreams = (h: Harness) => Effect.sync(() => h.server.close())
+const dropStreams = (h: Harness) => Effect.sync(() => h.server.dropStreams())
+
+const counted = (metric: Metric.Metric.Counter<number>, reason?: string) =>
+  Effect.map(
+    Metric.value(
+      reason === undefined ? metric : Metric.tagged(metric, Telemetry.attributes.pushReason, reason),
+    ),
+    (state: MetricState.MetricState.Counter<number>) => state.count,
+  )
+
+/** Instances a and b with push on, and a long task (key k) that a has held on push for `ms`. */
+const twoOnPush = (ms: number) =>
+  Effect.gen(function* () {
+    const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+    const a = yield* startProcess(h, { push: true, instanceId: "a" })
+    const b = yield* startProcess(h, { push: true, instanceId: "b" })
+    yield* runPushing(h, a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+    yield* advance(h, ms, 500)
+    return { h, a, b }
+  })
 
 describe("push (subscriptions/listen)", () => {
   it.effect("a pushed status is written to the row without any tasks/get", () =>
@@ -233,18 +255,108 @@ describe("push (subscriptions/listen)", () => {
         expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
 
         a.crash()
-        // a's lease runs out (its safety net plus the lease); b's sweep takes the row and listens.
-        yield* advance(h, 90_000, 500)
+        // a's lease (10 s, renewed while its stream covered the task) runs out; b's sweep takes
+        // the row and listens.
+        yield* advance(h, 15_000, 500)
         const row = yield* b.client.get("k")
         expect(row.leaseOwner).toBe("b#driver")
         expect(requestsOf(h, "subscriptions/listen")).toHaveLength(2)
         const polls = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
         expect(polls).toBeLessThanOrEqual(2)
 
-        yield* advance(h, 110_000, 500)
+        yield* advance(h, 185_000, 500)
         expect((yield* b.client.get("k")).status).toBe("completed")
         yield* b.close
       }),
+  )
+
+  it.effect("a holder that dies is taken over within about one lease, not after the safety net", () =>
+    Effect.gen(function* () {
+      // Long enough on push for its lease to have been renewed a few times.
+      const { h, a, b } = yield* twoOnPush(70_000)
+      expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
+      const [before] = h.server.ledger.snapshot().tasks
+      const polledBefore = before?.polls.length ?? 0
+
+      a.crash()
+      const crashedAt = yield* h.store.now
+      // The default lease is 30 s: b takes the row and polls it within that and a sweep or two.
+      yield* advance(h, 40_000, 500)
+      const [task] = h.server.ledger.snapshot().tasks
+      const after = (task?.polls ?? []).slice(polledBefore)
+      expect(after.length).toBeGreaterThanOrEqual(1)
+      expect((after[0] ?? Number.POSITIVE_INFINITY) - crashedAt).toBeLessThanOrEqual(40_000)
+      expect((yield* b.client.get("k")).leaseOwner).toBe("b#driver")
+      yield* b.close
+    }),
+  )
+
+  it.effect("a cancel recorded by another instance is sent by the holder within about one lease", () =>
+    Effect.gen(function* () {
+      const { h, a, b } = yield* twoOnPush(5_000)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      // b records the intent; a holds the row and its stream covers the task.
+      const cancelledAt = yield* h.store.now
+      yield* runPushing(h, b.client.cancel("k"), 1_000)
+      expect((yield* b.client.get("k")).leaseOwner).toBe("a#driver")
+      yield* advance(h, 35_000, 500)
+      const [task] = h.server.ledger.snapshot().tasks
+      expect(task?.cancels.length).toBe(1)
+      expect((task?.cancels[0] ?? Number.POSITIVE_INFINITY) - cancelledAt).toBeLessThanOrEqual(35_000)
+      expect(requestsOf(h, "tasks/cancel").length).toBeGreaterThanOrEqual(1)
+      yield* a.close
+      yield* b.close
+    }),
+  )
+
+  it.effect("metrics count the pushes received and the streams opened, dropped and opened again", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 20_000 })] })
+      const before = {
+        pushes: yield* counted(Telemetry.pushes),
+        first: yield* counted(Telemetry.pushStreams, "first"),
+        reconnect: yield* counted(Telemetry.pushStreams, "reconnect"),
+        dropped: yield* counted(Telemetry.pushStreamEnds, "dropped"),
+      }
+      const p = yield* startProcess(h, { background: false, push: { backoffMs: 1_000, maxBackoffMs: 1_000 } })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      yield* advance(h, 3_000)
+      yield* dropStreams(h)
+      yield* advance(h, 3_000)
+      expect((yield* runPushing(h, handle.outcome, 30_000))._tag).toBe("Completed")
+      // The first stream, and the one after the drop.
+      expect((yield* counted(Telemetry.pushStreams, "first")) - before.first).toBe(1)
+      expect((yield* counted(Telemetry.pushStreams, "reconnect")) - before.reconnect).toBe(1)
+      expect((yield* counted(Telemetry.pushStreamEnds, "dropped")) - before.dropped).toBe(1)
+      // Each stream says the task's state when it opens, and the last one says it completed.
+      expect((yield* counted(Telemetry.pushes)) - before.pushes).toBeGreaterThanOrEqual(3)
+      yield* p.close
+    }),
+  )
+
+  it.effect("a half-open stream (nothing heard, not even a keep-alive) is opened again", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 120_000 })] })
+      const silentBefore = yield* counted(Telemetry.pushStreamEnds, "silent")
+      const p = yield* startProcess(h, { background: false, push: { idleMs: 40_000 } })
+      const handle = yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      // A quiet stream lives on the server's keep-alives (every 15 s): it is not opened again.
+      yield* advance(h, 60_000, 500)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(1)
+
+      // The connection goes half-open: the client hears nothing more, and nothing tells it so.
+      h.server.muteStreams()
+      yield* advance(h, 45_000, 500)
+      expect(requestsOf(h, "subscriptions/listen")).toHaveLength(2)
+      expect((yield* counted(Telemetry.pushStreamEnds, "silent")) - silentBefore).toBe(1)
+      // The new stream tells the client when the task completes (no poll needed for it).
+      const polls = h.server.ledger.snapshot().tasks[0]?.polls.length ?? 0
+      const outcome = yield* runPushing(h, handle.outcome, 20_000, 500)
+      expect(outcome._tag).toBe("Completed")
+      expect(h.server.ledger.snapshot().tasks[0]?.polls.length).toBe(polls)
+      yield* p.close
+    }),
   )
 
   it.effect("a server busy when the listener starts is asked again, and push starts then", () =>

@@ -39,6 +39,12 @@ export interface Options {
    * (default 100 ms; 0 disables the timer: call `notify()` after moving a virtual clock).
    */
   readonly notifyEveryMs?: number | undefined
+  /**
+   * An open `subscriptions/listen` stream with nothing to say for this long (server clock) gets a
+   * keep-alive comment at its next check, so that a client can tell a quiet stream from a
+   * half-open one (default 15 000 ms; 0: never).
+   */
+  readonly keepAliveMs?: number | undefined
   /** Task id generator (default `crypto.randomUUID`: unguessable, as the spec asks). */
   readonly newTaskId?: (() => string) | undefined
 }
@@ -49,7 +55,11 @@ export interface Options {
  * @since 0.2.0
  * @category constants
  */
-export const defaults: { readonly dropStyle: "error-body"; readonly notifyEveryMs: number } = optionDefaults
+export const defaults: {
+  readonly dropStyle: "error-body"
+  readonly notifyEveryMs: number
+  readonly keepAliveMs: number
+} = optionDefaults
 
 /**
  * The outcome of serving one HTTP request: a response, or a connection cut before any byte.
@@ -83,6 +93,10 @@ export interface FakeServer {
   taskIds(): readonly string[]
   /** Close listen streams and timers. */
   close(): void
+  /** Cut every open listen stream (the client sees a dropped connection); new ones may open. */
+  dropStreams(): void
+  /** Every open listen stream stays open and sends nothing more, keep-alives included (half-open). */
+  muteStreams(): void
 }
 
 /**

@@ -64,9 +64,11 @@ export interface Task {
   earlyPolls: number
   readonly updates: TaskUpdate[]
   readonly cancels: number[]
-  /** When a `tasks/get` first reported a terminal status (and which). */
+  /** When a `tasks/get` or a `notifications/tasks` first reported a terminal status (and which). */
   terminalSeenAt: number | null
   terminalStatus: string | null
+  /** Which of the two reported it first. */
+  terminalSeenBy: "tasks/get" | "notifications/tasks" | null
   /** When the task was lost in a non-durable restart. */
   lostAt: number | null
   /** When the task was deleted after expiry. */

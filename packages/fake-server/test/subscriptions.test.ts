@@ -125,4 +125,36 @@ describe("subscriptions/listen", () => {
     expect((await stream.next()).params.status).toBe("completed")
     server.close()
   })
+  it("a quiet stream gets a keep-alive comment; a muted one (half-open) gets nothing more", async () => {
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
+      { tools: [{ name: "slow", durationMs: 600_000 }] },
+      { clock, notifyEveryMs: 0, keepAliveMs: 15_000 },
+    )
+    const { taskId } = await call(server, "tools/call", { name: "slow" })
+    const response = await server.handler(
+      request("subscriptions/listen", { notifications: { taskIds: [taskId] } }),
+    )
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    const read = async () => decoder.decode((await reader.read()).value)
+    expect(await read()).toContain("notifications/subscriptions/acknowledged")
+    expect(await read()).toContain("notifications/tasks")
+    clock.advance(14_000)
+    server.notify()
+    clock.advance(1_000)
+    server.notify()
+    expect(await read()).toBe(": keep-alive\n\n")
+
+    server.muteStreams()
+    clock.advance(60_000)
+    server.notify()
+    const more = await Promise.race([
+      reader.read().then(() => "bytes"),
+      new Promise((resolve) => setTimeout(() => resolve("nothing"), 50)),
+    ])
+    expect(more).toBe("nothing")
+    await reader.cancel()
+    server.close()
+  })
 })

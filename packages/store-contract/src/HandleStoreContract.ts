@@ -637,6 +637,68 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
         }))
     })
 
+    describe("renewLeases", () => {
+      test("renews the holder's live rows in one call: lease and next poll to `until`, version kept", (store) =>
+        Effect.gen(function* () {
+          const a = yield* store.insertOrGet(newHandle({ key: "a", owner: "me" }))
+          const live = yield* store.update(
+            withState(a.record, { status: "working", taskId: "t-a", nextPollAt: T0 }),
+          )
+          const b = yield* store.insertOrGet(newHandle({ key: "b", owner: "me" }))
+          const later = yield* store.update(
+            withState(b.record, { status: "input_required", taskId: "t-b", nextPollAt: T0 + 500_000 }),
+          )
+          const renewed = yield* store.renewLeases({
+            owner: "me",
+            rows: [
+              { scope: "tenant-a", key: "a" },
+              { scope: "tenant-a", key: "b" },
+              { scope: "tenant-a", key: "missing" },
+            ],
+            until: T0 + 99_000,
+          })
+          expect([...renewed].map((row) => row.key).sort()).toEqual(["a", "b"])
+          const rowA = Option.getOrThrow(yield* store.get("tenant-a", "a"))
+          expect(rowA.leaseExpiresAt).toBe(T0 + 99_000)
+          // Nobody takes a watched row up before its lease runs out, and a claim never reads it.
+          expect(rowA.nextPollAt).toBe(T0 + 99_000)
+          expect(rowA.version).toBe(live.version)
+          // A next poll later than `until` stays where it was.
+          expect(Option.getOrThrow(yield* store.get("tenant-a", "b")).nextPollAt).toBe(T0 + 500_000)
+          expect(
+            yield* store.claimDue({ owner: "new", now: T0 + 98_999, leaseMs: LEASE, limit: 10 }),
+          ).toEqual([])
+          // The holder's own compare-and-set still matches after a renewal.
+          yield* store.update(withState(rowA, { lastProblem: "still mine" }))
+          expect(later.version).toBe(Option.getOrThrow(yield* store.get("tenant-a", "b")).version)
+        }))
+
+      test("leaves out rows held by others, settled rows, and rows with a cancel to send", (store) =>
+        Effect.gen(function* () {
+          const theirs = yield* store.insertOrGet(newHandle({ key: "theirs", owner: "them" }))
+          yield* store.update(withState(theirs.record, { status: "working", taskId: "t-1", nextPollAt: T0 }))
+          const done = yield* store.insertOrGet(newHandle({ key: "done", owner: "me" }))
+          yield* store.update(
+            withState(done.record, { status: "completed", taskId: "t-2", nextPollAt: null, settledAt: T0 }),
+          )
+          const cancelled = yield* store.insertOrGet(newHandle({ key: "cancel", owner: "me" }))
+          yield* store.update(
+            withState(cancelled.record, {
+              status: "working",
+              taskId: "t-3",
+              nextPollAt: T0,
+              cancel: new CancelIntent({ requestedAt: T0, sent: false }),
+            }),
+          )
+          const rows = ["theirs", "done", "cancel"].map((key) => ({ scope: "tenant-a", key }))
+          expect(yield* store.renewLeases({ owner: "me", rows, until: T0 + 99_000 })).toEqual([])
+          expect(yield* store.renewLeases({ owner: "me", rows: [], until: T0 + 99_000 })).toEqual([])
+          const row = Option.getOrThrow(yield* store.get("tenant-a", "cancel"))
+          expect(row.leaseExpiresAt).not.toBe(T0 + 99_000)
+          expect(row.nextPollAt).toBe(T0)
+        }))
+    })
+
     describe("releaseOwner", () => {
       test("frees the owner's rows that are not yet due, and nothing else", (store) =>
         Effect.gen(function* () {

@@ -129,6 +129,16 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
         put(new HandleRecord.HandleRecord({ ...record, leaseExpiresAt: until }, true))
         return true
       }),
+    renewLeases: ({ owner, rows: wanted, until }) =>
+      Effect.sync(() =>
+        wanted.filter(({ scope, key }) => {
+          const record = find(scope, key)
+          if (record === undefined || !Claiming.isRenewable(record, owner)) return false
+          const nextPollAt = Math.max(record.nextPollAt ?? until, until)
+          put(new HandleRecord.HandleRecord({ ...record, leaseExpiresAt: until, nextPollAt }, true))
+          return true
+        }),
+      ),
     releaseOwner: (options) =>
       Effect.sync(
         () =>

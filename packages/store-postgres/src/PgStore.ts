@@ -574,6 +574,23 @@ const makeDriver = (
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length === 1)),
       ),
 
+    // One statement for every row a holder watches (`Claiming.isRenewable`); the rows travel as
+    // one JSON parameter. Safe to retry like a single renewal: it sets absolute times.
+    renewLeases: ({ owner, rows, until }) =>
+      run(
+        "renewLeases",
+        sql`UPDATE ${t} SET lease_expires_at = ${until},
+            next_poll_at = greatest(coalesce(${t}.next_poll_at, ${until}::float8), ${until}::float8)
+          FROM json_to_recordset(${JSON.stringify(rows.map(({ scope, key }) => ({ scope, key })))}::json)
+            AS wanted(scope text, key text)
+          WHERE ${t}.scope = wanted.scope AND ${t}.key = wanted.key AND ${t}.lease_owner = ${owner}
+            AND ${t}.status IN ('working', 'input_required')
+            AND (json_typeof(${t}.body->'cancel') IS DISTINCT FROM 'object' OR ${t}.body->'cancel'->>'sent' = 'true')
+          RETURNING ${t}.scope, ${t}.key`.withoutTransform.pipe(
+          Effect.map((renewed) => renewed.map((row) => ({ scope: String(row.scope), key: String(row.key) }))),
+        ),
+      ),
+
     releaseOwner: ({ owner, now }) =>
       run(
         "releaseOwner",

@@ -350,6 +350,8 @@ const makeDriver = (
     renewLease: ({ scope, key, owner, until }) =>
       writer.submit("renewLease", writes.renewLease(scope, key, owner, until)),
 
+    renewLeases: (options) => writer.submit("renewLeases", writes.renewLeases(options)),
+
     releaseOwner: ({ owner, now }) => writer.submit("releaseOwner", writes.releaseOwner(owner, now)),
 
     list: (query) => {

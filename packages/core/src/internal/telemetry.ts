@@ -242,6 +242,7 @@ const instrumentStore = (store: HandleStore.HandleStore, calls: CallSpans): Hand
       timedWrite("release", rowAttributes(scope, key), store.release(scope, key, owner)),
     renewLease: (options) =>
       timedWrite("renewLease", rowAttributes(options.scope, options.key), store.renewLease(options)),
+    renewLeases: (options) => timedWrite("renewLeases", noAttributes, store.renewLeases(options)),
     releaseOwner: (options) => timedWrite("releaseOwner", noAttributes, store.releaseOwner(options)),
     deleteSettledBefore: (options) =>
       timedWrite("deleteSettledBefore", noAttributes, store.deleteSettledBefore(options)),

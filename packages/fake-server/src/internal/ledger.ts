@@ -32,6 +32,7 @@ export const make = (): Recorder => {
         cancels: [],
         terminalSeenAt: null,
         terminalStatus: null,
+        terminalSeenBy: null,
         lostAt: null,
         purgedAt: null,
       }

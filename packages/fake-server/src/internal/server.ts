@@ -34,6 +34,7 @@ import { makeTaskStore } from "./taskStore.js"
 export const optionDefaults = {
   dropStyle: "error-body",
   notifyEveryMs: 100,
+  keepAliveMs: 15_000,
 } as const
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -59,14 +60,28 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
     validateHeaders: config.validateHeaders ?? true,
   }
 
-  const subscriptions = makeSubscriptions((taskId) => {
-    const now = clock.now()
-    const found = store.lookup(taskId, now)
-    if (found.kind === "unknown") return undefined
-    if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
-    const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
-    return { task, terminal: isTerminal(view.status) }
-  })
+  const subscriptions = makeSubscriptions(
+    (taskId) => {
+      const now = clock.now()
+      const found = store.lookup(taskId, now)
+      if (found.kind === "unknown") return undefined
+      if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
+      const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
+      return { task, terminal: isTerminal(view.status) }
+    },
+    {
+      now: () => clock.now(),
+      keepAliveMs: options.keepAliveMs ?? optionDefaults.keepAliveMs,
+      // A terminal state pushed is reported as surely as one a poll answered.
+      sent: (taskId, { task, terminal }) => {
+        const entry = ledger.taskEntry(taskId)
+        if (!terminal || entry === undefined || entry.terminalSeenAt !== null) return
+        entry.terminalSeenAt = clock.now()
+        entry.terminalStatus = String(task.status)
+        entry.terminalSeenBy = "notifications/tasks"
+      },
+    },
+  )
 
   const context: ServerContext = {
     config,
@@ -353,5 +368,7 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
     },
+    dropStreams: () => subscriptions.closeAll(),
+    muteStreams: () => subscriptions.muteAll(),
   }
 }

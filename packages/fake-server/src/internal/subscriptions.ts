@@ -16,12 +16,19 @@ interface Subscription {
   /** Task id → the last snapshot sent (serialised), to send only changes. */
   readonly sent: Map<string, string>
   closed: boolean
+  /** Half-open: still open, but nothing more is written to it (see `muteAll`). */
+  muted: boolean
+  /** When something was last written to it (server clock). */
+  lastWrite: number
 }
 
 const encoder = new TextEncoder()
 
 const sseFrame = (message: Json): Uint8Array =>
   encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
+
+/** An SSE comment: no message, only bytes that tell the client the stream lives. */
+const keepAlive = encoder.encode(": keep-alive\n\n")
 
 /**
  * Open `subscriptions/listen` streams. Task state is derived lazily from the clock, so nothing
@@ -39,9 +46,23 @@ export interface Subscriptions {
   poke(): void
   /** End every stream abruptly (a restart or shutdown). */
   closeAll(): void
+  /** Every open stream stays open and says nothing more, keep-alives included: half-open. */
+  muteAll(): void
 }
 
-export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | undefined): Subscriptions => {
+export interface SubscriptionOptions {
+  /** The server's clock. */
+  readonly now: () => number
+  /** A stream that had nothing to say for this long gets a keep-alive comment on the next poke; 0: never. */
+  readonly keepAliveMs: number
+  /** Told of every task state a stream was sent (for the ledger). */
+  readonly sent?: ((taskId: string, snapshot: TaskSnapshot) => void) | undefined
+}
+
+export const makeSubscriptions = (
+  snapshot: (taskId: string) => TaskSnapshot | undefined,
+  options: SubscriptionOptions,
+): Subscriptions => {
   const open = new Set<Subscription>()
   let counter = 0
 
@@ -50,13 +71,16 @@ export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | u
     open.delete(subscription)
   }
 
-  const enqueue = (subscription: Subscription, message: Json) => {
+  const write = (subscription: Subscription, bytes: Uint8Array) => {
+    if (subscription.muted) return
     try {
-      subscription.controller.enqueue(sseFrame(message))
+      subscription.controller.enqueue(bytes)
+      subscription.lastWrite = options.now()
     } catch {
       drop(subscription)
     }
   }
+  const enqueue = (subscription: Subscription, message: Json) => write(subscription, sseFrame(message))
 
   /** `graceful`: end with the `subscriptions/listen` result, as the spec asks on teardown. */
   const close = (subscription: Subscription, graceful: boolean) => {
@@ -77,7 +101,7 @@ export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | u
   }
 
   const pokeOne = (subscription: Subscription) => {
-    if (subscription.closed || subscription.sent.size === 0) return
+    if (subscription.closed || subscription.muted || subscription.sent.size === 0) return
     let allTerminal = true
     for (const [taskId, last] of subscription.sent) {
       const current = snapshot(taskId)
@@ -95,8 +119,12 @@ export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | u
         method: "notifications/tasks",
         params: { ...current.task, _meta: { [subscriptionIdKey]: subscription.id } },
       })
+      if (!subscription.closed) options.sent?.(taskId, current)
     }
-    if (allTerminal) close(subscription, true)
+    if (allTerminal) return close(subscription, true)
+    if (options.keepAliveMs > 0 && options.now() - subscription.lastWrite >= options.keepAliveMs) {
+      write(subscription, keepAlive)
+    }
   }
 
   return {
@@ -114,6 +142,8 @@ export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | u
             controller,
             sent: new Map(taskIds.map((t) => [t, ""])),
             closed: false,
+            muted: false,
+            lastWrite: options.now(),
           }
           open.add(subscription)
           // The acknowledgement must be the first message carrying this subscription's id.
@@ -140,6 +170,9 @@ export const makeSubscriptions = (snapshot: (taskId: string) => TaskSnapshot | u
     },
     closeAll: () => {
       for (const subscription of [...open]) close(subscription, false)
+    },
+    muteAll: () => {
+      for (const subscription of open) subscription.muted = true
     },
   }
 }

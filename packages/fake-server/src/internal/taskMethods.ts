@@ -62,6 +62,7 @@ export const getTask = (context: ServerContext, call: Call): HandlerResult => {
   if (entry !== undefined && entry.terminalSeenAt === null && isTerminal(view.status)) {
     entry.terminalSeenAt = call.now
     entry.terminalStatus = view.status
+    entry.terminalSeenBy = "tasks/get"
   }
   return result({ resultType: "complete", ...task })
 }

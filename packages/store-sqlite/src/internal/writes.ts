@@ -10,6 +10,7 @@ import {
   type ClaimOutcomesOptions,
   type InsertOrGetResult,
   type OutcomeDelivery,
+  type RenewManyOptions,
   type ServerFilter,
   type SpreadOptions,
   StoreError,
@@ -97,6 +98,12 @@ export const make = (db: Database.Database) => {
     version = version + 1 WHERE scope = ? AND key = ? AND lease_owner = ?`)
   const renew = db.prepare(`UPDATE handles SET lease_expires_at = ?
     WHERE scope = ? AND key = ? AND lease_owner = ?`)
+  // The same rule as `Claiming.isRenewable`, per row inside the writer's one transaction.
+  const renewWatched = db.prepare(`UPDATE handles SET lease_expires_at = @until,
+      next_poll_at = max(coalesce(next_poll_at, @until), @until)
+    WHERE scope = @scope AND key = @key AND lease_owner = @owner
+      AND status IN ('working', 'input_required')
+      AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)`)
   const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     version = version + 1 WHERE lease_owner = ? AND (next_poll_at IS NULL OR next_poll_at > ?)`)
   // The boot spread in one statement: no row is read back, decoded or written one at a time.
@@ -269,6 +276,13 @@ export const make = (db: Database.Database) => {
 
     renewLease: (scope: string, key: string, owner: string, until: number) => (): Either.Either<boolean> =>
       Either.right(renew.run(until, scope, key, owner).changes === 1),
+
+    renewLeases:
+      ({ owner, rows, until }: RenewManyOptions) =>
+      (): Either.Either<ReadonlyArray<{ readonly scope: string; readonly key: string }>> =>
+        Either.right(
+          rows.filter(({ scope, key }) => renewWatched.run({ until, scope, key, owner }).changes === 1),
+        ),
 
     releaseOwner: (owner: string, now: number) => (): Either.Either<number> =>
       Either.right(releaseOwner.run(owner, now).changes),

@@ -128,7 +128,9 @@ export const make = (): Alarms => {
         sooner = Deferred.unsafeMake<void>(FiberId.none)
         soonerSet = false
         sleepingUntil = next?.at ?? Number.POSITIVE_INFINITY
-        yield* sleep(next === undefined ? undefined : next.at - now)
+        // Whole milliseconds: times may be fractional (jittered backoffs), and a wait smaller
+        // than the clock can add to its time would never move a virtual clock past the alarm.
+        yield* sleep(next === undefined ? undefined : Math.max(1, Math.ceil(next.at - now)))
         sleepingUntil = Number.NEGATIVE_INFINITY
       }),
     )

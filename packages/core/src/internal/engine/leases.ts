@@ -49,6 +49,10 @@ export const leasedByOther = (ctx: Engine, record: HandleRecord.HandleRecord, no
 export const knownInterval = (ctx: Engine, record: HandleRecord.HandleRecord): number =>
   Polling.clampOr(ctx.polling, record.snapshot?.pollIntervalMs, ctx.polling.defaultMaxMs)
 
+/** How long a lease on the row runs: never less than the task's interval. */
+export const leaseFor = (ctx: Engine, record: HandleRecord.HandleRecord): number =>
+  Math.max(ctx.leaseMs, knownInterval(ctx, record))
+
 /**
  * The row leased to this instance. A lease runs a while past the row's next poll, and never
  * less than the task's interval: an instance that takes the row over after the lease ran out
@@ -67,8 +71,7 @@ export const stamp = (
           ...record,
           leaseOwner: mode === "driver" ? ctx.driverOwner : ctx.owner,
           leaseExpiresAt:
-            Math.max(now, record.nextPollAt ?? now) +
-            (mode === "handoff" ? 0 : Math.max(ctx.leaseMs, knownInterval(ctx, record))),
+            Math.max(now, record.nextPollAt ?? now) + (mode === "handoff" ? 0 : leaseFor(ctx, record)),
         },
         true,
       )
@@ -221,7 +224,7 @@ export const holding =
         scope: record.scope,
         key: record.key,
         owner: mode === "driver" ? ctx.driverOwner : ctx.owner,
-        leaseMs: Math.max(ctx.leaseMs, knownInterval(ctx, record)),
+        leaseMs: leaseFor(ctx, record),
         renewedAt: since,
         stopped: false,
       }

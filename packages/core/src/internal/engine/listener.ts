@@ -4,14 +4,17 @@
  * resubscribed with backoff after a drop. It only hands states to the rows' drivers and wakes
  * them; the drivers write.
  */
+import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberId from "effect/FiberId"
+import * as Metric from "effect/Metric"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as Telemetry from "../../Telemetry.js"
 import type * as Wire from "../../Wire.js"
 import type { Engine } from "./context.js"
 import type { Push } from "./push.js"
@@ -38,6 +41,14 @@ export interface Listener {
 
 export const fresh = () => Deferred.unsafeMake<void>(FiberId.none)
 
+/** The stream said nothing, not even a keep-alive, for `idleMs`: half-open, so opened again. */
+class Silent extends Data.TaggedError("Silent") {}
+
+type OpenReason = "first" | "relisten" | "reconnect"
+
+const countEnd = (reason: "dropped" | "ended" | "silent") =>
+  Metric.increment(Metric.tagged(Telemetry.pushStreamEnds, Telemetry.attributes.pushReason, reason))
+
 export const stateOf = (task: Wire.TaskState) => `${task.status} ${task.lastUpdatedAt}`
 
 /** Wakes a row's driver (resumed at once if parked): see `Drivers.wake`. */
@@ -62,6 +73,17 @@ const uncover = (push: Push, listener: Listener, wake: Wake) =>
     return wakeAll(push, listener, was, wake)
   })
 
+const onTask = (push: Push, listener: Listener, wake: Wake, task: Wire.TaskState): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const id = listener.wanted.get(task.taskId)
+    const known = id === undefined ? undefined : push.watched.get(id)
+    if (id === undefined || known === undefined) return Effect.void
+    // A stream opened again says every task's state again: one already written wakes nobody.
+    if (push.written.get(id) === stateOf(task)) return Effect.void
+    push.pending.set(id, task)
+    return Effect.asVoid(wake(known.scope, known.key))
+  })
+
 const onEvent =
   (push: Push, listener: Listener, wake: Wake, healthy: Effect.Effect<void>) =>
   (event: Wire.ListenEvent): Effect.Effect<void> =>
@@ -74,15 +96,10 @@ const onEvent =
           for (const taskId of agreed) if (listener.wanted.has(taskId)) listener.covered.add(taskId)
           return Effect.zipRight(healthy, wakeAll(push, listener, dropped, wake))
         }
-        case "Task": {
-          const id = listener.wanted.get(event.task.taskId)
-          const known = id === undefined ? undefined : push.watched.get(id)
-          if (id === undefined || known === undefined) return Effect.void
-          // A stream opened again says every task's state again: one already written wakes nobody.
-          if (push.written.get(id) === stateOf(event.task)) return Effect.void
-          push.pending.set(id, event.task)
-          return Effect.asVoid(wake(known.scope, known.key))
-        }
+        case "Alive":
+          return Effect.void
+        case "Task":
+          return Effect.zipRight(Metric.increment(Telemetry.pushes), onTask(push, listener, wake, event.task))
         case "Malformed": {
           // What the server said cannot be used: the task is polled instead.
           if (event.taskId === undefined)
@@ -119,7 +136,16 @@ const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
       return
     }
     let retry = yield* Schedule.driver(backoff)
-    const healthy = Effect.suspend(() => retry.reset)
+    let reason: OpenReason = "first"
+    // Whether the stream open now was acknowledged: one that falls silent before it never was.
+    let acknowledged = false
+    const healthy = Effect.suspend(() => {
+      acknowledged = true
+      return Effect.zipRight(
+        retry.reset,
+        Metric.increment(Metric.tagged(Telemetry.pushStreams, Telemetry.attributes.pushReason, reason)),
+      )
+    })
     for (;;) {
       if (![...listener.wanted.keys()].some((taskId) => !listener.requested.has(taskId))) {
         yield* Deferred.await(listener.demand)
@@ -130,14 +156,31 @@ const listen = (ctx: Engine, listener: Listener, wake: Wake) =>
       yield* Effect.sleep(Duration.millis(push.batchMs + listener.wanted.size * relistenMsPerTask))
       listener.demand = fresh()
       listener.requested = new Set(listener.wanted.keys())
+      acknowledged = false
       const ended = yield* open(listener.endpoint, [...listener.requested]).pipe(
+        // Bytes or keep-alives reset the wait: a stream that says nothing at all is half-open.
+        Stream.timeoutFail(() => new Silent(), Duration.millis(push.idleMs)),
         Stream.runForEach(onEvent(push, listener, wake, healthy)),
         Effect.either,
         // New tasks to listen for: this stream gives way to one that covers them too. What it
         // covered stays covered (the new stream says every task's state again when it opens).
         Effect.raceFirst(Effect.as(Deferred.await(listener.demand), "relisten" as const)),
       )
-      if (ended === "relisten") continue
+      if (ended === "relisten") {
+        reason = "relisten"
+        continue
+      }
+      reason = "reconnect"
+      if (Either.isLeft(ended) && ended.left._tag === "Silent" && acknowledged) {
+        // Opened again at once, like a relisten: what it covered stays covered meanwhile (its
+        // leases too), and the new stream says every task's state again. A server that cannot
+        // be reached fails that open (or never acknowledges it), and its tasks are polled then.
+        yield* countEnd("silent")
+        yield* Effect.logDebug("task subscription silent; opening it again")
+        listener.requested = new Set()
+        continue
+      }
+      yield* countEnd(Either.isLeft(ended) ? (ended.left._tag === "Silent" ? "silent" : "dropped") : "ended")
       listener.requested = new Set()
       yield* uncover(push, listener, wake)
       if (Either.isLeft(ended)) {

@@ -14,8 +14,15 @@
  * stream drops, its rows are woken and polled at their own interval again while the listener
  * resubscribes with backoff. Only rows a driver holds (so whose lease this instance holds) are
  * listened for: in a fleet, the lease holder listens.
+ *
+ * A covered row is leased for one lease period at a time, never up to the safety net: `keep`
+ * renews the leases of every covered row in one store call per heartbeat while this process and
+ * its stream live, so a holder that dies is taken over within about one lease. The renewal
+ * leaves out a row with a cancel to send (recorded by any instance): its driver is woken and
+ * sends it, and if the holder is dead the row's lease runs out and another instance does.
  */
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -25,11 +32,11 @@ import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import type * as Wire from "../../Wire.js"
 import { checkResult, pollDelay } from "./answers.js"
-import type { Driver, Engine } from "./context.js"
-import { type CommitError, commit } from "./leases.js"
-import { fresh, type Listener, stateOf } from "./listener.js"
+import { type Driver, type Engine, rowId } from "./context.js"
+import { type CommitError, commit, knownInterval, LeaseLost, leaseFor } from "./leases.js"
+import { fresh, type Listener, run as listen, stateOf, type Wake } from "./listener.js"
 
-export { run, type Wake } from "./listener.js"
+export type { Wake } from "./listener.js"
 
 /** Push's defaults (see `TaskClient.PushOptions`). */
 export const defaults = {
@@ -41,7 +48,12 @@ export const defaults = {
   backoffMs: 250,
   /** ...up to this. */
   maxBackoffMs: 30_000,
+  /** A stream that says nothing (not even a keep-alive) for this long is taken as half-open. */
+  idleMs: 60_000,
 } as const
+
+/** Rows per `renewLeases` call (one statement each). */
+const renewBatch = 5_000
 interface Watch {
   readonly scope: string
   readonly key: string
@@ -54,6 +66,7 @@ export interface Push {
   readonly batchMs: number
   readonly backoffMs: number
   readonly maxBackoffMs: number
+  readonly idleMs: number
   /** Per server id. */
   readonly listeners: Map<string, Listener>
   /** Row id → what it listens for. */
@@ -64,8 +77,11 @@ export interface Push {
   readonly written: Map<string, string>
   /** Row id → when (store clock) a covered task was last seen, by a poll or a push. */
   readonly lastSeen: Map<string, number>
-  /** Rows whose next poll the safety net put off: polled at their own interval again when uncovered. */
-  readonly heldBack: Set<string>
+  /**
+   * Rows whose next poll the safety net put off, with the lease each is renewed for (see `keep`):
+   * polled at their own interval again when uncovered.
+   */
+  readonly heldBack: Map<string, number>
   /** Server ids whose listener is to be started. */
   readonly starts: Queue.Queue<string>
 }
@@ -79,12 +95,13 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
       batchMs: settings.batchMs ?? defaults.batchMs,
       backoffMs: settings.backoffMs ?? defaults.backoffMs,
       maxBackoffMs: settings.maxBackoffMs ?? defaults.maxBackoffMs,
+      idleMs: settings.idleMs ?? defaults.idleMs,
       listeners: new Map(),
       watched: new Map(),
       pending: new Map(),
       written: new Map(),
       lastSeen: new Map(),
-      heldBack: new Set(),
+      heldBack: new Map(),
       starts,
     }
   })
@@ -152,14 +169,16 @@ const covers = (push: Push, id: string): boolean => {
 export const hasPending = (ctx: Engine, id: string): boolean => ctx.push.pending.has(id)
 
 /**
- * When the row is due. A row the safety net held back whose stream is gone is polled at its own
- * interval after it was last seen, not at the far safety-net time its row says.
+ * When the row is due. A row the safety net holds back is due at the safety net, kept here: the
+ * next poll its row says is its lease's (see `keep`). Once its stream is gone it is polled at its
+ * own interval after it was last seen.
  */
 export const dueOf = (ctx: Engine, id: string, record: HandleRecord.HandleRecord, due: number): number => {
   const push = ctx.push
-  if (!push.heldBack.has(id) || covers(push, id)) return due
+  if (!push.heldBack.has(id)) return due
   const seen = push.lastSeen.get(id)
   if (seen === undefined) return due
+  if (covers(push, id)) return seen + push.safetyNetMs
   return Math.min(
     due,
     seen + Polling.clampOr(ctx.polling, record.snapshot?.pollIntervalMs, ctx.polling.defaultInitialMs),
@@ -179,12 +198,12 @@ const apply = (
     // Older than what the row holds (a poll answered after the server sent it): nothing new.
     if (record.snapshot !== null && task.lastUpdatedAt < record.snapshot.lastUpdatedAt) return record
     const covered = covers(push, id)
-    if (covered) {
-      push.lastSeen.set(id, at)
-      push.heldBack.add(id)
-    } else {
-      push.heldBack.delete(id)
-    }
+    // A question is answered after a poll of the driver's own (see drive.ts): while the task
+    // asks for input it is polled at its interval, covered or not.
+    const held = covered && task.status === "working"
+    if (covered) push.lastSeen.set(id, at)
+    if (held) push.heldBack.set(id, leaseFor(ctx, record))
+    else push.heldBack.delete(id)
     const snapshot = record.snapshot
     // A stream opened again says every task's state again: what the row already holds is not
     // written twice.
@@ -192,20 +211,14 @@ const apply = (
       covered &&
       task.status === record.status &&
       snapshot !== null &&
-      snapshot.lastUpdatedAt === task.lastUpdatedAt &&
-      record.nextPollAt !== null &&
-      record.nextPollAt > at
+      snapshot.lastUpdatedAt === task.lastUpdatedAt
     ) {
       return record
     }
     push.written.set(id, stateOf(task))
     const checked = yield* checkResult(ctx, task)
-    // A question is answered after a poll of the driver's own (see drive.ts): while the task
-    // asks for input it is polled at its interval, covered or not.
-    const nextPollAt =
-      covered && checked.status !== "input_required"
-        ? at + push.safetyNetMs
-        : at + (yield* pollDelay(ctx, checked, record))
+    // A held-back row's next poll is kept here; the row says when its lease is renewed again.
+    const nextPollAt = held ? at : at + (yield* pollDelay(ctx, checked, record))
     return yield* commit(
       ctx,
       record,
@@ -235,20 +248,91 @@ export const instead = (
       push.pending.delete(id)
       return Effect.map(apply(ctx, id, record, task, at), Option.some)
     }
+    const wasHeld = push.heldBack.has(id)
     if (!covers(push, id)) {
       push.heldBack.delete(id)
-      return Effect.succeed(Option.none())
+      return wasHeld ? Effect.as(lasting(ctx, record, at), Option.none()) : Effect.succeed(Option.none())
     }
     const seen = push.lastSeen.get(id) ?? at
     push.lastSeen.set(id, seen)
     const cancelToSend = record.cancel !== null && !record.cancel.sent
-    const safetyNet = seen + push.safetyNetMs
-    if (cancelToSend || inputToAnswer || at >= safetyNet) {
+    // A question is polled for at its interval (see `apply`).
+    const working = record.status === "working" && !inputToAnswer
+    if (!working) push.heldBack.delete(id)
+    if (cancelToSend || !working || at >= seen + push.safetyNetMs) {
       // This poll is the safety net's (or an action needs one first): the task is seen now.
       push.lastSeen.set(id, at)
-      return Effect.succeed(Option.none())
+      return wasHeld ? Effect.as(lasting(ctx, record, at), Option.none()) : Effect.succeed(Option.none())
     }
-    push.heldBack.add(id)
-    const event = Transition.Event.Rescheduled({ now: at, nextPollAt: safetyNet })
-    return Effect.map(commit(ctx, record, event, "action"), Option.some)
+    // Nothing is written: the driver parks until the safety net (see `dueOf`) and `keep` renews
+    // the row's lease meanwhile.
+    push.heldBack.set(id, leaseFor(ctx, record))
+    return Effect.succeed(Option.some(record))
   })
+
+/**
+ * Before a held-back row is acted on: the lease `keep` renewed may have less than one interval
+ * left, and an instance that takes the row over when it runs out must not poll sooner than one
+ * interval after this one. Renewed here then (rarely: only when renewals fell behind).
+ */
+const lasting = (ctx: Engine, record: HandleRecord.HandleRecord, at: number) =>
+  (record.leaseExpiresAt ?? 0) - at >= knownInterval(ctx, record)
+    ? Effect.void
+    : Effect.flatMap(
+        ctx.store.renewLease({
+          scope: record.scope,
+          key: record.key,
+          owner: ctx.driverOwner,
+          until: at + leaseFor(ctx, record),
+        }),
+        (renewed) => (renewed ? Effect.void : Effect.fail(new LeaseLost())),
+      )
+
+/**
+ * One heartbeat's renewal of the rows the streams cover and the safety net holds back: one
+ * `renewLeases` call per lease length (and per `renewBatch` rows), each row's lease and next
+ * poll moved to one lease from now. A row the store did not renew (a cancel to send, another
+ * instance holds it, it settled or is gone) has its driver woken to look at it.
+ */
+const renewCovered = (ctx: Engine, wake: Wake) =>
+  Effect.gen(function* () {
+    const push = ctx.push
+    const groups = new Map<number, Array<{ readonly scope: string; readonly key: string }>>()
+    for (const [id, leaseMs] of push.heldBack) {
+      const known = push.watched.get(id)
+      if (known === undefined || !covers(push, id)) continue
+      const group = groups.get(leaseMs) ?? []
+      if (group.length === 0) groups.set(leaseMs, group)
+      group.push({ scope: known.scope, key: known.key })
+    }
+    for (const [leaseMs, rows] of groups) {
+      for (let start = 0; start < rows.length; start += renewBatch) {
+        const batch = rows.slice(start, start + renewBatch)
+        const now = yield* ctx.store.now
+        const renewed = yield* ctx.store.renewLeases({
+          owner: ctx.driverOwner,
+          rows: batch,
+          until: now + leaseMs,
+        })
+        if (renewed.length === batch.length) continue
+        const kept = new Set(renewed.map((row) => rowId(row.scope, row.key)))
+        yield* Effect.forEach(
+          batch.filter((row) => !kept.has(rowId(row.scope, row.key))),
+          (row) => wake(row.scope, row.key),
+          { discard: true },
+        )
+      }
+    }
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("could not renew the leases of the rows push covers", { error: error.message }),
+    ),
+  )
+
+/** Renews covered rows' leases every heartbeat, until the client closes. */
+const keep = (ctx: Engine, wake: Wake): Effect.Effect<never> =>
+  Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(ctx.heartbeatMs)), renewCovered(ctx, wake)))
+
+/** Push's background work: the listeners, and the renewal of the leases their streams cover. */
+export const run = (ctx: Engine, wake: Wake): Effect.Effect<never> =>
+  Effect.zipRight(Effect.forkIn(keep(ctx, wake), ctx.clientScope), listen(ctx, wake))

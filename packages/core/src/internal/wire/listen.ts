@@ -140,6 +140,9 @@ const notAStream = (input: ListenInput, response: Response) =>
     return Stream.empty as Stream.Stream<ListenEvent, WireError>
   })
 
+/** Bytes without a message: a listener that times out silent streams hears them. */
+const alive: Item = { _tag: "Event", event: { _tag: "Alive" } }
+
 /** Splits the body into messages; a run of bytes with no message in it is bounded too. */
 const messages = (input: ListenInput, body: ReadableStream<Uint8Array>) => {
   const sse = makeSseReader()
@@ -160,6 +163,7 @@ const messages = (input: ListenInput, body: ReadableStream<Uint8Array>) => {
           new MalformedAnswer({ method, reason: `a message exceeds ${input.limits.maxBytes} bytes` }),
         )
       }
+      if (sse.events.length === 0) return Effect.succeed([alive])
       return Effect.forEach(sse.events.splice(0), (data) => readEvent(input, data))
     }),
     // A stream that just stops, without the subscription's answer, was cut.
