@@ -18,7 +18,6 @@ import {
   failedWithoutError,
   HandleRecord,
   InputAnswer,
-  isOpen,
   isTaskLive,
   isTerminal,
   localError,
@@ -60,8 +59,11 @@ export type Event = Data.TaggedEnum<{
   StrayCancelFailed: { readonly taskId: string; readonly now: number; readonly retryAt: number }
   /** `tools/call` answered with a JSON-RPC error: no task was created. */
   CallRejected: { readonly error: RpcError; readonly now: number }
-  /** `tools/call` was sent but no usable answer came back. */
-  CallInDoubt: { readonly reason: string; readonly now: number }
+  /**
+   * `tools/call` was sent but no usable answer came back. An answer we could not read that named
+   * a task id leaves it on the row as a stray to cancel: whatever it names is not orphaned.
+   */
+  CallInDoubt: { readonly reason: string; readonly now: number; readonly namedTaskId?: string | undefined }
   /** `tools/call` provably did not reach the server (or was refused for load); retry at `retryAt`. */
   CallDeferred: { readonly reason: string; readonly now: number; readonly retryAt: number }
   /** We gave up dispatching a call that provably never launched. */
@@ -215,11 +217,12 @@ const isStray = (record: HandleRecord, taskId: string): boolean =>
   !record.strayTasks.some((stray) => stray.taskId === taskId)
 
 /**
- * A row that rests is due while it has a stray left to cancel, so that a sweep of any instance
- * finds it (after a crash too) and `gc` keeps it.
+ * A settled row is due while it has a stray left to cancel, so that a sweep of any instance finds
+ * it (after a crash too) and `gc` keeps it. (One in doubt is kept anyway; its driver cancels its
+ * strays, and so does whoever settles it.)
  */
 const withChores = (record: HandleRecord, dueAt: number): HandleRecord =>
-  isOpen(record.status) || uncancelledStrays(record).length === 0 || record.nextPollAt === dueAt
+  !isTerminal(record.status) || uncancelledStrays(record).length === 0 || record.nextPollAt === dueAt
     ? record
     : new HandleRecord({ ...record, nextPollAt: dueAt }, true)
 
@@ -344,10 +347,17 @@ const stepOpen = (
       return record.status === "pending"
         ? finish(record, { status: "failed", error: event.error, lastProblem: null }, event.now)
         : record
-    case "CallInDoubt":
-      return record.status === "pending"
-        ? change(record, { status: "in_doubt", nextPollAt: null, lastProblem: event.reason }, event.now)
-        : record
+    case "CallInDoubt": {
+      if (record.status !== "pending") return record
+      const inDoubt = change(
+        record,
+        { status: "in_doubt", nextPollAt: null, lastProblem: event.reason },
+        event.now,
+      )
+      return event.namedTaskId === undefined || inDoubt.strayTasks.some((s) => s.taskId === event.namedTaskId)
+        ? inDoubt
+        : addStray(inDoubt, event.namedTaskId, event.now)
+    }
     case "CallDeferred":
       return record.status === "pending"
         ? change(

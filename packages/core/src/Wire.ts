@@ -263,6 +263,12 @@ export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("Malf
    */
   taskId: Schema.optional(Schema.String),
   /**
+   * Set when a `tools/call` answer the client cannot read at all (an unknown `resultType`) names a
+   * string `taskId`: whether the server runs a task under it is unknown, so the call is in doubt,
+   * and the id is kept on its row, to be cancelled. A bearer credential: never log it.
+   */
+  namedTaskId: Schema.optional(Schema.String),
+  /**
    * Set on a `tasks/get` answer that said the task completed but whose result was refused
    * (nested too deep, hostile keys): the task's fate is decided; only its payload is not kept.
    */

@@ -7,7 +7,15 @@ import { describe, expect, it } from "@effect/vitest"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { elapse, makeHarness, runFor, slowTool, startProcess, withStore } from "./support/harness.js"
+import {
+  elapse,
+  makeHarness,
+  rewriteAnswers,
+  runFor,
+  slowTool,
+  startProcess,
+  withStore,
+} from "./support/harness.js"
 
 const row = (store: HandleStore.HandleStore, key: string) =>
   Effect.map(store.get("default", key), Option.getOrUndefined)
@@ -194,6 +202,31 @@ describe("no row is held by an instance that cannot drive it", () => {
       const [bound] = yield* h.store.listServers
       expect(bound?.url).toBe("http://fake.test/mcp")
       yield* b.close
+    }),
+  )
+})
+
+describe("an answer the client cannot read keeps the task id it names", () => {
+  it.effect("an unknown resultType naming a task id: in doubt, the id kept on the row and cancelled", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+      // A server of some later revision answers with a shape this client cannot read.
+      const unreadable = rewriteAnswers(h, (method, _request, answer) => {
+        if (method !== "tools/call") return undefined
+        const { result } = answer as { result: Record<string, unknown> }
+        return { ...(answer as object), result: { ...result, resultType: "deferred" } }
+      })
+      const p = yield* startProcess(unreadable, { instanceId: "a", background: false })
+      const handle = yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 2_000)
+      expect(handle.record.status).toBe("in_doubt")
+      yield* elapse(2_000)
+      const [task] = h.server.ledger.tasks
+      const record = yield* row(h.store, "k")
+      expect(record?.status).toBe("in_doubt")
+      expect(record?.strayTasks.map((stray) => stray.taskId)).toEqual([task?.taskId])
+      expect(task?.cancels).toHaveLength(1)
+      expect(record?.strayTasks[0]?.cancelSent).toBe(true)
+      yield* p.close
     }),
   )
 })

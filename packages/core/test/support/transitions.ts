@@ -71,6 +71,10 @@ export const event: fc.Arbitrary<Transition.Event> = fc.oneof(
     Event.CallRejected({ error: HandleRecord.RpcError.make({ code: -32601, message: "no" }), now }),
   ),
   time.map((now) => Event.CallInDoubt({ reason: "dropped", now })),
+  // An answer we could not read that named a task id.
+  fc
+    .record({ namedTaskId: taskIds, now: time })
+    .map((e) => Event.CallInDoubt({ reason: "unreadable", ...e })),
   time.map((now) => Event.CallDeferred({ reason: "refused", now, retryAt: now + 5 })),
   time.map((now) =>
     Event.CallAbandonedUnsent({ error: HandleRecord.RpcError.make({ code: -32000, message: "x" }), now }),

@@ -78,13 +78,14 @@ const onFailure = (ctx: Engine, record: HandleRecord.HandleRecord, error: Wire.W
   Effect.gen(function* () {
     const now = yield* ctx.store.now
     const act = (event: Transition.Event) => commit(ctx, record, event, "action")
-    const inDoubt = (reason: string) => act(Transition.Event.CallInDoubt({ reason, now }))
+    const inDoubt = (reason: string, namedTaskId?: string) =>
+      act(Transition.Event.CallInDoubt({ reason, now, namedTaskId }))
     switch (error._tag) {
       case "RpcErrorAnswer":
       case "UnsupportedVersion":
         return yield* act(Transition.Event.CallRejected({ error: error.error, now }))
       case "MalformedAnswer": {
-        if (error.taskId === undefined) return yield* inDoubt(error.reason)
+        if (error.taskId === undefined) return yield* inDoubt(error.reason, error.namedTaskId)
         // The server created a task and named it; the rest of its answer is broken. Keep the id
         // and learn the rest by polling, rather than orphan the task.
         const task = new Wire.TaskState({

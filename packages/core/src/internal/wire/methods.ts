@@ -105,16 +105,18 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}, openListen?: OpenLi
       Effect.flatMap((result) => {
         const decoded = Protocol.decodeCallAnswer(result)
         if (Either.isRight(decoded)) return Effect.succeed<CallAnswer>(decoded.right)
-        // A task the server announced is never thrown away, even when its handle is malformed.
-        const taskId =
-          result.resultType === "task" && typeof result.taskId === "string" ? result.taskId : undefined
-        return Effect.fail(
-          new MalformedAnswer(
-            taskId === undefined
-              ? { method, reason: decoded.left }
-              : { method, reason: decoded.left, taskId },
-          ),
-        )
+        // A task the server announced is never thrown away, even when its handle is malformed; an
+        // id named by an answer we cannot read at all is kept too (see MalformedAnswer).
+        const named = typeof result.taskId === "string" ? result.taskId : undefined
+        const kept =
+          named === undefined
+            ? {}
+            : result.resultType === "task"
+              ? { taskId: named }
+              : Protocol.isKnownResultType(result.resultType)
+                ? {}
+                : { namedTaskId: named }
+        return Effect.fail(new MalformedAnswer({ method, reason: decoded.left, ...kept }))
       }),
     )
   }

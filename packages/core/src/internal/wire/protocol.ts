@@ -120,6 +120,18 @@ const CompleteToolResult = Schema.Struct({
 })
 
 /**
+ * Whether `resultType` is one a `tools/call` answer may carry in this generation (an absent one
+ * reads as "complete").
+ *
+ * @internal
+ */
+export const isKnownResultType = (resultType: unknown): boolean =>
+  resultType === undefined ||
+  resultType === "task" ||
+  resultType === "complete" ||
+  resultType === "input_required"
+
+/**
  * `tools/call`: a direct result, a task handle (the seed state; detail fields are optional
  * here and validated when present), or a multi round-trip request for input.
  *
