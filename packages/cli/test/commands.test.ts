@@ -253,6 +253,8 @@ describe("gc and the consumers of outcomes", () => {
       store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
       servers: [{ name: "research", url: fx.server.url }],
       background: false,
+      // The workspace is shared with the next tests, which expect the store not to know "research".
+      recordServers: false,
     })
     try {
       await (await app.callTool("research", "quick", { n: 1 }, { key: "consumed" })).outcome()

@@ -83,19 +83,25 @@ describe("a received task id survives one failed write", () => {
   )
 })
 
+/**
+ * A server whose answer to the first `tools/call` (carrying the task id) arrives 5 s late, after
+ * the call was given up on, and whose first `failedCancels` cancels answer 503.
+ */
+const strayHarness = (failedCancels: number) =>
+  makeHarness({
+    tools: [slowTool({ durationMs: 600_000 })],
+    faults: [
+      { when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000, phase: "after" } },
+      { when: { method: "tasks/cancel", times: failedCancels }, fault: { kind: "status", status: 503 } },
+    ],
+  })
+
 describe("a stray task is cancelled, and kept on record until it is", () => {
   it.effect(
     "an abandoned call's late task id, whose cancel fails, is cancelled; gc keeps the row until then",
     () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({
-          tools: [slowTool({ durationMs: 600_000 })],
-          faults: [
-            // The answer carrying the task id arrives after the call was given up on and abandoned.
-            { when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000, phase: "after" } },
-            { when: { method: "tasks/cancel", times: 4 }, fault: { kind: "status", status: 503 } },
-          ],
-        })
+        const h = yield* strayHarness(4)
         const p = yield* startProcess(h, {
           instanceId: "a",
           callTimeout: "1 second",
@@ -125,13 +131,7 @@ describe("a stray task is cancelled, and kept on record until it is", () => {
 
   it.effect("a process that dies before the stray's cancel went through leaves it to the next one", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({
-        tools: [slowTool({ durationMs: 600_000 })],
-        faults: [
-          { when: { method: "tools/call", nth: 1 }, fault: { kind: "latency", ms: 5_000, phase: "after" } },
-          { when: { method: "tasks/cancel", nth: 1 }, fault: { kind: "status", status: 503 } },
-        ],
-      })
+      const h = yield* strayHarness(1)
       const a = yield* startProcess(h, { instanceId: "a", callTimeout: "1 second", background: false })
       yield* runFor(a.client.callTool("fake", "slow", {}, { key: "k" }), 3_000)
       yield* runFor(a.client.abandon("k"), 1_000)
