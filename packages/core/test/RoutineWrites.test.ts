@@ -84,7 +84,7 @@ describe("routine writes", () => {
     ))
 
   it("the generated runs do reach routine writes (the property above is not vacuous)", () => {
-    const samples = fc.sample(fc.array(event, { maxLength: 40 }), { numRuns: 300, seed: 7 })
+    const samples = fc.sample(fc.array(event, { maxLength: 40 }), { numRuns: 1_000, seed: 7 })
     const routine = samples
       .flatMap(stepsOf)
       .filter(({ before, after, cause }) => isRoutine(cause, before, after))
