@@ -117,6 +117,13 @@ export interface TaskOrigin {
    * its session.
    */
   readonly expiresAt?: number | undefined
+  /**
+   * Told the questions a 2025-11-25 server put on a task's stream, before the port sends
+   * anything else (stopping the listening request, answering the server's other requests): the
+   * engine writes them to the row there, so a crash after that loses none. Such a server asks
+   * each question once.
+   */
+  readonly heard?: ((questions: Readonly<Record<string, JsonValue>>) => Effect.Effect<void>) | undefined
 }
 
 /**

@@ -405,6 +405,11 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         const ended = yield* malformed("tasks/get")(Protocol.decodeGetTask(again.result, taskId))
         return yield* stateOf(server, session, ended)
       }
+      const heard = Input.hear(sent.serverMessages ?? [], taskId)
+      // Written before anything else is sent: the server will not ask these again.
+      if (Object.keys(heard.questions).length > 0 && origin?.heard !== undefined) {
+        yield* origin.heard(heard.questions)
+      }
       yield* Effect.ignore(
         send(
           server,
@@ -416,7 +421,6 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
           sessionOf(session),
         ),
       )
-      const heard = Input.hear(sent.serverMessages ?? [], taskId)
       for (const other of heard.others) {
         yield* Effect.ignore(send(server, Input.answerOther(other), sessionOf(session)))
       }
