@@ -112,6 +112,12 @@ export interface TaskOrigin {
    */
   readonly inputRequests?: Readonly<Record<string, JsonValue>> | null | undefined
   /**
+   * The answers the row holds, by input key: whether each was acknowledged. With
+   * `inputRequests`, what the row knows decides which questions are still open, also after a
+   * restart (no process keeps its own list of what it answered).
+   */
+  readonly answers?: Readonly<Record<string, { readonly acknowledged: boolean }>> | undefined
+  /**
    * When the task's lifetime ends by the client's clock (first seen + TTL), if it has one: past
    * it, a 2025-11-25 task its new session does not know has expired rather than been lost with
    * its session.

@@ -118,6 +118,7 @@ const originOf = (
         generation: record.snapshot.generation,
         session: record.snapshot.session,
         inputRequests: record.inputRequests,
+        answers: record.answers,
         expiresAt: ttlDeadline(record),
         heard,
       }
