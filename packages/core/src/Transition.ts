@@ -76,6 +76,11 @@ export type Event = Data.TaggedEnum<{
   TaskGone: { readonly now: number }
   /** The TTL backstop: past the task's lifetime with no terminal answer. */
   TtlElapsed: { readonly now: number }
+  /**
+   * Questions a server put on a stream (2025-11-25 asks each once), stored as they are heard,
+   * before anything else is done with them.
+   */
+  InputHeard: { readonly requests: Readonly<Record<string, JsonValue>>; readonly now: number }
   /** Answers obtained from the input handler, stored before `tasks/update` is sent. */
   InputAnswered: { readonly answers: Readonly<Record<string, JsonValue>>; readonly now: number }
   /** `tasks/update` acknowledged these keys. */
@@ -395,6 +400,12 @@ const stepOpen = (
             event.now,
           )
         : record
+    case "InputHeard": {
+      const fresh = Object.keys(event.requests).filter((key) => record.inputRequests?.[key] === undefined)
+      if (!hasLiveTask(record) || fresh.length === 0) return record
+      const inputRequests = { ...record.inputRequests, ...event.requests }
+      return change(record, { status: "input_required", inputRequests, stuckSince: null }, event.now)
+    }
     case "InputAnswered": {
       if (record.status !== "input_required") return record
       const fresh = Object.entries(event.answers).filter(([key]) => record.answers[key] === undefined)

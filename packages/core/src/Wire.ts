@@ -112,11 +112,24 @@ export interface TaskOrigin {
    */
   readonly inputRequests?: Readonly<Record<string, JsonValue>> | null | undefined
   /**
+   * The answers the row holds, by input key: whether each was acknowledged. With
+   * `inputRequests`, what the row knows decides which questions are still open, also after a
+   * restart (no process keeps its own list of what it answered).
+   */
+  readonly answers?: Readonly<Record<string, { readonly acknowledged: boolean }>> | undefined
+  /**
    * When the task's lifetime ends by the client's clock (first seen + TTL), if it has one: past
    * it, a 2025-11-25 task its new session does not know has expired rather than been lost with
    * its session.
    */
   readonly expiresAt?: number | undefined
+  /**
+   * Told the questions a 2025-11-25 server put on a task's stream, before the port sends
+   * anything else (stopping the listening request, answering the server's other requests): the
+   * engine writes them to the row there, so a crash after that loses none. Such a server asks
+   * each question once.
+   */
+  readonly heard?: ((questions: Readonly<Record<string, JsonValue>>) => Effect.Effect<void>) | undefined
 }
 
 /**

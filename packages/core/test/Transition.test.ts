@@ -170,6 +170,45 @@ describe("Transition.step", () => {
     expect(r.lastProblem).toBeNull()
   })
 
+  it("a question heard on a stream is stored at once, on a live task only, and never replaced", () => {
+    const working = Transition.step(
+      pending,
+      Event.TaskCreated({
+        task: new Wire.TaskState({
+          taskId: "t",
+          status: "working",
+          createdAt: T0,
+          lastUpdatedAt: T0,
+          ttlMs: null,
+        }),
+        now: T0,
+        nextPollAt: T0 + 1,
+      }),
+    )
+    const question = { method: "elicitation/create", params: { message: "Name?" } }
+    const heard = Transition.step(working, Event.InputHeard({ requests: { q: question }, now: T0 + 1 }))
+    expect(heard).toMatchObject({
+      status: "input_required",
+      inputRequests: { q: question },
+      nextPollAt: T0 + 1,
+    })
+    expect(heard.version).toBe(working.version)
+    const again = Transition.step(
+      heard,
+      Event.InputHeard({ requests: { q: { method: "other" } }, now: T0 + 2 }),
+    )
+    expect(again).toBe(heard)
+    const more = Transition.step(heard, Event.InputHeard({ requests: { r: question }, now: T0 + 2 }))
+    expect(Object.keys(more.inputRequests ?? {})).toEqual(["q", "r"])
+    const finished = Transition.step(
+      pending,
+      Event.CallRejected({ error: new HandleRecord.RpcError({ code: -1, message: "no" }), now: T0 }),
+    )
+    expect(Transition.step(finished, Event.InputHeard({ requests: { q: question }, now: T0 + 1 }))).toBe(
+      finished,
+    )
+  })
+
   it("a late task answer to an in-doubt call records the handle", () => {
     const inDoubt = Transition.step(pending, Event.CallInDoubt({ reason: "timeout", now: T0 + 1 }))
     const task = new Wire.TaskState({

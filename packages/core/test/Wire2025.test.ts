@@ -191,8 +191,12 @@ describe("the 2025-11-25 wire", () => {
         expect(Object.keys(again.inputRequests ?? {})).toEqual(["rpc-id:7"])
         yield* wire.updateTask(server, "asks", { "rpc-id:7": { action: "accept" } }, origin)
         expect(seen.at(-1)).toMatchObject({ session: "s1", message: { id: 7, result: { action: "accept" } } })
-        // Answered: not offered again, even while the row still holds the question.
-        const after = yield* wire.getTask(server, "asks", { ...origin, inputRequests: again.inputRequests })
+        // Answered and acknowledged on the row: not offered again, though the row holds the question.
+        const after = yield* wire.getTask(server, "asks", {
+          ...origin,
+          inputRequests: again.inputRequests,
+          answers: { "rpc-id:7": { acknowledged: true } },
+        })
         expect(after.status).toBe("working")
         // A key that names no request of the server's is refused, as -32602.
         const refused = yield* Effect.flip(wire.updateTask(server, "asks", { other: {} }, origin))
@@ -222,6 +226,40 @@ describe("the 2025-11-25 wire", () => {
         inputRequests: stored,
       })
       expect(state).toMatchObject({ status: "input_required", inputRequests: stored })
+    }),
+  )
+
+  it.effect("after a restart, the row's answers decide which of its questions are still open", () =>
+    Effect.gen(function* () {
+      // Each poll's stream brings what `next` holds then: a new question, or nothing.
+      let next: ReadonlyArray<Json.JsonObject> = []
+      const { wire } = scripted((method, params, _, listening) => {
+        if (method === "tasks/get") return ok(task(String(params.taskId), "input_required"))
+        if (method === "tasks/result" && listening)
+          return Effect.succeed({ result: {}, sessionId: undefined, stopped: true, serverMessages: next })
+        return Effect.die(`unexpected ${method}`)
+      })
+      const q3 = { method: "elicitation/create", params: { message: "first?" } }
+      const q4 = { method: "elicitation/create", params: { message: "second?" } }
+      const poll = (answers: Readonly<Record<string, { readonly acknowledged: boolean }>>) =>
+        wire.getTask(server, "t", {
+          generation: "2025-11-25",
+          session: "s1",
+          inputRequests: { "rpc-id:3": q3 },
+          answers,
+        })
+      // Acknowledged: done. Answered, unacknowledged, nothing new asked: the server still waits on it.
+      expect((yield* poll({ "rpc-id:3": { acknowledged: true } })).status).toBe("working")
+      expect((yield* poll({ "rpc-id:3": { acknowledged: false } })).inputRequests).toEqual({ "rpc-id:3": q3 })
+      next = [{ jsonrpc: "2.0", id: 4, ...q4 }]
+      // A new question: one never answered stays open beside it (it was asked once, before)...
+      expect((yield* poll({})).inputRequests).toEqual({ "rpc-id:3": q3, "rpc-id:4": q4 })
+      // ...one answered but unacknowledged is taken as received: the server moved on.
+      next = [{ jsonrpc: "2.0", id: 5, ...q4 }]
+      expect((yield* poll({ "rpc-id:3": { acknowledged: false } })).inputRequests).toEqual({
+        "rpc-id:4": q4,
+        "rpc-id:5": q4,
+      })
     }),
   )
 

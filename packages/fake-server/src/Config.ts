@@ -35,6 +35,13 @@ export interface Config {
    */
   readonly generation?: "2026-07-28" | "2025-11-25" | "both" | undefined
   /**
+   * 2025-11-25 only: each question of a task is put on one `tasks/result` stream, never again
+   * (a server whose task message queue drops what it delivered, as SDK 1.x's does; a restart
+   * does not bring it back). Default false: every `tasks/result` of a task that waits for input
+   * carries all its open questions.
+   */
+  readonly questionsOnce?: boolean | undefined
+  /**
    * Validate the SEP-2243 routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
    * Default true: a conforming client always sends them.
    */

@@ -44,9 +44,12 @@ const config: Config.Config = {
   ],
 }
 
-const setup = (generation: Config.Config["generation"] = "2025-11-25") => {
+const setup = (generation: Config.Config["generation"] = "2025-11-25", over: Partial<Config.Config> = {}) => {
   const clock = ServerClock.manual(Date.UTC(2025, 10, 25))
-  return { clock, server: FakeServer.unsafeMake({ ...config, generation }, { clock, sleep: clock.sleep }) }
+  return {
+    clock,
+    server: FakeServer.unsafeMake({ ...config, generation, ...over }, { clock, sleep: clock.sleep }),
+  }
 }
 
 let nextId = 1
@@ -215,6 +218,23 @@ describe("the fake server in 2025-11-25 mode", () => {
     clock.advance(100)
     const payload = await rpc(server, session, "tasks/result", { taskId })
     expect(payload.result.content).toEqual([{ type: "text", text: "answered accept" }])
+  })
+
+  it("questionsOnce: a question goes on one tasks/result stream only, whichever session listens", async () => {
+    const { server, clock } = setup("2025-11-25", { questionsOnce: true })
+    const { session } = await open(server, { elicitation: {} })
+    const created = await rpc(server, session, "tools/call", { name: "ask", arguments: {}, task: {} })
+    const taskId = created.result.task.taskId
+    clock.advance(60)
+    const listen = async (on: string) =>
+      events(
+        await post(server, { jsonrpc: "2.0", id: nextId++, method: "tasks/result", params: { taskId } }, on),
+      )
+    expect((await listen(session)).map((message) => message.id)).toEqual([`${taskId}/go`])
+    expect(await listen(session), "asked again on a second stream").toEqual([])
+    const { session: other } = await open(server, { elicitation: {} })
+    expect(await listen(other), "asked again in another session").toEqual([])
+    expect((await rpc(server, other, "tasks/get", { taskId })).result.status).toBe("input_required")
   })
 
   it("tasks/cancel answers the task; a restart forgets every session, not the tasks it keeps", async () => {

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as HandleRecord from "../../HandleRecord.js"
+import type * as Json from "../../Json.js"
 import * as Outcome from "../../Outcome.js"
 import * as Polling from "../../Polling.js"
 import * as Redaction from "../../Redaction.js"
@@ -19,6 +20,7 @@ import { answerInput, needsInput, type Seen } from "./input.js"
 import {
   type CommitError,
   commit,
+  commitNow,
   holding,
   LeaseLost,
   type LeaseMode,
@@ -104,29 +106,53 @@ const sendCancel = (
 
 /**
  * Where the row's task lives, and the questions the row holds: a 2025-11-25 server asks each one
- * once, so after a restart only the row knows them.
+ * once, so after a restart only the row knows them; `heard` writes the ones it asks now.
  */
-const originOf = (record: HandleRecord.HandleRecord): Wire.TaskOrigin | undefined =>
+const originOf = (
+  record: HandleRecord.HandleRecord,
+  heard: Wire.TaskOrigin["heard"],
+): Wire.TaskOrigin | undefined =>
   record.snapshot === null
     ? undefined
     : {
         generation: record.snapshot.generation,
         session: record.snapshot.session,
         inputRequests: record.inputRequests,
+        answers: record.answers,
         expiresAt: ttlDeadline(record),
+        heard,
       }
 
 const poll = (
   ctx: Engine,
-  record: HandleRecord.HandleRecord,
+  polledRecord: HandleRecord.HandleRecord,
   endpoint: Wire.ServerEndpoint,
   taskId: string,
   mode: LeaseMode,
   seen: Seen,
 ): Step =>
   Effect.gen(function* () {
+    // The row as last written: questions heard during the poll are written while it runs.
+    let record = polledRecord
+    const heard = (requests: Readonly<Record<string, Json.JsonValue>>) =>
+      commitNow(ctx, record, (now) => Transition.Event.InputHeard({ requests, now }), "action", mode).pipe(
+        Effect.tap((written) =>
+          Effect.sync(() => {
+            record = written
+          }),
+        ),
+        // Not written (the lease went, the store failed): the port still reports the questions,
+        // and the poll's own write below tries again.
+        Effect.catchAll((error) =>
+          Effect.logWarning("could not store input questions as they were heard", {
+            key: record.key,
+            error: error._tag,
+          }),
+        ),
+        Effect.asVoid,
+      )
     const polled = yield* Effect.either(
-      ctx.wire.getTask(endpoint, taskId, originOf(record)).pipe(holding(ctx, record, mode)),
+      ctx.wire.getTask(endpoint, taskId, originOf(record, heard)).pipe(holding(ctx, polledRecord, mode)),
     )
     if (Either.isRight(polled)) seen.polled = true
     if (Either.isLeft(polled)) {

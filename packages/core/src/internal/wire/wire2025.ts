@@ -146,8 +146,6 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
   const keyOf = (server: ServerEndpoint) => server.url
   /** Questions heard on a task's `tasks/result` stream and not answered yet, by task id. */
   const asked = new Map<string, Record<string, Json.JsonValue>>()
-  /** Input keys this process sent answers for, by task id: not offered again from the row. */
-  const answered = new Map<string, Set<string>>()
   const sessionOf = (id: string | undefined) => ({ id, protocolVersion: Protocol.protocolVersion })
 
   const open = (server: ServerEndpoint): Effect.Effect<Connection, WireError> =>
@@ -379,8 +377,26 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
   const forget = (taskId: string) =>
     Effect.sync(() => {
       asked.delete(taskId)
-      answered.delete(taskId)
     })
+
+  /**
+   * The row's questions the server may still wait on. One with an acknowledged answer is done.
+   * One never answered stays open whatever else the server asks. One answered but not
+   * acknowledged (a crash between sending and writing the acknowledgement) stays open only while
+   * the server asks nothing new: it asks each question once, so a new question means it took
+   * that answer and moved on; otherwise it still waits on it, and the answer is sent again (a
+   * server resolves each request id once, and drops a second response to it).
+   */
+  const stillOpen = (origin: TaskOrigin | undefined, askedAnew: boolean) => {
+    const answers = origin?.answers ?? {}
+    return Object.fromEntries(
+      Object.entries(origin?.inputRequests ?? {}).filter(([key]) => {
+        const answer = answers[key]
+        if (Input.idOf(key) === undefined || answer?.acknowledged === true) return false
+        return answer === undefined || !askedAnew
+      }),
+    )
+  }
 
   /**
    * A task waits for input: its questions come on the answer stream of `tasks/result`, which is
@@ -405,6 +421,11 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         const ended = yield* malformed("tasks/get")(Protocol.decodeGetTask(again.result, taskId))
         return yield* stateOf(server, session, ended)
       }
+      const heard = Input.hear(sent.serverMessages ?? [], taskId)
+      // Written before anything else is sent: the server will not ask these again.
+      if (Object.keys(heard.questions).length > 0 && origin?.heard !== undefined) {
+        yield* origin.heard(heard.questions)
+      }
       yield* Effect.ignore(
         send(
           server,
@@ -416,7 +437,6 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
           sessionOf(session),
         ),
       )
-      const heard = Input.hear(sent.serverMessages ?? [], taskId)
       for (const other of heard.others) {
         yield* Effect.ignore(send(server, Input.answerOther(other), sessionOf(session)))
       }
@@ -429,13 +449,7 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
       }
       const pending = { ...asked.get(taskId), ...heard.questions }
       asked.set(taskId, pending)
-      const sentAnswers = answered.get(taskId)
-      const fromRow = Object.fromEntries(
-        Object.entries(origin?.inputRequests ?? {}).filter(
-          ([key]) => Input.idOf(key) !== undefined && sentAnswers?.has(key) !== true,
-        ),
-      )
-      const outstanding = Object.keys(pending).length > 0 ? pending : fromRow
+      const outstanding = { ...stillOpen(origin, Object.keys(heard.questions).length > 0), ...pending }
       if (Object.keys(outstanding).length === 0) return yield* stateOf(server, session, task)
       return Protocol.toTaskState(task, { session }, { inputRequests: outstanding })
     })
@@ -485,7 +499,6 @@ export const make = (send: Send, options: AdapterOptions): Wire => {
         )
         const pending = asked.get(taskId)
         if (pending !== undefined) delete pending[key]
-        answered.set(taskId, new Set([...(answered.get(taskId) ?? []), key]))
       }
     })
 

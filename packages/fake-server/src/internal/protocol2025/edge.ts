@@ -73,6 +73,18 @@ const rpcError = (status: number, id: RequestId | null, code: number, message: s
 
 export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
   const sessions = new Map<string, Session>()
+  /** With `questionsOnce`: the questions put on a stream, by task id (kept across a restart). */
+  const delivered = new Map<string, Set<string>>()
+
+  /** The open questions of a task that go on this stream, marked delivered when asked once. */
+  const toAsk = (taskId: string, inputRequests: Json | undefined): Json | undefined => {
+    if (context.config.questionsOnce !== true || !isObject(inputRequests)) return inputRequests
+    const done = delivered.get(taskId) ?? new Set<string>()
+    delivered.set(taskId, done)
+    const fresh = Object.entries(inputRequests).filter(([inputKey]) => !done.has(inputKey))
+    for (const [inputKey] of fresh) done.add(inputKey)
+    return Object.fromEntries(fresh)
+  }
 
   const servesTasks = () =>
     context.config.tools.some(
@@ -167,7 +179,10 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
     const related = { [Shapes.relatedTaskMeta]: { taskId } }
     switch (view.status) {
       case "input_required":
-        return { kind: "stream", stream: Shapes.eventStream(Shapes.questions(taskId, task.inputRequests)) }
+        return {
+          kind: "stream",
+          stream: Shapes.eventStream(Shapes.questions(taskId, toAsk(taskId, task.inputRequests))),
+        }
       case "working":
         // Nothing to say yet: the stream ends, and the client asks again.
         return { kind: "stream", stream: Shapes.eventStream([]) }
