@@ -314,14 +314,14 @@ export const listAll = (
  */
 export const listAllScopes = (
   session: Session,
-  filter: { readonly statuses?: ReadonlyArray<HandleRecord.Status> | undefined } = {},
+  filter: Pick<HandleStore.ListFilter, "scope" | "statuses" | "scheduled"> = {},
 ): Effect.Effect<ReadonlyArray<HandleRecord.HandleRecord>, CliError> =>
   Effect.gen(function* () {
     const out: Array<HandleRecord.HandleRecord> = []
     let cursor: string | undefined
     for (;;) {
       const page = yield* session.store.list({
-        statuses: filter.statuses,
+        ...filter,
         limit: 1000,
         ...(cursor === undefined ? {} : { cursor }),
       })

@@ -6,6 +6,7 @@
  * @since 0.2.0
  */
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as Transition from "@mcp-handles/core/Transition"
 import * as Render from "./Render.js"
 
 /**
@@ -35,12 +36,19 @@ export const defaults = {
 const ago = (then: number, now: number) => Render.age(then, now)
 
 /**
- * Why the call looks stuck, or undefined. Only open calls can be: a terminal call is done, and
- * an in-doubt call waits on a decision (`list --status in-doubt`), not on a process.
+ * Why the call looks stuck, or undefined. A stray task whose cancel keeps failing makes any call
+ * stuck; otherwise only open calls can be: a terminal call is done, and an in-doubt call waits
+ * on a decision (`list --status in-doubt`), not on a process.
  *
  * @since 0.2.0
  */
 export const reason = (record: HandleRecord.HandleRecord, now: number): string | undefined => {
+  const strays = Transition.uncancelledStrays(record)
+  const failures = strays.reduce((sum, stray) => sum + stray.cancelFailures, 0)
+  if (failures > 0) {
+    // The server may still run it, and this row is the only record of its id.
+    return `${strays.length} stray task(s) still to cancel after ${failures} failed tasks/cancel: retried with backoff (mcp-handles resume retries too)`
+  }
   if (!HandleRecord.openStatuses.includes(record.status)) return undefined
   if (record.stuckSince !== null) {
     return `the server still asks for input answered ${ago(record.stuckSince, now)} ago`

@@ -86,6 +86,22 @@ beforeAll(async () => {
         nextPollAt: now + 1_000,
       })),
       seed("unanswered", 10 * minute, () => ({})),
+      // Settled, but a stray task of it is still to cancel, and tasks/cancel failed three times.
+      seed("stray", 40 * minute, (now) => ({
+        status: "cancelled" as const,
+        settledAt: now - 20 * minute,
+        strayTasks: [
+          HandleRecord.StrayTask.make({
+            taskId: "task-stray-0000000000",
+            receivedAt: now - 20 * minute,
+            cancelSent: false,
+            cancelFailures: 3,
+          }),
+        ],
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        nextPollAt: now + 10_000,
+      })),
       seed("fresh", 0, () => ({})),
       // Another tenant's call under a key the default scope uses too: only --all-scopes shows it.
       Effect.flatMap(HandleStore.HandleStore, (store) =>
@@ -126,13 +142,16 @@ describe("list for on-call", () => {
         .slice(1)
         .map((line) => [line.split(/\s+/)[0], line]),
     )
-    expect(Object.keys(notes).sort()).toEqual(["asking", "orphaned", "refused", "unanswered"])
+    expect(Object.keys(notes).sort()).toEqual(["asking", "orphaned", "refused", "stray", "unanswered"])
     expect(notes.orphaned).toMatch(
       /not polled for 5m past its due time; the lease of worker-7 ran out 5m ago: no process is driving it/,
     )
     expect(notes.refused).toMatch(/6 failed attempts in a row: unauthorized: HTTP 401/)
     expect(notes.asking).toMatch(/waiting 20m for input \(confirm\)/)
     expect(notes.unanswered).toMatch(/no answer to tools\/call for 10m/)
+    expect(notes.stray).toMatch(/1 stray task\(s\) still to cancel after 3 failed tasks\/cancel/)
+    // The stray's id is a bearer credential like any task id: never in the note.
+    expect(ran.stdout).not.toContain("task-stray-0000000000")
 
     const json = await ws.run("list", "--stuck", "--json")
     const rows = Schema.decodeUnknownSync(Output.List, { onExcessProperty: "error" })(JSON.parse(json.stdout))
@@ -141,6 +160,7 @@ describe("list for on-call", () => {
       ["refused", false],
       ["asking", false],
       ["unanswered", false],
+      ["stray", false],
     ])
     expect(rows.find((r) => r.key === "orphaned")).toMatchObject({ owner: null, server: "research" })
   })
@@ -161,7 +181,8 @@ describe("list for on-call", () => {
     expect(header).toMatch(
       /^SCOPE\s+KEY\s+STATUS\s+TOOL\s+SERVER\s+TASK\s+OWNER\s+LAST POLL\s+NEXT POLL\s+POLLS\s+AGE\s+NOTE$/,
     )
-    expect(lines).toHaveLength(7)
+    // Every call of both scopes, the settled one too.
+    expect(lines).toHaveLength(8)
     // The same key in two scopes: two rows, told apart by the scope.
     expect(
       lines

@@ -231,6 +231,11 @@ export interface ListFilter {
   readonly scope?: string | undefined
   readonly statuses?: ReadonlyArray<Status> | undefined
   readonly serverId?: string | undefined
+  /**
+   * Only rows with a due time: open rows, and settled ones with a stray task still to cancel
+   * (`list --stuck` finds those without reading settled history).
+   */
+  readonly scheduled?: boolean | undefined
   /** 1 to 1000; a fraction is rounded down, anything outside is brought inside. */
   readonly limit: number
   /** From a previous page's `nextCursor`. */

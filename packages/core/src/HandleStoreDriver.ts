@@ -47,6 +47,8 @@ export interface ListQuery {
   readonly scope: string | undefined
   readonly statuses: ReadonlyArray<Status> | undefined
   readonly serverId: string | undefined
+  /** Only rows with a due time (`ListFilter.scheduled`). */
+  readonly scheduled?: boolean | undefined
   /** Only rows strictly after this position in list order. */
   readonly after: CursorPosition | undefined
   readonly limit: number
@@ -331,6 +333,7 @@ export const matches =
     (query.scope === undefined || record.scope === query.scope) &&
     (query.statuses === undefined || query.statuses.includes(record.status)) &&
     (query.serverId === undefined || record.serverId === query.serverId) &&
+    (query.scheduled !== true || record.nextPollAt !== null) &&
     (query.after === undefined || compareListOrder(record, query.after) > 0)
 
 /**
@@ -408,6 +411,7 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       scope: filter.scope,
       statuses: filter.statuses,
       serverId: filter.serverId,
+      scheduled: filter.scheduled,
       // Across scopes, a cursor without a scope (from a one-scope page) starts before every scope.
       after: allScopes && position !== undefined ? { ...position, scope: position.scope ?? "" } : position,
       // One row past the page: its presence says whether another page follows.

@@ -761,6 +761,23 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
           const none = yield* store.list({ scope: "tenant-a", statuses: [], limit: 10 })
           expect(none.records).toHaveLength(0)
         }))
+
+      test("lists only rows with a due time when asked: open ones, and settled ones with a stray to cancel", (store) =>
+        Effect.gen(function* () {
+          const settle = (key: string, nextPollAt: number | null) =>
+            Effect.flatMap(store.insertOrGet(newHandle({ key })), ({ record }) =>
+              store.update(withState(record, { status: "failed", settledAt: T0, nextPollAt })),
+            )
+          yield* settle("settled", null)
+          yield* settle("settled-with-stray", T0 + 5)
+          yield* store.insertOrGet(newHandle({ key: "pending" }))
+          const doubt = yield* store.insertOrGet(newHandle({ key: "doubt" }))
+          yield* store.update(withState(doubt.record, { status: "in_doubt", nextPollAt: null }))
+          const scheduled = yield* store.list({ scope: "tenant-a", scheduled: true, limit: 10 })
+          expect(scheduled.records.map((r) => r.key)).toEqual(["pending", "settled-with-stray"])
+          const settled = yield* store.list({ statuses: ["failed"], scheduled: true, limit: 10 })
+          expect(settled.records.map((r) => r.key)).toEqual(["settled-with-stray"])
+        }))
     })
 
     describe("deleteSettledBefore", () => {

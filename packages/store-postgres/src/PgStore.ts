@@ -604,6 +604,7 @@ const makeDriver = (
       const where = allScopes ? [sql`TRUE`] : [sql`scope = ${query.scope}`]
       if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
+      if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
       if (query.after !== undefined)
         where.push(
           allScopes

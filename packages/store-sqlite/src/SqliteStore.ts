@@ -359,6 +359,7 @@ const makeDriver = (
       if (query.scope !== undefined) where.push(sql`scope = ${query.scope}`)
       if (query.statuses !== undefined) where.push(sql.in("status", query.statuses))
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
+      if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
       if (query.after !== undefined) {
         const { createdAt, key } = query.after
         // Across scopes (no scope filter), the scope breaks ties of creation time and key.

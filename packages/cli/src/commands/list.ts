@@ -40,7 +40,7 @@ const allScopes = Spec.boolean("all-scopes", {
   example: "--all-scopes",
 })
 const stuck = Spec.boolean("stuck", {
-  description: `only open calls that look stuck: a lease that ran out, not polled for ${Stuck.defaults.missedIntervals} intervals, ${Stuck.defaults.failedAttempts} failed attempts in a row, input waiting over ${Stuck.defaults.inputWaitMs / 60_000} minutes; the NOTE column says why`,
+  description: `only calls that look stuck: a lease that ran out, not polled for ${Stuck.defaults.missedIntervals} intervals, ${Stuck.defaults.failedAttempts} failed attempts in a row, input waiting over ${Stuck.defaults.inputWaitMs / 60_000} minutes; the NOTE column says why`,
   example: "--stuck",
 })
 const watch = Spec.boolean("watch", {
@@ -134,11 +134,23 @@ export const spec = Spec.command(
           : (yield* ServerRegistry.endpointFor(chosen)).name
       const statuses = options.stuck ? HandleRecord.openStatuses : statusesOf(options.status)
       const frame = Effect.gen(function* () {
-        const all = options.allScopes
+        const listed = options.allScopes
           ? yield* Common.listAllScopes(session, { statuses })
           : yield* Common.listAll(session, statuses === undefined ? {} : { statuses }).pipe(
               Effect.mapError(fromKnown),
             )
+        // A settled call is stuck only while a stray task of it is still to cancel: only those
+        // have a due time, so they are found without reading settled history.
+        const all = options.stuck
+          ? [
+              ...listed,
+              ...(yield* Common.listAllScopes(session, {
+                scope: options.allScopes ? undefined : session.scope,
+                statuses: HandleRecord.terminalStatuses,
+                scheduled: true,
+              })),
+            ]
+          : listed
         const context = session.rowContext(options.reveal)
         const ofServer =
           serverName === undefined
