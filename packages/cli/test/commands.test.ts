@@ -246,16 +246,24 @@ describe("cancel and gc", () => {
   })
 })
 
+/**
+ * An application's client on the workspace's default store, calling the fake server as
+ * "research". It does not write that name to the store's servers: the workspace is shared, and
+ * a test below expects the store not to know it (servers.test.ts has an app that does).
+ */
+const openResearchApp = () => {
+  mkdirSync(join(fx.ws.dir, ".mcp-handles"), { recursive: true })
+  return openTaskClient({
+    store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
+    servers: [{ name: "research", url: fx.server.url }],
+    background: false,
+    recordServers: false,
+  })
+}
+
 describe("gc and the consumers of outcomes", () => {
   it("keeps a call a consumer has not acknowledged, and lets it go once the consumer is forgotten", async () => {
-    mkdirSync(join(fx.ws.dir, ".mcp-handles"), { recursive: true })
-    const app = await openTaskClient({
-      store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
-      servers: [{ name: "research", url: fx.server.url }],
-      background: false,
-      // The workspace is shared with the next tests, which expect the store not to know "research".
-      recordServers: false,
-    })
+    const app = await openResearchApp()
     try {
       await (await app.callTool("research", "quick", { n: 1 }, { key: "consumed" })).outcome()
       // Read under consumer "audit", never acknowledged: the store knows the consumer now.
@@ -284,14 +292,7 @@ describe("gc and the consumers of outcomes", () => {
 
 describe("calls an application made under its own server name", () => {
   it("resume skips them until --server NAME=URL names the server", async () => {
-    mkdirSync(join(fx.ws.dir, ".mcp-handles"), { recursive: true })
-    const app = await openTaskClient({
-      store: SqliteStore.layer({ filename: join(fx.ws.dir, ".mcp-handles", "tasks.db") }),
-      servers: [{ name: "research", url: fx.server.url }],
-      background: false,
-      // Not written to the store's servers (see servers.test.ts for an app that does).
-      recordServers: false,
-    })
+    const app = await openResearchApp()
     await app.callTool("research", "job", { n: 9 }, { key: "app-1" })
     await app.close() // hands the open call off
 
