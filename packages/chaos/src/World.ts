@@ -493,8 +493,10 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
                 die(`before store.${op}`)
                 return hang
               }
+              // A fault fires only while it is still armed: quiescing disarms every fault, and
+              // one armed before must not kill the process the liveness check counts on.
               return run.pipe(
-                Effect.zipRight(Effect.sync(() => die(`after store.${op}`))),
+                Effect.zipRight(Effect.sync(() => armed === point && die(`after store.${op}`))),
                 Effect.zipRight(hang),
               )
             }
@@ -516,7 +518,7 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
       }
       const sentAt = world.clock.unsafeCurrentTimeMillis()
       const response = await serverFetch(world, method, request)
-      if (matches) die(`after the server answered ${method}`)
+      if (matches && armed === point) die(`after the server answered ${method}`)
       if (dead) return new Promise<Response>(() => {})
       const who = `${options.instanceId}#${id}`
       const label = `${method} ${request.headers.get("mcp-name") ?? ""}`.trim()
