@@ -31,6 +31,7 @@ import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
 import * as TaskClient from "./TaskClient.js"
 import type * as TaskReference from "./TaskReference.js"
+import type { ToolInfo } from "./Wire.js"
 
 /**
  * The client was closed (by `close()` or by leaving an `await using` block) before or while the
@@ -181,6 +182,9 @@ export interface PromiseTaskClient extends AsyncDisposable {
     key: string,
     options?: { readonly scope?: string | undefined; readonly endpointId?: string | undefined },
   ) => Promise<TaskReference.SerializedTaskReference>
+
+  /** The tools server `server` advertises (`tools/list`), for a framework adapter's tool set. */
+  readonly listTools: (server: string) => Promise<ReadonlyArray<ToolInfo>>
 }
 
 const optionalDuration = (input: DurationInput.DurationInput | undefined) =>
@@ -295,6 +299,7 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     adopt: (server, task, adoptOptions) =>
       run("adopt", Effect.map(client.adopt(server, task, adoptOptions), promiseHandle)),
     reference: (key, referenceOptions) => run("reference", client.reference(key, referenceOptions)),
+    listTools: (server) => run("listTools", client.listTools(server)),
   }
 }
 

@@ -33,7 +33,7 @@ import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
 import type { InvalidServerUrl } from "./ServerIdentity.js"
 import * as TaskReference from "./TaskReference.js"
-import type { InvalidToolDefinition, ServerEndpoint, Wire } from "./Wire.js"
+import type { InvalidToolDefinition, ServerEndpoint, ToolInfo, Wire, WireError } from "./Wire.js"
 
 /**
  * One request for input from the server, surfaced once per key: either inside a task
@@ -370,6 +370,12 @@ export interface TaskClient {
     key?: string,
     options?: EventsOptions,
   ) => Stream.Stream<ClientEvent, StoreError | UnknownKey>
+
+  /**
+   * The tools a configured server advertises (`tools/list`, every page): what a framework
+   * adapter turns into its own tool definitions.
+   */
+  readonly listTools: (server: string) => Effect.Effect<ReadonlyArray<ToolInfo>, UnknownServer | WireError>
 }
 
 /**

@@ -154,6 +154,9 @@ export type CallAnswer =
  */
 export interface ToolInfo {
   readonly name: string
+  /** As advertised; a framework adapter shows it to the model. */
+  readonly title?: string | undefined
+  readonly description?: string | undefined
   readonly idempotentHint: boolean
   /** `execution.taskSupport` as advertised ("forbidden" | "optional" | "required"), if any. */
   readonly taskSupport: string | undefined

@@ -64,6 +64,21 @@ describe("openTaskClient", () => {
     }
   })
 
+  it("lists a server's tools with their descriptions and schemas", async () => {
+    const client = await open()
+    try {
+      const tools = await client.listTools("fake")
+      expect(tools.map((tool) => [tool.name, tool.description])).toEqual([
+        ["slow", "Fake tool slow"],
+        ["ask", "Fake tool ask"],
+      ])
+      expect(tools[0]?.inputSchema).toEqual({ type: "object" })
+      await expect(client.listTools("nowhere")).rejects.toMatchObject({ _tag: "UnknownServer" })
+    } finally {
+      await client.close()
+    }
+  })
+
   it("rejects with typed errors", async () => {
     const client = await open()
     try {

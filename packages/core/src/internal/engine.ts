@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
+import * as ClientError from "../ClientError.js"
 import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
 import * as ServerIdentity from "../ServerIdentity.js"
@@ -87,6 +88,12 @@ export const make = (
       },
       get: (key, scope = ctx.defaultScope) => Operations.load(ctx, scope, key),
       gc: (retention, options) => Gc.run(ctx.store, retention, options),
+      listTools: (name) => {
+        const server = ctx.serversByName.get(name)
+        return server === undefined
+          ? Effect.fail(new ClientError.UnknownServer({ server: name }))
+          : ctx.wire.listTools(server.endpoint)
+      },
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
   })
 
