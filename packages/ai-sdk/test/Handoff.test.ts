@@ -6,7 +6,7 @@
 import { generateText, isStepCount, type ModelMessage } from "ai"
 import { describe, expect, it } from "vitest"
 import { mcpTools, pendingToolCalls, resumeToolCalls } from "../src/index.js"
-import { conversation, oneCall, scriptedModel, setup } from "./support.js"
+import { callOnce, conversation, oneCall, scriptedModel, setup } from "./support.js"
 
 const fx = setup({
   tools: [
@@ -31,13 +31,11 @@ describe("an aborted wait", () => {
     const conversationId = conversation()
     const key = `${conversationId}:call-1`
     const tools = await mcpTools(client, { server: "fake", conversationId })
-    const result = await generateText({
-      model: scriptedModel(oneCall("deep_report", { topic: "tides" })),
+    const result = await callOnce(
       tools,
-      prompt: "go",
-      stopWhen: isStepCount(4),
-      timeout: { toolMs: 300 },
-    })
+      { toolName: "deep_report", input: { topic: "tides" } },
+      { timeout: { toolMs: 300 } },
+    )
     expect(result.steps[0]?.toolResults[0]?.output).toMatchObject({ status: "working", handle: key })
     expect(result.text).toContain("the call runs on")
     const outcome = await client.settle(key)
@@ -51,13 +49,11 @@ describe("an aborted wait", () => {
     const conversationId = conversation()
     const key = `${conversationId}:call-1`
     const tools = await mcpTools(client, { server: "fake", conversationId, onAbort: "cancel" })
-    await generateText({
-      model: scriptedModel(oneCall("deep_report", { topic: "tides" })),
+    await callOnce(
       tools,
-      prompt: "go",
-      stopWhen: isStepCount(4),
-      timeout: { toolMs: 300 },
-    })
+      { toolName: "deep_report", input: { topic: "tides" } },
+      { timeout: { toolMs: 300 } },
+    )
     expect((await client.settle(key))._tag).toBe("Cancelled")
     expect(taskOf(key)?.cancels).toHaveLength(1)
   })

@@ -4,10 +4,10 @@
  * model makes goes through a durable client, and what the model reads next is checked, with the
  * server's ledger for how many times each call launched.
  */
-import { generateText, isStepCount, streamText } from "ai"
+import { isStepCount, streamText } from "ai"
 import { describe, expect, it } from "vitest"
 import { mcpTools, ToolOutput } from "../src/index.js"
-import { conversation, oneCall, scriptedModel, setup } from "./support.js"
+import { callOnce, conversation, oneCall, scriptedModel, setup } from "./support.js"
 
 const fx = setup({
   tools: [
@@ -93,11 +93,10 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     await using client = await fx.open()
     const conversationId = conversation()
     const tools = await mcpTools(client, { server: "fake", conversationId })
-    const result = await generateText({
-      model: scriptedModel(oneCall("lookup", { word: "tides" }, "call-7")),
-      tools,
-      prompt: "What are tides?",
-      stopWhen: isStepCount(4),
+    const result = await callOnce(tools, {
+      toolName: "lookup",
+      input: { word: "tides" },
+      toolCallId: "call-7",
     })
     expect(result.text).toBe("final: tides: the rise and fall of the sea")
     const key = `${conversationId}:call-7`
@@ -111,12 +110,7 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     await using client = await fx.open()
     const conversationId = conversation()
     const tools = await mcpTools(client, { server: "fake", conversationId })
-    const result = await generateText({
-      model: scriptedModel(oneCall("deep_report", { topic: "tides" })),
-      tools,
-      prompt: "Research tides",
-      stopWhen: isStepCount(4),
-    })
+    const result = await callOnce(tools, { toolName: "deep_report", input: { topic: "tides" } })
     expect(result.text).toBe("final: a report on tides")
     const key = `${conversationId}:call-1`
     const [launch] = launchesOf(key)
@@ -149,19 +143,9 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
   it("a tool error and a failed task stay errors the model reads", async () => {
     await using client = await fx.open()
     const tools = await mcpTools(client, { server: "fake", conversationId: conversation() })
-    const refused = await generateText({
-      model: scriptedModel(oneCall("refuse", { topic: "x" })),
-      tools,
-      prompt: "go",
-      stopWhen: isStepCount(4),
-    })
+    const refused = await callOnce(tools, { toolName: "refuse", input: { topic: "x" } })
     expect(refused.text).toBe("final: error: no such topic")
-    const failed = await generateText({
-      model: scriptedModel(oneCall("broken", {}, "call-2")),
-      tools,
-      prompt: "go",
-      stopWhen: isStepCount(4),
-    })
+    const failed = await callOnce(tools, { toolName: "broken", input: {}, toolCallId: "call-2" })
     expect(failed.text).toBe("final: error: The tool call failed: disk full (JSON-RPC error -32603).")
   })
 
@@ -182,12 +166,7 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
         return { action: "accept", content: { confirmed: true } }
       },
     })
-    const result = await generateText({
-      model: scriptedModel(oneCall("confirm_delete", { file: "notes.txt" })),
-      tools,
-      prompt: "Delete notes.txt",
-      stopWhen: isStepCount(4),
-    })
+    const result = await callOnce(tools, { toolName: "confirm_delete", input: { file: "notes.txt" } })
     expect(result.text).toBe("final: deleted notes.txt: true")
     expect(asked).toEqual([
       {
@@ -205,12 +184,7 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     const conversationId = conversation()
     const key = `${conversationId}:call-1`
     const tools = await mcpTools(client, { server: "fake", conversationId })
-    const running = generateText({
-      model: scriptedModel(oneCall("long_job")),
-      tools,
-      prompt: "go",
-      stopWhen: isStepCount(4),
-    })
+    const running = callOnce(tools, { toolName: "long_job" })
     await expect.poll(async () => (await client.get(key).catch(() => undefined))?.status).toBe("working")
     await client.cancel(key)
     const result = await running
@@ -224,12 +198,7 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     const conversationId = conversation()
     const key = `${conversationId}:call-1`
     const tools = await mcpTools(client, { server: "fake", conversationId })
-    const result = await generateText({
-      model: scriptedModel(oneCall("flaky_send")),
-      tools,
-      prompt: "go",
-      stopWhen: isStepCount(4),
-    })
+    const result = await callOnce(tools, { toolName: "flaky_send" })
     expect(result.steps[0]?.toolResults[0]?.output).toMatchObject({ status: "in_doubt", handle: key })
     expect(result.text).toContain("may or may not have run")
     expect(launchesOf(key)).toHaveLength(1)

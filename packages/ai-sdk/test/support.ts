@@ -7,6 +7,7 @@ import { openTaskClient } from "@mcp-handles/core"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
+import { type GenerateTextResult, generateText, isStepCount, type Output, type ToolSet } from "ai"
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test"
 import { InputRouter } from "../src/index.js"
 
@@ -109,6 +110,20 @@ export const oneCall =
   (toolName: string, input: object = {}, toolCallId = "call-1"): Script =>
   (_, step) =>
     step === 0 ? [{ toolName, input, toolCallId }] : undefined
+
+/** `generateText` with a model that makes one tool call, then answers with what it read. */
+export const callOnce = (
+  tools: ToolSet,
+  call: { readonly toolName: string; readonly input?: object; readonly toolCallId?: string },
+  settings: Omit<Parameters<typeof generateText>[0], "model" | "tools" | "prompt" | "messages"> = {},
+): Promise<GenerateTextResult<ToolSet, Record<string, unknown>, Output.Output<string, string>>> =>
+  generateText({
+    model: scriptedModel(oneCall(call.toolName, call.input, call.toolCallId)),
+    tools,
+    prompt: "go",
+    stopWhen: isStepCount(4),
+    ...settings,
+  })
 
 let conversations = 0
 /** A conversation id of its own for each run, so keys never meet across tests. */
