@@ -18,7 +18,7 @@ import { type JSONSchema7, jsonSchema, type ToolExecutionOptions, type ToolSet, 
 import * as CallKey from "./CallKey.js"
 import type * as InputRouter from "./InputRouter.js"
 import * as Companions from "./internal/companions.js"
-import { current, follow } from "./internal/follow.js"
+import { cancelled, current, follow } from "./internal/follow.js"
 import * as Handoff from "./internal/handoff.js"
 import * as ToolOutput from "./ToolOutput.js"
 
@@ -139,8 +139,14 @@ export const mcpTools = async (
       abortSignal?.throwIfAborted()
       const key = derive({ conversationId: options.conversationId, toolCallId, tool: info.name })
       const launched = await Handoff.launch(client, options, info.name, input, key, abortSignal)
-      if (launched === undefined) {
-        yield await current(client, key, options.scope, Handoff.stopped(companions))
+      if (launched._tag === "Aborted") {
+        if (stopped !== undefined) {
+          yield await current(client, key, options.scope, stopped)
+          return
+        }
+        // Cancelling needs the row, which the dispatch writes first.
+        await launched.calling.catch(() => undefined)
+        yield await cancelled(client, key, options.scope)
         return
       }
       if (mode === "handle" && !launched.rests) {

@@ -22,7 +22,8 @@ const fx = setup({
       name: "deep_report",
       title: "Deep report",
       shape: "task",
-      durationMs: 600,
+      // Long enough for the event feed (a store read every 500 ms) to see its status message.
+      durationMs: 1_500,
       pollIntervalMs: 100,
       workingMessage: "researching {{args.topic}}",
       outcome: { kind: "result", text: "a report on {{args.topic}}" },

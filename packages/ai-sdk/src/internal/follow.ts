@@ -82,6 +82,18 @@ export const current = async (
   return { status, handle: key, message: said === undefined ? message : `${said}. ${message}` }
 }
 
+/** Cancels the call (the wait was aborted and the caller asked for it); says where it stands. */
+export const cancelled = async (
+  client: PromiseClient.PromiseTaskClient,
+  key: string,
+  scope: string | undefined,
+): Promise<ToolOutput.ToolOutput> => {
+  const rested = Outcome.fromRecord(await client.cancel(key, scope))
+  return rested === undefined
+    ? { status: "working", handle: key, message: "The wait was aborted: the call is being cancelled." }
+    : ToolOutput.fromOutcome(rested)
+}
+
 /**
  * Follows the call to its rest, yielding preliminary outputs on the way; the last output is
  * the outcome, or, once `signal` aborts, where the call stands (it runs on).
@@ -117,11 +129,7 @@ export async function* follow(options: Follow): AsyncGenerator<ToolOutput.ToolOu
           yield await current(client, key, scope, options.stopped)
           return
         }
-        const record = await client.cancel(key, scope)
-        const rested = Outcome.fromRecord(record)
-        yield rested === undefined
-          ? { status: "working", handle: key, message: "The wait was aborted: the call is being cancelled." }
-          : ToolOutput.fromOutcome(rested)
+        yield await cancelled(client, key, scope)
         return
       }
       if (raced.event.done === true) {

@@ -5,14 +5,17 @@
 import type { PromiseClient, Wire } from "@mcp-handles/core"
 
 /** @internal */
-export interface Launched {
-  /** The call rests already (a direct answer, a call recorded earlier that ended). */
-  readonly rests: boolean
-}
+export type Launched =
+  /** The dispatch was answered; `rests` when the call rests already (a direct answer, an earlier end). */
+  | { readonly _tag: "Launched"; readonly rests: boolean }
+  /** `signal` aborted first; `calling` settles once the dispatch does. */
+  | { readonly _tag: "Aborted"; readonly calling: Promise<unknown> }
+
+const open = (status: string) => status === "pending" || status === "working" || status === "input_required"
 
 /**
  * `callTool`, given up on (not cancelled) when `signal` aborts first: the call is recorded
- * before the request leaves, so it goes on and can be looked at later. Undefined when aborted.
+ * before the request leaves, so it goes on and can be looked at later.
  */
 export const launch = async (
   client: PromiseClient.PromiseTaskClient,
@@ -21,24 +24,17 @@ export const launch = async (
   input: unknown,
   key: string,
   signal: AbortSignal | undefined,
-): Promise<Launched | undefined> => {
+): Promise<Launched> => {
+  const scope = options.scope === undefined ? {} : { scope: options.scope }
   const calling = client
-    .callTool(options.server, tool, input, {
-      key,
-      ...(options.scope === undefined ? {} : { scope: options.scope }),
-    })
-    .then((handle) => ({
-      rests:
-        handle.record.status !== "pending" &&
-        handle.record.status !== "working" &&
-        handle.record.status !== "input_required",
-    }))
+    .callTool(options.server, tool, input, { key, ...scope })
+    .then((handle): Launched => ({ _tag: "Launched", rests: !open(handle.record.status) }))
   if (signal === undefined) return calling
   // A call still being dispatched when the wait is given up on must not reject unheard.
   calling.catch(() => undefined)
   let onAbort = () => {}
-  const aborted = new Promise<undefined>((resolve) => {
-    onAbort = () => resolve(undefined)
+  const aborted = new Promise<Launched>((resolve) => {
+    onAbort = () => resolve({ _tag: "Aborted", calling })
     signal.addEventListener("abort", onAbort, { once: true })
   })
   try {
