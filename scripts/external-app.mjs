@@ -17,6 +17,9 @@
  *   <!-- example: NAME; needs DATABASE_URL -->  run when DATABASE_URL is set, against a database
  *                                               created for the run and dropped after it
  *
+ * A framework adapter (`@mcp-handles/ai-sdk`) must sit beside one copy of its framework (`ai`),
+ * the framework's newest release on the registry.
+ *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
  * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
  * read the server's URL from RESEARCH_MCP_URL, and PostgreSQL's from DATABASE_URL.
@@ -212,6 +215,38 @@ const copiesOf = (app, name) => {
   return found
 }
 
+/**
+ * A framework adapter (`@mcp-handles/ai-sdk`: a peer dependency on a framework, not on effect or
+ * mcp-handles) runs beside one copy of its framework, the framework's newest release: the
+ * README's `npm install` brings it, and a second copy would split the framework's types and
+ * registries.
+ */
+const checkFrameworks = async (app, tarballs, env) => {
+  for (const [name, { manifest }] of tarballs) {
+    if (!fs.existsSync(path.join(app, "node_modules", name, "package.json"))) continue
+    const optional = manifest.peerDependenciesMeta ?? {}
+    const frameworks = Object.keys(manifest.peerDependencies ?? {}).filter(
+      (peer) =>
+        peer !== "effect" &&
+        !peer.startsWith("@effect/") &&
+        !peer.startsWith("@mcp-handles/") &&
+        optional[peer]?.optional !== true,
+    )
+    for (const framework of frameworks) {
+      const copies = copiesOf(app, framework)
+      const latest = (
+        await run(`npm view ${framework} version`, "npm", ["view", framework, "version"], { cwd: app, env })
+      ).stdout.trim()
+      if (copies.length !== 1 || copies[0] !== latest) {
+        throw new Failure(
+          `${name} should run beside one copy of ${framework} ${latest} (its newest release); the app holds: ${copies.join(", ") || "none"}`,
+        )
+      }
+      log(`${name} beside ${framework} ${latest}, its newest release`)
+    }
+  }
+}
+
 const serverConfig = {
   tools: [
     {
@@ -341,6 +376,7 @@ const main = async (cleanups) => {
     throw new Failure(`the app should hold one copy of effect 3, it holds: ${effects.join(", ") || "none"}`)
   }
   log(`one copy of effect: ${effects[0]}`)
+  await checkFrameworks(app, tarballs, env)
 
   // The app's own toolchain, and the fake server the examples talk to.
   log("installing typescript, @types/node and the fake server")
