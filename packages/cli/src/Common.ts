@@ -100,7 +100,7 @@ export const servers = Spec.repeated(
   Spec.text("server", {
     placeholder: "[NAME=]URL",
     description:
-      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name (repeatable)",
+      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name",
     example: "--server research=https://mcp.example.com/mcp",
   }),
 )

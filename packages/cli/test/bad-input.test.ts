@@ -186,8 +186,18 @@ describe("usage mistakes", () => {
     [["list", "--status"], "mcp-handles: --status needs a value: --status open"],
     [
       ["list", "--status", "sleeping"],
-      "mcp-handles: list: Expected one of the following cases: open, terminal, in-doubt, all (see mcp-handles list --help)",
+      'mcp-handles: --status: "sleeping" is not one of open, terminal, in-doubt, all (see mcp-handles list --help)',
     ],
+    [
+      ["list", "--status=opn"],
+      'mcp-handles: --status: "opn" is not one of open, terminal, in-doubt, all (did you mean open?)',
+    ],
+    [["list", "--interval", "-1"], "mcp-handles: --interval: must be at least 1, not -1"],
+    [
+      ["list", "--interval", "abc"],
+      'mcp-handles: --interval: "abc" is not a whole number, e.g. --interval 5',
+    ],
+    [["cancel", "k", "--wait", "-3"], "mcp-handles: --wait: must be at least 0, not -3"],
   ] as const)("%j: one line, exit 2", async (args, line) => {
     const ran = await ws.run(...args)
     expect(ran.code).toBe(2)

@@ -53,6 +53,7 @@ const interval = Spec.withDefault(
     placeholder: "SECONDS",
     description: "how often --watch refreshes",
     example: "--interval 5",
+    minimum: 1,
   }),
   2,
   "2",
