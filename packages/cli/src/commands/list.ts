@@ -98,7 +98,7 @@ export const spec = Spec.command(
   {
     summary: "List the calls in the store (the local replacement for tasks/list)",
     description: [
-      "Every call of the scope (of every scope with --all-scopes), oldest first: its status, server (by name), task id (redacted), the instance holding its lease (OWNER), when a driver last polled it and is due to next, how many polls the server answered (POLLS), its age, and the server's last word or our last problem (NOTE).",
+      "Every call of the scope (of every scope with --all-scopes), oldest first: its status, server (by name), task id (redacted), the instance holding its lease (OWNER: ID#driver while that instance follows the call until it rests, a bare ID while its sweep holds it for one step), when a driver last polled it and is due to next, how many polls the server answered (POLLS), its age, and the server's last word or our last problem (NOTE).",
       "list only reads: it never changes a row, and fails (naming the path) when there is no store.",
     ],
     examples: [
