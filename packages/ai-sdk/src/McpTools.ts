@@ -15,6 +15,7 @@
  */
 import type { Json, PromiseClient, Wire } from "@mcp-handles/core"
 import { type JSONSchema7, jsonSchema, type ToolExecutionOptions, type ToolSet, tool } from "ai"
+import * as Data from "effect/Data"
 import * as CallKey from "./CallKey.js"
 import type * as InputRouter from "./InputRouter.js"
 import * as Companions from "./internal/companions.js"
@@ -99,6 +100,22 @@ export interface Options {
   readonly companions?: boolean | undefined
 }
 
+/**
+ * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
+ * with `tools`, or the companions with `companions: false`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
+  readonly server: string
+  readonly tool: string
+}> {
+  override get message(): string {
+    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: leave one of them out (the option tools, or companions: false)`
+  }
+}
+
 /** What `inputSchema` the model sees: an object schema, whatever the server sent. */
 const inputSchemaOf = (info: Wire.ToolInfo): JSONSchema7 => ({
   type: "object",
@@ -180,10 +197,7 @@ export const mcpTools = async (
   const set: McpToolSet = Object.fromEntries(wanted.map((info) => [info.name, durable(info)]))
   if (!companions) return set
   for (const name of Companions.names) {
-    if (name in set)
-      throw new Error(
-        `the server ${options.server} has a tool named ${name}: name the companion tools otherwise`,
-      )
+    if (name in set) throw new CompanionNameTaken({ server: options.server, tool: name })
   }
   return {
     ...set,

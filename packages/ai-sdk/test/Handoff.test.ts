@@ -148,6 +148,21 @@ describe("handle mode", () => {
   })
 })
 
+describe("companion tools", () => {
+  it("refuse to shadow a server tool of the same name", async () => {
+    const clash = setup({ tools: [{ name: "check_call", shape: "direct" }] })
+    await using client = await clash.open()
+    await expect(
+      mcpTools(client, { server: "fake", conversationId: "c", mode: "handle" }),
+    ).rejects.toMatchObject({
+      _tag: "CompanionNameTaken",
+      tool: "check_call",
+    })
+    const without = await mcpTools(client, { server: "fake", conversationId: "c", mode: "handle", tools: [] })
+    expect(Object.keys(without).sort()).toEqual(["check_call", "wait_for_call"])
+  })
+})
+
 describe("a run picked up from its messages", () => {
   it("executes the pending tool call again and attaches to the task it had started", async () => {
     await using client = await fx.open()
