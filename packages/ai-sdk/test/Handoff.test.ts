@@ -6,7 +6,7 @@
 import { generateText, isStepCount, type ModelMessage } from "ai"
 import { describe, expect, it } from "vitest"
 import { mcpTools, pendingToolCalls, resumeToolCalls } from "../src/index.js"
-import { callOnce, conversation, oneCall, scriptedModel, setup } from "./support.js"
+import { callOnce, conversation, scriptedModel, setup, stopMidCall } from "./support.js"
 
 const fx = setup({
   tools: [
@@ -171,21 +171,12 @@ describe("a run picked up from its messages", () => {
     const messages: Array<ModelMessage> = [{ role: "user", content: "Research tides" }]
     const tools = await mcpTools(client, { server: "fake", conversationId })
     // The first run stops mid-call (as a killed process would), its tool call on record.
-    const stop = new AbortController()
-    const first = generateText({
-      model: scriptedModel(oneCall("deep_report", { topic: "tides" })),
-      tools,
-      messages,
-      stopWhen: isStepCount(4),
-      abortSignal: stop.signal,
-      onToolExecutionStart: ({ toolCall }) => {
-        const { toolCallId, toolName, input } = toolCall
-        messages.push({ role: "assistant", content: [{ type: "tool-call", toolCallId, toolName, input }] })
-      },
+    await stopMidCall(client, tools, messages, {
+      toolName: "deep_report",
+      input: { topic: "tides" },
+      key,
+      status: "working",
     })
-    await expect.poll(async () => (await client.get(key).catch(() => undefined))?.status).toBe("working")
-    stop.abort()
-    await expect(first).rejects.toThrow()
     expect(pendingToolCalls(messages).map((call) => call.toolCallId)).toEqual(["call-1"])
 
     const resumed = await resumeToolCalls({ messages, tools })

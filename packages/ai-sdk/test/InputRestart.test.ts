@@ -9,27 +9,13 @@ import * as path from "node:path"
 import { openTaskClient } from "@mcp-handles/core"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
-import { generateText, isStepCount, type ModelMessage } from "ai"
+import type { ModelMessage } from "ai"
 import { afterAll, expect, it } from "vitest"
 import { InputRouter, mcpTools, resumeToolCalls } from "../src/index.js"
-import { oneCall, scriptedModel } from "./support.js"
+import { confirmDelete, stopMidCall } from "./support.js"
 
 const server = FakeServer.unsafeMake({
-  tools: [
-    {
-      name: "confirm_delete",
-      shape: "task",
-      durationMs: 200,
-      pollIntervalMs: 50,
-      inputSteps: [
-        {
-          atMs: 50,
-          requests: { confirm: { method: "elicitation/create", params: { message: "Delete it?" } } },
-        },
-      ],
-      outcome: { kind: "result", text: "deleted: {{inputs.confirm.content.confirmed}}" },
-    },
-  ],
+  tools: [confirmDelete],
 })
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ai-sdk-input-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -53,23 +39,7 @@ it("a question left open by a stopped run is answered once by the restarted one"
   {
     await using client = await open(first)
     const tools = await mcpTools(client, { server: "fake", conversationId })
-    const stop = new AbortController()
-    const running = generateText({
-      model: scriptedModel(oneCall("confirm_delete")),
-      tools,
-      messages,
-      stopWhen: isStepCount(4),
-      abortSignal: stop.signal,
-      onToolExecutionStart: ({ toolCall }) => {
-        const { toolCallId, toolName, input } = toolCall
-        messages.push({ role: "assistant", content: [{ type: "tool-call", toolCallId, toolName, input }] })
-      },
-    })
-    await expect
-      .poll(async () => (await client.get(key).catch(() => undefined))?.status)
-      .toBe("input_required")
-    stop.abort()
-    await expect(running).rejects.toThrow()
+    await stopMidCall(client, tools, messages, { toolName: "confirm_delete", key, status: "input_required" })
   }
 
   // The restarted run answers it, once.
@@ -87,7 +57,7 @@ it("a question left open by a stopped run is answered once by the restarted one"
   })
   const resumed = await resumeToolCalls({ messages, tools })
   expect(resumed?.content[0]).toMatchObject({
-    output: { type: "content", value: [{ type: "text", text: "deleted: true" }] },
+    output: { type: "content", value: [{ type: "text", text: "deleted it: true" }] },
   })
   expect(asked).toEqual(["confirm"])
   const [task] = server.ledger.tasks.filter((t) => t.idempotencyKey === key)

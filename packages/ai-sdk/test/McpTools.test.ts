@@ -7,7 +7,7 @@
 import { isStepCount, streamText } from "ai"
 import { describe, expect, it } from "vitest"
 import { mcpTools, ToolOutput } from "../src/index.js"
-import { callOnce, conversation, oneCall, scriptedModel, setup } from "./support.js"
+import { callOnce, confirmDelete, conversation, oneCall, scriptedModel, setup } from "./support.js"
 
 const fx = setup({
   tools: [
@@ -42,21 +42,7 @@ const fx = setup({
       pollIntervalMs: 50,
       outcome: { kind: "error", code: -32603, message: "disk full" },
     },
-    {
-      name: "confirm_delete",
-      shape: "task",
-      durationMs: 200,
-      pollIntervalMs: 50,
-      inputSteps: [
-        {
-          atMs: 50,
-          requests: {
-            confirm: { method: "elicitation/create", params: { message: "Delete {{args.file}}?" } },
-          },
-        },
-      ],
-      outcome: { kind: "result", text: "deleted {{args.file}}: {{inputs.confirm.content.confirmed}}" },
-    },
+    confirmDelete,
     { name: "long_job", shape: "task", durationMs: 60_000, pollIntervalMs: 100 },
     { name: "flaky_send", shape: "task", durationMs: 200, pollIntervalMs: 50 },
   ],

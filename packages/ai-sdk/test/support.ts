@@ -3,12 +3,20 @@
  * (so a run restarted from its messages behaves as the first one would have), and a client on
  * an in-process fake server.
  */
-import { openTaskClient } from "@mcp-handles/core"
+import { openTaskClient, type PromiseClient } from "@mcp-handles/core"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
-import { type GenerateTextResult, generateText, isStepCount, type Output, type ToolSet } from "ai"
+import {
+  type GenerateTextResult,
+  generateText,
+  isStepCount,
+  type ModelMessage,
+  type Output,
+  type ToolSet,
+} from "ai"
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test"
+import { expect } from "vitest"
 import { InputRouter } from "../src/index.js"
 
 type Prompt = MockLanguageModelV4["doGenerateCalls"][number]["prompt"]
@@ -124,6 +132,50 @@ export const callOnce = (
     stopWhen: isStepCount(4),
     ...settings,
   })
+
+/** A task that asks to confirm (one elicitation, key `confirm`) and says what it was told. */
+export const confirmDelete: Config.Tool = {
+  name: "confirm_delete",
+  shape: "task",
+  durationMs: 200,
+  pollIntervalMs: 50,
+  inputSteps: [
+    {
+      atMs: 50,
+      requests: {
+        confirm: { method: "elicitation/create", params: { message: "Delete {{args.file|it}}?" } },
+      },
+    },
+  ],
+  outcome: { kind: "result", text: "deleted {{args.file|it}}: {{inputs.confirm.content.confirmed}}" },
+}
+
+/**
+ * A run stopped mid-call, as a killed process would be: its tool call is in `messages` (written
+ * before the tool ran) and its row reached `status`; then the run is aborted.
+ */
+export const stopMidCall = async (
+  client: PromiseClient.PromiseTaskClient,
+  tools: ToolSet,
+  messages: Array<ModelMessage>,
+  call: { readonly toolName: string; readonly input?: object; readonly key: string; readonly status: string },
+) => {
+  const stop = new AbortController()
+  const running = generateText({
+    model: scriptedModel(oneCall(call.toolName, call.input)),
+    tools,
+    messages,
+    stopWhen: isStepCount(4),
+    abortSignal: stop.signal,
+    onToolExecutionStart: ({ toolCall }) => {
+      const { toolCallId, toolName, input } = toolCall
+      messages.push({ role: "assistant", content: [{ type: "tool-call", toolCallId, toolName, input }] })
+    },
+  })
+  await expect.poll(async () => (await client.get(call.key).catch(() => undefined))?.status).toBe(call.status)
+  stop.abort()
+  await expect(running).rejects.toThrow()
+}
 
 let conversations = 0
 /** A conversation id of its own for each run, so keys never meet across tests. */
