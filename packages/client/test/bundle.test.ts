@@ -84,6 +84,7 @@ describe("the package", () => {
     expect(code.length).toBeGreaterThan(1)
     const all = (await Promise.all(code.map(specifiers))).flat()
     const external = [...new Set(all.filter((s) => !s.startsWith(".")))]
+    expect(external.filter((s) => /^(effect|@effect\/|@mcp-handles\/)/.test(s))).toEqual([])
     expect(
       external.filter((s) => !s.startsWith("node:") && manifest.dependencies[packageOf(s)] === undefined),
     ).toEqual([])
