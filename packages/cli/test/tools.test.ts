@@ -23,10 +23,11 @@ describe("mcp-handles tools", () => {
     expect(header).toMatch(/^NAME\s+TASKS\s+ARGUMENTS\s+DESCRIPTION$/)
     expect(rows.map((row) => row.split(/\s+/)[0])).toEqual(shipped.map((tool) => tool.name))
     expect(ran.stdout).toMatch(
-      /^slow_compute\s+optional\s+seconds\?: number, label\?: string\s+Computes for `seconds` seconds$/m,
+      /^slow_compute\s+optional\s+seconds\?: number, label\?: string\s+Works `seconds`/m,
     )
-    expect(ran.stdout).toMatch(/^greet\s+forbidden\s+name\?: string\s+Greets someone, synchronously$/m)
-    expect(ran.stdout).toMatch(/^failing_job\s+required\s+-\s+Always ends with a tool error$/m)
+    expect(ran.stdout).toMatch(/^greet\s+forbidden\s+name\?: string\s+Answers "Hello, \{name\}!" at once$/m)
+    expect(ran.stdout).toMatch(/^failing_job\s+required\s+-\s+Works 1 s, then completes with a tool error/m)
+    for (const [i, row] of rows.entries()) expect(row.endsWith(` ${shipped[i]?.description}`), row).toBe(true)
     expect(ran.stdout).toMatch(/^test_param_header\s+forbidden\s+region: string\s+/m)
     expect(ran.stderr).toBe("")
   })
@@ -43,7 +44,7 @@ describe("mcp-handles tools", () => {
     expect(slow).toEqual({
       name: "slow_compute",
       title: null,
-      description: "Computes for `seconds` seconds",
+      description: shipped.find((tool) => tool.name === "slow_compute")?.description,
       taskSupport: "optional",
       idempotent: true,
       inputSchema: shipped.find((tool) => tool.name === "slow_compute")?.inputSchema,
