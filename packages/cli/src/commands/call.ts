@@ -38,7 +38,7 @@ const args = Spec.withDefault(
   Spec.text("args", {
     placeholder: "JSON|@FILE",
     description: "the arguments: a JSON object, or @FILE to read it from a file",
-    example: `--args '{"chapter":1}'`,
+    example: `--args '{"seconds":2,"label":"tides"}'`,
   }),
   "{}",
   "{}",
@@ -146,10 +146,12 @@ export const spec = Spec.command(
       "Input requests are answered with --answer KEY=JSON, or by a prompt on a terminal; with neither, call stops following a call that waits on input (exit 3) instead of hanging. Ctrl-C detaches (exit 130): the call stays open for resume, it is never cancelled. This is the only command that creates a store.",
     ],
     examples: [
-      { command: `mcp-handles call http://127.0.0.1:3000/mcp report --args '{"chapter":1}' --key report-1` },
+      {
+        command: `mcp-handles call http://127.0.0.1:3000/mcp slow_compute --args '{"seconds":2}' --key report-1`,
+      },
       {
         command:
-          "mcp-handles call https://mcp.example.com/mcp report --header-env 'Authorization=MCP_TOKEN' --detach",
+          "mcp-handles call https://mcp.example.com/mcp slow_compute --header-env 'Authorization=MCP_TOKEN' --detach",
         note: "authenticated, returns once recorded",
       },
     ],
