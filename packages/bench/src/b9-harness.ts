@@ -69,9 +69,16 @@ export interface Options {
   /** A schedule of one's own instead of the one the seed draws (tests). */
   readonly rounds?: ReadonlyArray<Round>
   readonly kinds?: ReadonlyArray<B9Count.Kind>
-  /** No server faults: SIGKILLs only. */
-  readonly noFaults?: boolean
+  /** Server faults (default on); off: SIGKILLs only. */
+  readonly faults?: boolean
+  /**
+   * The server deduplicates `tools/call` on mcp-handles' key (default on): what makes a reissue
+   * of an in-doubt call exactly-once. Off shows what the key alone cannot do.
+   */
+  readonly dedup?: boolean
   readonly log?: (line: string) => void
+  /** Aborted: the running app is killed and the run stops (its server with it). */
+  readonly signal?: AbortSignal
 }
 
 export interface Round {
@@ -117,11 +124,16 @@ const readLines = <A>(file: string): Array<A> =>
         .map((line) => JSON.parse(line) as A)
     : []
 
+const reissuedIn = (appDir: string) => {
+  const lines = readLines<{ readonly key: string }>(path.join(appDir, "reissued.jsonl"))
+  return { calls: new Set(lines.map((line) => line.key)).size, times: lines.length }
+}
+
 export interface KindResult {
   readonly kind: B9Count.Kind
   readonly count: B9Count.Count
-  /** mcp-handles: calls found in doubt and reissued (the server answered with the first task). */
-  readonly reissued: number
+  /** mcp-handles: calls found in doubt and reissued, and how many reissues that took. */
+  readonly reissued: { readonly calls: number; readonly times: number }
   readonly kills: number
   readonly rounds: number
   readonly seconds: number
@@ -141,8 +153,8 @@ const runKind = async (kind: B9Count.Kind, rounds: ReadonlyArray<Round>, options
     {
       tools,
       seed: options.seed,
-      deduplicateByKey: true,
-      ...(options.noFaults === true ? {} : { faults }),
+      deduplicateByKey: options.dedup !== false,
+      ...(options.faults === false ? {} : { faults }),
     },
     { dir },
   )
@@ -152,6 +164,7 @@ const runKind = async (kind: B9Count.Kind, rounds: ReadonlyArray<Round>, options
   let kills = 0
   try {
     for (const [index, round] of rounds.entries()) {
+      options.signal?.throwIfAborted()
       for (const call of round.calls) {
         queue.set(call.key, call)
         all.push(call)
@@ -166,6 +179,10 @@ const runKind = async (kind: B9Count.Kind, rounds: ReadonlyArray<Round>, options
           },
         ),
       )
+      // A test that ends (its timeout included) aborts: the running app dies with it.
+      const stop = () => child.kill("SIGKILL")
+      options.signal?.addEventListener("abort", stop, { once: true })
+      child.once("exit", () => options.signal?.removeEventListener("abort", stop))
       let stderr = ""
       child.stderr?.on("data", (chunk: Buffer) => {
         stderr = (stderr + chunk.toString()).slice(-4_000)
@@ -213,7 +230,7 @@ const runKind = async (kind: B9Count.Kind, rounds: ReadonlyArray<Round>, options
     return {
       kind,
       count,
-      reissued: readLines(path.join(appDir, "reissued.jsonl")).length,
+      reissued: reissuedIn(appDir),
       kills,
       rounds: rounds.length,
       seconds: (performance.now() - started) / 1000,

@@ -7,7 +7,8 @@
  * twice, questions answered twice, calls never finished (`b9-count.ts`; the processes are
  * `b9-harness.ts` and `b9-app.ts`). Goal: 0 in every column for mcp-handles.
  *
- * Run: `node dist/b9.js [--smoke] [--json] [--kills 30] [--seed 29] [--finish-every 10]`.
+ * Run: `node dist/b9.js [--smoke] [--json] [--kills 30] [--seed 29] [--finish-every 10]
+ * [--faults off] [--dedup off]` (`--dedup off`: the server does not deduplicate on the key).
  */
 import { pathToFileURL } from "node:url"
 import type * as B9Count from "./b9-count.js"
@@ -42,16 +43,22 @@ export const runB9 = async (options: {
   readonly kills?: number
   readonly seed?: number
   readonly finishEvery?: number
+  readonly faults?: boolean
+  readonly dedup?: boolean
   readonly log?: (line: string) => void
 }): Promise<BenchReport> => {
   const kills = options.kills ?? (options.smoke ? 4 : 30)
   const seed = options.seed ?? 29
   const finishEvery = options.finishEvery ?? 10
+  const faults = options.faults !== false
+  const dedup = options.dedup !== false
   const loadBefore = loadAverage()
   const results = await B9Harness.run({
     kills,
     seed,
     finishEvery,
+    faults,
+    dedup,
     ...(options.log === undefined ? {} : { log: options.log }),
   })
   const loadAfter = loadAverage()
@@ -61,10 +68,10 @@ export const runB9 = async (options: {
   const behind = results.map((r) => {
     const c = r.count
     const relaunched = c.launches - (c.calls - c.neverLaunched)
-    return `- ${r.kind}: ${c.calls} calls, ${c.launches} launches (${relaunched} more than calls launched), ${c.tasks} server tasks; ${c.wrongOutcomes} calls delivered as failed${c.failureReasons.length === 0 ? "" : ` (${c.failureReasons.join("; ")})`}, ${c.undelivered} never delivered${r.kind === "mcp-handles" ? `; ${r.reissued} calls found in doubt and reissued, each answered by the server with the task it created first` : ""}.`
+    return `- ${r.kind}: ${c.calls} calls, ${c.launches} launches (${relaunched} more than calls launched), ${c.tasks} server tasks; ${c.wrongOutcomes} calls delivered as failed${c.failureReasons.length === 0 ? "" : ` (${c.failureReasons.join("; ")})`}, ${c.undelivered} never delivered${r.kind === "mcp-handles" ? `; ${r.reissued.calls} calls found in doubt (a kill between the intent row and the task id, or a lost \`tools/call\` answer) and reissued (${r.reissued.times} reissues): ${dedup ? "the server answered each with the task the first send created, or launched it if that send never arrived" : "the server does not deduplicate, so a reissue of a call whose first send had arrived launched it again"}` : ""}.`
   })
   const markdown = [
-    `Seed ${seed}: ${kills} SIGKILLs per application, a run to the end every ${finishEvery} kills and at the end; ${results[0]?.count.calls ?? 0} calls (tools \`task\` 700 ms, \`quick\` 200 ms, \`ask\` 600 ms with one question at 200 ms, answered in 50 ms); kills 0–1.2 s after the process is ready; server faults as the process chaos run's: 10% of \`tools/call\` answers lost, 5% of \`tasks/get\` answers lost, 5% refused with 503. The three applications run at once, each on its own fake server (same configuration and seed), which deduplicates \`tools/call\` on mcp-handles' key. Reproduce: \`node packages/bench/dist/b9.js --kills ${kills} --seed ${seed}\`.${options.smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before ${loadBefore}, after ${loadAfter}.`,
+    `Seed ${seed}: ${kills} SIGKILLs per application, a run to the end every ${finishEvery} kills and at the end; ${results[0]?.count.calls ?? 0} calls (tools \`task\` 700 ms, \`quick\` 200 ms, \`ask\` 600 ms with one question at 200 ms, answered in 50 ms); kills 0–1.2 s after the process is ready; ${faults ? "server faults as the process chaos run's: 10% of `tools/call` answers lost, 5% of `tasks/get` answers lost, 5% refused with 503" : "no server faults"}. The three applications run at once, each on its own fake server (same configuration and seed), which ${dedup ? "deduplicates" : "does **not** deduplicate"} \`tools/call\` on mcp-handles' key. Reproduce: \`node packages/bench/dist/b9.js --kills ${kills} --seed ${seed}${faults ? "" : " --faults off"}${dedup ? "" : " --dedup off"}\`.${options.smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before ${loadBefore}, after ${loadAfter}.`,
     "",
     table(
       ["application", ...COLUMNS.map(([, title]) => title), "kills", "wall (s)"],
@@ -115,11 +122,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const kills = number("--kills")
   const seed = number("--seed")
   const finishEvery = number("--finish-every")
+  const off = (name: string) => flags.option(name) === "off"
   runB9({
     smoke: flags.smoke,
     ...(kills === undefined ? {} : { kills }),
     ...(seed === undefined ? {} : { seed }),
     ...(finishEvery === undefined ? {} : { finishEvery }),
+    faults: !off("--faults"),
+    dedup: !off("--dedup"),
     ...(flags.json ? {} : { log: (line: string) => process.stderr.write(`${line}\n`) }),
   })
     .then((report) => emit(report, flags.json))

@@ -4,7 +4,7 @@
  * client's losses: were it blind, the second assertion would fail.
  */
 import type * as Ledger from "@mcp-handles/fake-server/Ledger"
-import { describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it } from "vitest"
 import * as B9Count from "../src/b9-count.js"
 import * as B9Harness from "../src/b9-harness.js"
 
@@ -101,24 +101,35 @@ describe("B9's counting", () => {
 })
 
 describe("B9, a tiny run", () => {
+  // The run's processes die with the test, however it ends.
+  let ended = new AbortController()
+  afterEach(() => {
+    ended.abort()
+    ended = new AbortController()
+  })
+
   it("mcp-handles loses nothing; the naive client's losses are found", async () => {
-    // Kills that land while every call is in flight: the naive client's held answers are cut.
+    // Kills that land while the calls are in flight: a `task` call sent within 600 ms of the
+    // app's start is still held 600 ms in (it runs 700 ms), so the naive client's answer is cut.
     const rounds: ReadonlyArray<B9Harness.Round> = [
-      {
-        calls: [0, 1, 2].map((i) => ({ key: `k0-${i}`, tool: "task", n: i })),
-        killAfterMs: 400,
-      },
+      { calls: [0, 1, 2].map((i) => ({ key: `k0-${i}`, tool: "task", n: i })), killAfterMs: 600 },
       {
         calls: [
           { key: "k1-0", tool: "ask", n: 10 },
-          { key: "k1-1", tool: "ask", n: 11 },
+          { key: "k1-1", tool: "task", n: 11 },
           { key: "k1-2", tool: "quick", n: 12 },
         ],
-        killAfterMs: 300,
+        killAfterMs: 600,
       },
       { calls: [], killAfterMs: null },
     ]
-    const results = await B9Harness.run({ kills: 2, seed: 29, rounds, kinds: ["naive", "mcp-handles"] })
+    const results = await B9Harness.run({
+      kills: 2,
+      seed: 29,
+      rounds,
+      kinds: ["naive", "mcp-handles"],
+      signal: ended.signal,
+    })
     const of = (kind: B9Count.Kind) => results.find((r) => r.kind === kind)
     const mh = of("mcp-handles")
     const naive = of("naive")
