@@ -7,7 +7,7 @@
  * twice, questions answered twice, calls never finished (`b9-count.ts`; the processes are
  * `b9-harness.ts` and `b9-app.ts`). Goal: 0 in every column for mcp-handles.
  *
- * Run: `node dist/b9.js [--smoke] [--json] [--kills 30] [--seed 29] [--finish-every 10]
+ * Run: `node dist/b9.js [--smoke] [--json] [--kills 24] [--seed 29] [--finish-every 8]
  * [--faults off] [--dedup off]` (`--dedup off`: the server does not deduplicate on the key).
  */
 import { pathToFileURL } from "node:url"
@@ -47,9 +47,9 @@ export const runB9 = async (options: {
   readonly dedup?: boolean
   readonly log?: (line: string) => void
 }): Promise<BenchReport> => {
-  const kills = options.kills ?? (options.smoke ? 4 : 30)
+  const kills = options.kills ?? (options.smoke ? 4 : 24)
   const seed = options.seed ?? 29
-  const finishEvery = options.finishEvery ?? 10
+  const finishEvery = options.finishEvery ?? 8
   const faults = options.faults !== false
   const dedup = options.dedup !== false
   const loadBefore = loadAverage()
