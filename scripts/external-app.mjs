@@ -29,6 +29,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { closure, pack } from "./packing.mjs"
 import { killGroup, runGroup, spawnGroup } from "./testing/process-groups.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -122,36 +123,6 @@ const collectExamples = () => {
 // ---------------------------------------------------------------------------------------------
 
 const pnpm = (args, options) => run(`pnpm ${args.join(" ")}`, "npx", ["-y", "pnpm@12.4.2", ...args], options)
-
-/** Packs every published package; returns package name → { tarball, manifest }. */
-const pack = async (destination) => {
-  const tarballs = new Map()
-  for (const dir of fs.readdirSync(path.join(root, "packages")).sort()) {
-    const manifestFile = path.join(root, "packages", dir, "package.json")
-    if (!fs.existsSync(manifestFile)) continue
-    const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8"))
-    if (manifest.private === true) continue
-    const before = new Set(fs.readdirSync(destination))
-    await pnpm(["pack", "--pack-destination", destination], { cwd: path.join(root, "packages", dir) })
-    const added = fs.readdirSync(destination).filter((file) => !before.has(file))
-    if (added.length !== 1) throw new Failure(`pnpm pack in packages/${dir} made ${added.length} files`)
-    tarballs.set(manifest.name, { tarball: path.join(destination, added[0]), manifest })
-  }
-  return tarballs
-}
-
-/** The @mcp-handles packages `name` needs (dependencies and peers), itself included. */
-const closure = (name, tarballs, found = new Set()) => {
-  const packed = tarballs.get(name)
-  if (packed === undefined) throw new Failure(`no published package ${name}`)
-  if (found.has(name)) return found
-  found.add(name)
-  const { dependencies = {}, peerDependencies = {} } = packed.manifest
-  for (const needed of Object.keys({ ...dependencies, ...peerDependencies })) {
-    if (needed.startsWith("@mcp-handles/")) closure(needed, tarballs, found)
-  }
-  return found
-}
 
 /**
  * `npm install @mcp-handles/x` installs the tarball of x. None of them is on the registry, so the
@@ -309,7 +280,7 @@ const main = async (cleanups) => {
   fs.mkdirSync(path.join(app, "src"), { recursive: true })
 
   log("packing")
-  const tarballs = await pack(tarballDir)
+  const tarballs = await pack(tarballDir, pnpm)
   log(`packed ${[...tarballs.keys()].join(", ")}`)
 
   fs.writeFileSync(

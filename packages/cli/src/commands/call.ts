@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
+import * as Json from "@mcp-handles/core/Json"
 import type * as Wire from "@mcp-handles/core/Wire"
 import * as Effect from "effect/Effect"
 import * as Match from "effect/Match"
@@ -46,6 +47,17 @@ const key = Spec.optional(
       "the idempotency key (default: a new UUID); calling again with the same key attaches to the call instead of launching it again",
     example: "--key report-1",
   }),
+)
+const maxArgsBytes = Spec.withDefault(
+  Spec.integer("max-args-bytes", {
+    placeholder: "BYTES",
+    description:
+      "the largest --args accepted, in bytes of JSON; a server may still refuse what it finds too large",
+    example: "--max-args-bytes 8388608",
+    minimum: 1,
+  }),
+  Json.defaults.argumentLimits.maxBytes,
+  `${Json.defaults.argumentLimits.maxBytes} (1 MiB)`,
 )
 const detach = Spec.boolean("detach", {
   description: "return once the call is recorded; `mcp-handles resume` follows it later",
@@ -150,6 +162,7 @@ export const spec = Spec.command(
     tool,
     args,
     key,
+    maxArgsBytes,
     detach,
     answer: Input.answer,
   },
@@ -173,11 +186,21 @@ export const spec = Spec.command(
         input,
         headers,
         drives: true,
+        maxArgsBytes: options.maxArgsBytes,
       })
       session.authorize([server.id])
       const handle = yield* session.client
         .callTool(server.name, options.tool, callArgs, { key: callKey })
-        .pipe(Effect.mapError(fromKnown))
+        .pipe(
+          Effect.mapError((error) =>
+            // Too large: say how to send it anyway.
+            error._tag === "InvalidJson" &&
+            error.what === "arguments" &&
+            /exceeds the limit/.test(error.reason)
+              ? usage(`--args: ${error.reason} (raise it with --max-args-bytes)`)
+              : fromKnown(error),
+          ),
+        )
       const record = handle.record
       const verb = handle.launched ? "recorded" : "attached to the existing call"
       Screen.status.clear()
