@@ -18,6 +18,7 @@ import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import type * as Config from "@mcp-handles/fake-server/Config"
+import * as fc from "fast-check"
 import * as B9Count from "./b9-count.js"
 import { dieWithThisProcess, startFakeServer, tempDir } from "./common.js"
 
@@ -87,31 +88,29 @@ export interface Round {
   readonly killAfterMs: number | null
 }
 
-/** A small seeded generator (mulberry32): the schedule is the seed's alone. */
-const random = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
-/** The rounds the seed draws: the same for every application. */
+/** The rounds the seed draws (fast-check's sampling, as the process chaos run's): the same for every application. */
 export const schedule = (options: Options): ReadonlyArray<Round> => {
-  const next = random(options.seed)
-  const finishEvery = options.finishEvery ?? 10
+  const finishEvery = options.finishEvery ?? 8
+  const call = fc.record({
+    tool: fc.constantFrom(...tools.map((tool) => tool.name)),
+    n: fc.integer({ min: 0, max: 999 }),
+  })
+  const round = fc.record({
+    calls: fc.array(call, { minLength: 1, maxLength: 4 }),
+    killAfterMs: fc.integer({ min: 0, max: 1_199 }),
+  })
+  const [drawn = []] = fc.sample(fc.array(round, { minLength: options.kills, maxLength: options.kills }), {
+    seed: options.seed,
+    numRuns: 1,
+  })
   const rounds: Array<Round> = []
-  for (let index = 0; index < options.kills; index++) {
-    const calls = Array.from({ length: 1 + Math.floor(next() * 4) }, (_, i) => {
-      const tool = tools[Math.floor(next() * tools.length)]?.name ?? "task"
-      return { key: `r${index}-${i}-${tool}`, tool, n: Math.floor(next() * 1_000) }
+  drawn.forEach((r, index) => {
+    rounds.push({
+      calls: r.calls.map((c, i) => ({ key: `r${index}-${i}-${c.tool}`, tool: c.tool, n: c.n })),
+      killAfterMs: r.killAfterMs,
     })
-    rounds.push({ calls, killAfterMs: Math.floor(next() * 1_200) })
     if ((index + 1) % finishEvery === 0) rounds.push({ calls: [], killAfterMs: null })
-  }
+  })
   rounds.push({ calls: [], killAfterMs: null })
   return rounds
 }

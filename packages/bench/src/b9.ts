@@ -115,10 +115,7 @@ export const runB9 = async (options: {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const flags = cliFlags()
-  const number = (name: string) => {
-    const value = flags.option(name)
-    return value === undefined ? undefined : Number(value)
-  }
+  const number = flags.number
   const kills = number("--kills")
   const seed = number("--seed")
   const finishEvery = number("--finish-every")
