@@ -5,7 +5,8 @@
  * a fresh temporary directory installs the tarballs with npm next to the newest Effect 3, the
  * TypeScript examples are compiled there (with `moduleResolution` nodenext, and type-checked
  * again with node10), and each one runs to its end, in a directory of its own, against the packed
- * `fake-mcp-server`. An example passes when it exits 0 by itself: a client that kept the process
+ * `fake-mcp-server` as shipped (its default tools, no configuration: what a reader who follows the
+ * README starts). An example passes when it exits 0 by itself: a client that kept the process
  * alive after its close fails it. In the same app, one process uses both `@mcp-handles/client`
  * (its own Effect inside) and core's Effect API. Then the examples of packages/client/README.md
  * run again in a second app that installs only that package, as its README says: first with no
@@ -19,6 +20,8 @@
  *   <!-- example: NAME; compile only -->        compiled, not run
  *   <!-- example: NAME; needs DATABASE_URL -->  run when DATABASE_URL is set, against a database
  *                                               created for the run and dropped after it
+ *   <!-- example: NAME; prints TEXT -->         passes only if its output holds TEXT (that the
+ *                                               call completed, not merely that the process ended)
  *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
  * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
@@ -93,7 +96,7 @@ const examplesOf = (file) => {
     if (end === -1) throw new Failure(`${where}: the example's block is not closed`)
     const flags = (match[2] ?? "").split(";").map((flag) => flag.trim())
     const known = ["", "compile only", "needs DATABASE_URL"]
-    const unknown = flags.filter((flag) => !known.includes(flag))
+    const unknown = flags.filter((flag) => !known.includes(flag) && !flag.startsWith("prints "))
     if (unknown.length > 0) throw new Failure(`${where}: unknown example flag(s): ${unknown.join(", ")}`)
     found.push({
       name: match[1],
@@ -102,6 +105,7 @@ const examplesOf = (file) => {
       source: `${lines.slice(start + 1, end).join("\n")}\n`,
       compileOnly: flags.includes("compile only"),
       needsDatabase: flags.includes("needs DATABASE_URL"),
+      prints: flags.filter((flag) => flag.startsWith("prints ")).map((flag) => flag.slice("prints ".length)),
     })
     i = end
   }
@@ -187,24 +191,13 @@ const copiesOf = (app, name) => {
   return found
 }
 
-const serverConfig = {
-  tools: [
-    {
-      name: "deep_report",
-      shape: "task",
-      durationMs: 1_200,
-      pollIntervalMs: 300,
-      workingMessage: "researching {{args.topic}}",
-      outcome: { kind: "result", text: "a report on {{args.topic|anything}}" },
-    },
-  ],
-}
-
-/** `fake-mcp-server` from the packed tarball; its URL and a stop function. */
+/**
+ * `fake-mcp-server` from the packed tarball, as shipped (no configuration: the tools its README
+ * lists, which the examples call); its URL and a stop function.
+ */
 const startServer = async (app) => {
-  fs.writeFileSync(path.join(app, "server.json"), JSON.stringify(serverConfig))
   const bin = path.join(app, "node_modules", ".bin", "fake-mcp-server")
-  const child = spawnGroup(bin, ["--port", "0", "--config", "server.json"], {
+  const child = spawnGroup(bin, ["--port", "0"], {
     cwd: app,
     stdio: ["ignore", "pipe", "inherit"],
   })
@@ -343,6 +336,12 @@ const runExample = async (example, app, cwd, env) => {
     [path.join(app, "dist", `${example.name}.js`)],
     { cwd, env, timeoutMs: exampleTimeoutMs },
   )
+  const missing = example.prints.filter((text) => !result.stdout.includes(text))
+  if (missing.length > 0) {
+    throw new Failure(
+      `${example.where} (${example.name}) exited 0 but did not print ${missing.map((text) => JSON.stringify(text)).join(", ")}\n${indent(`${result.stdout}\n${result.stderr}`)}`,
+    )
+  }
   log(`${example.name}: ran to its end in ${path.basename(app)} and exited 0`)
   console.log(indent(`${result.stdout}${result.stderr}`))
 }
@@ -379,10 +378,10 @@ import { Effect, Layer } from "effect"
 const servers = [{ name: "research", url: process.env.RESEARCH_MCP_URL }]
 const promised = await openTaskClient({ store: { kind: "memory" }, servers })
 try {
-  const handle = await promised.callTool("research", "deep_report", { topic: "promises" }, { key: "both-1" })
+  const handle = await promised.callTool("research", "slow_compute", { seconds: 1, label: "promises" }, { key: "both-1" })
   const viaEffect = Effect.gen(function* () {
     const client = yield* TaskClient.TaskClient
-    const call = yield* client.callTool("research", "deep_report", { topic: "effects" }, { key: "both-2" })
+    const call = yield* client.callTool("research", "slow_compute", { seconds: 1, label: "effects" }, { key: "both-2" })
     return yield* call.outcome
   }).pipe(
     Effect.provide(
@@ -402,7 +401,16 @@ try {
 
 const runBothCopies = async (app, cwd, env) => {
   fs.writeFileSync(path.join(app, "dist", "both-copies.js"), bothCopies)
-  await runExample({ name: "both-copies", where: "scripts/external-app.mjs" }, app, cwd, env)
+  await runExample(
+    {
+      name: "both-copies",
+      where: "scripts/external-app.mjs",
+      prints: ["both APIs in one process: Completed Completed"],
+    },
+    app,
+    cwd,
+    env,
+  )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -208,7 +208,7 @@ export interface AdoptOptions {
  *
  * ```ts
  * await using client = await openTaskClient({ servers: [{ name: "research", url }] })
- * const handle = await client.callTool("research", "deep_report", { topic: "tides" })
+ * const handle = await client.callTool("research", "slow_compute", { seconds: 2, label: "tides" })
  * const outcome = await handle.outcome()
  * ```
  *
