@@ -154,7 +154,7 @@ export type CallAnswer =
  */
 export interface ToolInfo {
   readonly name: string
-  /** As advertised; a framework adapter shows it to the model. */
+  /** The tool's `title`, when the server gives one (for people, as `mcp-handles tools` shows it). */
   readonly title?: string | undefined
   readonly description?: string | undefined
   readonly idempotentHint: boolean
