@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { JsonObject, JsonValue } from "./Json.js"
+import { CallToolResult } from "./ToolResult.js"
 
 /**
  * The lifecycle of a call. `pending` is the write-ahead intent (no answer yet); `in_doubt` means
@@ -255,7 +256,7 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   status: Status,
   snapshot: Schema.NullOr(TaskSnapshot),
   /** The tool result of a completed call (direct, or from the task). */
-  result: Schema.NullOr(JsonObject),
+  result: Schema.NullOr(CallToolResult),
   /** The JSON-RPC error of a failed call. */
   error: Schema.NullOr(RpcError),
   /** Input requests the server has outstanding, as last seen. */

@@ -25,8 +25,9 @@ import {
   StrayTask,
   TaskSnapshot,
 } from "./HandleRecord.js"
-import type { JsonObject, JsonValue } from "./Json.js"
+import type { JsonValue } from "./Json.js"
 import * as Redaction from "./Redaction.js"
+import type { CallToolResult } from "./ToolResult.js"
 import type { TaskState } from "./Wire.js"
 
 /**
@@ -38,7 +39,7 @@ import type { TaskState } from "./Wire.js"
  */
 export type Event = Data.TaggedEnum<{
   /** `tools/call` answered with a direct result. */
-  CallCompleted: { readonly result: JsonObject; readonly now: number }
+  CallCompleted: { readonly result: CallToolResult; readonly now: number }
   /**
    * `tools/call` answered with a task handle; `nextPollAt` per the polling policy. A fact: it
    * applies in every state. A row that already holds another task id (a late answer after a
@@ -168,7 +169,7 @@ const observe = (
   }
   switch (task.status) {
     case "completed":
-      return finish(record, { ...base, status: "completed", result: task.result ?? {} }, now)
+      return finish(record, { ...base, status: "completed", result: task.result ?? { content: [] } }, now)
     case "failed":
       return finish(
         record,

@@ -10,6 +10,7 @@ import * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
 import type * as TaskReference from "../TaskReference.js"
 import * as Wire from "../Wire.js"
+import * as Answer from "./engine/answer.js"
 import * as Context from "./engine/context.js"
 import * as Drivers from "./engine/drivers.js"
 import * as Leases from "./engine/leases.js"
@@ -67,7 +68,9 @@ export const make = (
 
     return {
       callTool: Operations.callTool(ctx),
-      settle: (key, scope = ctx.defaultScope) => Operations.settle(ctx, key, scope),
+      settle: (key, scope = ctx.defaultScope, settleOptions) =>
+        Operations.settle(ctx, key, scope, settleOptions),
+      answer: Answer.answer(ctx),
       cancel: Operations.cancel(ctx),
       reissue: Operations.reissue(ctx),
       abandon: Operations.abandon(ctx),

@@ -10,6 +10,7 @@ import * as ClientError from "../ClientError.js"
 import * as HandleRecord from "../HandleRecord.js"
 import type { HandleStore, StoreError } from "../HandleStore.js"
 import { encodeCursor } from "../HandleStoreDriver.js"
+import * as ServerRequest from "../ServerRequest.js"
 import type { ClientEvent, EventsOptions } from "../TaskClient.js"
 
 /** The client's members built here rather than by the engine. */
@@ -58,7 +59,7 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
   for (const [inputKey, request] of Object.entries(record.inputRequests ?? {})) {
     if (inputKeys.has(inputKey)) continue
     inputKeys.add(inputKey)
-    events.push({ _tag: "InputRequested", scope, key, inputKey, request })
+    events.push({ _tag: "InputRequested", scope, key, inputKey, request: ServerRequest.decode(request) })
   }
   return [
     events,
