@@ -424,9 +424,11 @@ export interface TaskClient {
   // --- Live events (issue 15, item 3); models at the end of this module.
   /**
    * Status changes, status messages and input requests, from whichever instance drives the
-   * calls (read from the store every `pollIntervalMs`). With a key: that call's events from its
-   * first status on, ending once it is terminal (`UnknownKey` when there is no such call).
-   * Without: every call of the scope from now on, never ending by itself.
+   * calls (read from the store every `pollIntervalMs`, and at once on each write in this
+   * process: the last event of a call driven here comes as its outcome resolves). With a key:
+   * that call's events from its first status on, ending once it is terminal; a key with no call
+   * yet is waited for, so a subscriber may come before `callTool`. Without: every call of the
+   * scope from now on, never ending by itself.
    */
   readonly events: (
     key?: string,
@@ -471,7 +473,7 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 export const make = (
   options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
-  Effect.zipWith(makeEngine(options), Store.HandleStore, (client, store) => {
+  Effect.zipWith(makeEngine(options), Store.HandleStore, ({ client, signals }, store) => {
     const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
     return {
       ...client,
@@ -486,7 +488,7 @@ export const make = (
         member: options.instanceId ?? defaults.instanceId,
         defaultScope: scopeOf(undefined),
       }),
-      ...Events.make(store, { defaultScope: scopeOf(undefined) }),
+      ...Events.make(store, { defaultScope: scopeOf(undefined), written: signals.wait }),
       ...TaskReference.make(store, {
         servers: options.servers,
         owner: options.instanceId ?? defaults.instanceId,

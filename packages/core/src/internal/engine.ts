@@ -24,7 +24,11 @@ import type * as Outcomes from "./outcomes.js"
 export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
-  Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>,
+  {
+    readonly client: Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    /** Writes of rows in this process, for the members built outside the engine (events). */
+    readonly signals: Context.RowSignals
+  },
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
 > =>
@@ -66,7 +70,7 @@ export const make = (
       Effect.forEach(ctx.held, (id) => Reconciler.handOff(ctx, id), { discard: true, concurrency: 16 }),
     )
 
-    return {
+    const client = {
       callTool: Operations.callTool(ctx),
       settle: (key, scope = ctx.defaultScope, settleOptions) =>
         Operations.settle(ctx, key, scope, settleOptions),
@@ -91,6 +95,7 @@ export const make = (
       get: (key, scope = ctx.defaultScope) => Operations.load(ctx, scope, key),
       gc: (retention, options) => Gc.run(ctx.store, retention, options),
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    return { client, signals: ctx.signals }
   })
 
 /**

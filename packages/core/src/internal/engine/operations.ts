@@ -155,6 +155,8 @@ export const callTool =
         leaseMs: ctx.leaseMs,
         now,
       })
+      // Whoever waits for this key's first write (an events subscriber) learns it now.
+      if (created) ctx.signals.notify(rowId(scope, key))
       if (!created) {
         // The same server by name: the app may have moved it to another URL since.
         if (
