@@ -78,6 +78,15 @@ export const note = (record: HandleRecord.HandleRecord): string =>
     : (record.lastProblem ?? record.snapshot?.statusMessage ?? record.error?.message ?? "")
 
 /**
+ * A row's status as people read it: a completed call whose tool reported an error says so.
+ *
+ * @since 0.4.0
+ * @category rendering
+ */
+export const status = (record: HandleRecord.HandleRecord): string =>
+  record.status === "completed" && record.result?.isError === true ? "completed (tool error)" : record.status
+
+/**
  * The text blocks of a tool result, or its JSON when it has none.
  *
  * @since 0.1.0
@@ -103,7 +112,7 @@ export const resultText = (result: Readonly<Record<string, unknown>>): string =>
 export const outcomeLine = (outcome: Outcome.Outcome): string => {
   switch (outcome._tag) {
     case "Completed":
-      return `${outcome.result.isError === true ? "completed with a tool error" : "completed"}: ${resultText(outcome.result)}`
+      return `${outcome.isError ? "completed (tool error)" : "completed"}: ${resultText(outcome.result)}`
     case "Failed":
       return `failed: ${outcome.error.message} (JSON-RPC ${outcome.error.code})`
     case "Cancelled":
