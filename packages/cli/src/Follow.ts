@@ -50,7 +50,12 @@ const describeRow = (session: Session, record: HandleRecord.HandleRecord): strin
   const live = Screen.liveStderr()
   const polls = live ? `polls ${session.counter.polls(record.taskId)}` : undefined
   const shown = live ? Render.truncate(message, 60) : message
-  return [record.status, message === "" ? undefined : JSON.stringify(shown), polls]
+  return [
+    record.status,
+    Render.progress(record, live),
+    message === "" ? undefined : JSON.stringify(shown),
+    polls,
+  ]
     .filter((part) => part !== undefined)
     .join(" · ")
 }

@@ -78,6 +78,24 @@ export const note = (record: HandleRecord.HandleRecord): string =>
     : (record.lastProblem ?? record.snapshot?.statusMessage ?? record.error?.message ?? "")
 
 /**
+ * How far a call's work is, when the server said: a bar on a terminal (`[####------] 40%`), the
+ * whole figures elsewhere (`progress 40/100`), the server's progress message after either.
+ *
+ * @since 0.4.0
+ * @category rendering
+ */
+export const progress = (record: HandleRecord.HandleRecord, bar: boolean): string | undefined => {
+  const p = record.progress
+  if (p === null) return undefined
+  const message = p.message === undefined ? "" : ` ${p.message}`
+  if (p.total === undefined || p.total <= 0) return `progress ${p.progress}${message}`
+  if (!bar) return `progress ${p.progress}/${p.total}${message}`
+  const ratio = Math.min(1, Math.max(0, p.progress / p.total))
+  const filled = Math.round(ratio * 20)
+  return `[${"#".repeat(filled)}${"-".repeat(20 - filled)}] ${Math.round(ratio * 100)}%${message}`
+}
+
+/**
  * A row's status as people read it: a completed call whose tool reported an error says so.
  *
  * @since 0.4.0

@@ -76,7 +76,10 @@ export const ElicitationForm = Schema.Struct(
         requestedSchema: Schema.Struct(
           {
             type: Schema.optional(Schema.Literal("object")),
-            properties: Schema.Record({ key: Schema.String, value: Field }),
+            // Required by the revision; a form that names no fields is read as one that takes any.
+            properties: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Field }), {
+              default: () => ({}),
+            }),
             required: Schema.optional(Schema.Array(Schema.String)),
           },
           rest,
@@ -319,11 +322,10 @@ const elicitationProblems = (request: ElicitationForm | ElicitationUrl, answer: 
     if (!Object.hasOwn(content, name)) problems.push(`the required field ${JSON.stringify(name)} is missing`)
   for (const [name, value] of Object.entries(content)) {
     const field = schema.properties[name]
+    const names = Object.keys(schema.properties)
     if (field === undefined) {
-      const names = Object.keys(schema.properties)
-      problems.push(
-        `${JSON.stringify(name)} is not a field of the form (${names.length === 0 ? "it has none" : `its fields: ${names.join(", ")}`})`,
-      )
+      if (names.length > 0)
+        problems.push(`${JSON.stringify(name)} is not a field of the form (its fields: ${names.join(", ")})`)
       continue
     }
     const problem = fieldProblem(field, value)

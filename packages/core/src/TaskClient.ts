@@ -95,6 +95,12 @@ export interface Options {
    * `annotations.idempotentHint: true`.
    */
   readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent" | undefined
+  /**
+   * Ask servers for `notifications/progress` of direct calls (a `progressToken` on `tools/call`)
+   * and keep their material changes on the row (`HandleRecord.progress`, `Progress` events).
+   * Default true.
+   */
+  readonly progress?: boolean | undefined
   /** `hash` keeps only a hash of the arguments (they may hold secrets). Default `full`. */
   readonly storeArguments?: "full" | "hash" | undefined
   /** Default `Json.defaults.argumentLimits`. */
@@ -619,6 +625,19 @@ export type ClientEvent =
       readonly key: string
       readonly status: Status
       readonly message: string
+    }
+  | {
+      /**
+       * How far the work is (`notifications/progress`), each material change (see
+       * `HandleRecord.progressChanged`); `total` is unset when the server does not know it.
+       */
+      readonly _tag: "Progress"
+      readonly scope: string
+      readonly key: string
+      readonly progress: number
+      readonly total: number | undefined
+      readonly message: string | undefined
+      readonly at: number
     }
   | {
       /** The server asks for input (answered by the instance driving the call). */

@@ -18,9 +18,11 @@ import {
   failedWithoutError,
   HandleRecord,
   InputAnswer,
+  isResting,
   isTaskLive,
   isTerminal,
   localError,
+  type Progress,
   type RpcError,
   StrayTask,
   TaskSnapshot,
@@ -82,6 +84,8 @@ export type Event = Data.TaggedEnum<{
    * before anything else is done with them.
    */
   InputHeard: { readonly requests: Readonly<Record<string, JsonValue>>; readonly now: number }
+  /** The server said how far the work is (a material change; see `HandleRecord.progressChanged`). */
+  Progressed: { readonly progress: Progress; readonly now: number }
   /** Answers obtained from the input handler, stored before `tasks/update` is sent. */
   InputAnswered: { readonly answers: Readonly<Record<string, JsonValue>>; readonly now: number }
   /** `tasks/update` acknowledged these keys. */
@@ -407,6 +411,8 @@ const stepOpen = (
       const inputRequests = { ...record.inputRequests, ...event.requests }
       return change(record, { status: "input_required", inputRequests, stuckSince: null }, event.now)
     }
+    case "Progressed":
+      return isResting(record.status) ? record : change(record, { progress: event.progress }, event.now)
     case "InputAnswered": {
       if (record.status !== "input_required") return record
       const fresh = Object.entries(event.answers).filter(([key]) => record.answers[key] === undefined)

@@ -184,6 +184,24 @@ export interface CallToolRequest {
   /** Multi round-trip retry: the answers and the state the server echoed. */
   readonly inputResponses?: Readonly<Record<string, JsonValue>> | undefined
   readonly requestState?: string | undefined
+  /**
+   * Told each `notifications/progress` the server sends about this call while its answer is on
+   * the way (the request then carries a `progressToken`). Servers report progress of direct
+   * answers only: the Tasks extension has none for tasks.
+   */
+  readonly onProgress?: ((notice: ProgressNotice) => void) | undefined
+}
+
+/**
+ * One `notifications/progress` of a call.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface ProgressNotice {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
 }
 
 /**

@@ -49,7 +49,9 @@ const brief = (event: TaskClient.ClientEvent) =>
     ? `${event.key} ${event.from ?? "-"} -> ${event.to} (${event.cause})`
     : event._tag === "StatusMessage"
       ? `${event.key} message ${event.message}`
-      : `${event.key} input ${event.inputKey}`
+      : event._tag === "Progress"
+        ? `${event.key} progress ${event.progress}/${event.total ?? "?"}`
+        : `${event.key} input ${event.inputKey}`
 
 describe("events", () => {
   it.effect("of one call: its status changes and messages, ending once it is terminal", () =>

@@ -61,7 +61,7 @@ const tools = [
   {
     name: "delete",
     shape: "task" as const,
-    durationMs: 60_000,
+    durationMs: 2_000,
     pollIntervalMs: 200,
     inputSteps: [{ atMs: 0, requests: { confirm: confirmForm } }],
     outcome: { kind: "result" as const, text: "deleted: {{inputs.confirm.content.confirm}}" },
@@ -175,7 +175,7 @@ describe("answers are checked against the request", () => {
   )
 })
 
-describe("no silent wait for input", () => {
+describe("no silent wait for input", { timeout: 90_000 }, () => {
   const capture = () => {
     const lines: Array<string> = []
     const logger = Logger.make(({ message }) => {
@@ -212,7 +212,7 @@ describe("no silent wait for input", () => {
         yield* other.client.answer("d", "confirm", { action: "accept", content: { confirm: true } })
         const twice = yield* Effect.flip(other.client.answer("d", "confirm", { action: "decline" }))
         expect(twice._tag === "CannotAnswer" && twice.reason).toBe("already_answered")
-        const outcome = yield* runFor(p.client.settle("d"), 120_000, 200)
+        const outcome = yield* runFor(p.client.settle("d"), 20_000, 200)
         expect(outcome._tag === "Completed" && ToolResult.text(outcome.result)).toBe("deleted: true")
       }).pipe(Effect.provide(logs.layer))
     },
@@ -227,7 +227,7 @@ describe("no silent wait for input", () => {
       yield* runFor(Effect.sleep("1 second"), 2_000)
       expect(waiting.unsafePoll()).toBeNull()
       yield* p.client.answer("d", "confirm", { action: "accept", content: { confirm: false } })
-      const outcome = yield* runFor(waiting.await.pipe(Effect.flatten), 120_000, 200)
+      const outcome = yield* runFor(waiting.await.pipe(Effect.flatten), 20_000, 200)
       expect(outcome._tag === "Completed" && ToolResult.text(outcome.result)).toBe("deleted: false")
     }),
   )

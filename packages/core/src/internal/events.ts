@@ -25,6 +25,7 @@ const watched: ReadonlyArray<HandleRecord.Status> = [...HandleRecord.openStatuse
 interface Seen {
   readonly lastEntry: HandleRecord.HistoryEntry | undefined
   readonly message: string | undefined
+  readonly progressAt: number | undefined
   readonly inputKeys: ReadonlySet<string>
   readonly createdAt: number
   readonly done: boolean
@@ -55,6 +56,18 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
   if (message !== undefined && message !== seen?.message) {
     events.push({ _tag: "StatusMessage", scope, key, status: record.status, message })
   }
+  const progress = record.progress
+  if (progress !== null && progress.at !== seen?.progressAt) {
+    events.push({
+      _tag: "Progress",
+      scope,
+      key,
+      progress: progress.progress,
+      total: progress.total,
+      message: progress.message,
+      at: progress.at,
+    })
+  }
   const inputKeys = new Set(seen?.inputKeys)
   for (const [inputKey, request] of Object.entries(record.inputRequests ?? {})) {
     if (inputKeys.has(inputKey)) continue
@@ -66,6 +79,7 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
     {
       lastEntry: history[history.length - 1] ?? last,
       message: message ?? seen?.message,
+      progressAt: progress?.at ?? seen?.progressAt,
       inputKeys,
       createdAt: record.createdAt,
       done: HandleRecord.isTerminal(record.status),
