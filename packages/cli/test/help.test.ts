@@ -39,6 +39,7 @@ describe("the definitions", () => {
       "abandon",
       "gc",
       "servers",
+      "tools",
       "completion",
     ])
     for (const doc of docs) {
