@@ -6,6 +6,7 @@
 import {
   CancelIntent,
   InputAnswer,
+  Progress,
   RpcError,
   type Status,
   Status as StatusSchema,
@@ -84,6 +85,23 @@ export const fullRecordFields = fc.record({
     { maxKeys: 4 },
   ),
   stuckSince: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: null }),
+  progress: fc.option(
+    fc
+      .record({
+        progress: fc.integer({ min: 0, max: 1000 }),
+        total: fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }),
+        message: fc.option(fc.string({ unit: "grapheme", maxLength: 40 }), { nil: undefined }),
+        at: fc.integer({ min: 0, max: 4e12 }),
+      })
+      .map(({ total, message, ...rest }) =>
+        Progress.make({
+          ...rest,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        }),
+      ),
+    { nil: null },
+  ),
   cancel: fc.option(
     fc
       .record({ requestedAt: fc.integer({ min: 0, max: 4e12 }), sent: fc.boolean() })
