@@ -9,6 +9,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { keptAs } from "./internal/keptAs.js"
 import { JsonObject, JsonValue } from "./Json.js"
 
 /** Whatever else an object holds, kept as it came. */
@@ -187,11 +188,7 @@ export type UnknownRequest = {
  * @category constructors
  */
 export const unknownRequest = (request: JsonValue): UnknownRequest =>
-  // `toJSON` (not enumerable, so not a field) writes the request back as it came.
-  Object.defineProperty({ method: "unknown" as const, request }, "toJSON", {
-    value: () => request,
-    enumerable: false,
-  })
+  keptAs({ method: "unknown" as const, request }, request)
 
 /**
  * @since 0.4.0

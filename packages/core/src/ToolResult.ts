@@ -12,6 +12,7 @@
  * @since 0.4.0
  */
 import * as Schema from "effect/Schema"
+import { keptAs } from "./internal/keptAs.js"
 import { JsonObject, JsonValue } from "./Json.js"
 
 /** Whatever else an object holds, kept as it came. */
@@ -179,11 +180,7 @@ export type UnknownContent = {
  * @category constructors
  */
 export const unknownContent = (block: JsonObject): UnknownContent =>
-  // `toJSON` (not enumerable, so not a field) writes the block back as it came.
-  Object.defineProperty({ type: "unknown" as const, block }, "toJSON", {
-    value: () => block,
-    enumerable: false,
-  })
+  keptAs({ type: "unknown" as const, block }, block)
 
 const isUnknownContent = (value: unknown): value is UnknownContent =>
   typeof value === "object" &&
