@@ -7,7 +7,10 @@
  * again with node10), and each one runs to its end, in a directory of its own, against the packed
  * `fake-mcp-server` as shipped (its default tools, no configuration: what a reader who follows the
  * README starts). An example passes when it exits 0 by itself: a client that kept the process
- * alive after its close fails it.
+ * alive after its close fails it. In the same app, one process uses both `@mcp-handles/client`
+ * (its own Effect inside) and core's Effect API. Then the examples of packages/client/README.md
+ * run again in a second app that installs only that package, as its README says: first with no
+ * effect at all in its tree, then next to effect 4.1.
  *
  * The examples are the fenced blocks right below a marker line, in README.md and
  * packages/<name>/README.md, so that a README and this check cannot drift apart:
@@ -27,6 +30,7 @@
  * Usage: node scripts/external-app.mjs [--keep]   (needs the npm registry; --keep leaves the
  * scratch directory in place and prints it)
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
@@ -250,38 +254,20 @@ const tsconfig = {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Steps of an app's life: install, compile, run
+// ---------------------------------------------------------------------------------------------
 
-const main = async (cleanups) => {
-  const examples = collectExamples()
-  if (!examples.some((example) => example.language === "ts" && !example.compileOnly)) {
-    throw new Failure("no runnable example found in the READMEs")
-  }
-  log(`${examples.length} example(s): ${examples.map((example) => example.name).join(", ")}`)
+const clientReadme = "packages/client/README.md"
 
-  log("building")
-  await run("the build", "npx", ["tsc", "-b", "tsconfig.build.json"], { cwd: root })
-
-  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-external-")))
-  if (!path.relative(root, scratch).startsWith("..")) throw new Failure(`${scratch} is inside the workspace`)
-  cleanups.push(() => {
-    if (keep) log(`kept ${scratch}`)
-    else fs.rmSync(scratch, { recursive: true, force: true })
-  })
-  const tarballDir = path.join(scratch, "tarballs")
-  const app = path.join(scratch, "app")
-  fs.mkdirSync(tarballDir)
-  fs.mkdirSync(path.join(app, "src"), { recursive: true })
-
-  log("packing")
-  const tarballs = await pack(tarballDir, pnpm)
-  log(`packed ${[...tarballs.keys()].join(", ")}`)
-
+const writeManifest = (app, name) =>
   fs.writeFileSync(
     path.join(app, "package.json"),
-    `${JSON.stringify({ name: "external-app", private: true, type: "module" }, null, 2)}\n`,
+    `${JSON.stringify({ name, private: true, type: "module" }, null, 2)}\n`,
   )
-  const env = { ...process.env, npm_config_update_notifier: "false" }
-  for (const example of examples.filter((candidate) => candidate.language === "sh")) {
+
+/** The `sh` examples' lines, run in `app` in order (`npm install @mcp-handles/x`: the tarballs). */
+const runShellExamples = async (shExamples, app, tarballs, env) => {
+  for (const example of shExamples) {
     for (const line of example.source.split("\n")) {
       if (line.trim() === "" || line.trim().startsWith("#")) continue
       log(`${example.name}: ${line.trim()}`)
@@ -300,46 +286,176 @@ const main = async (cleanups) => {
       else checkNpmOutput(`${example.where}: ${line.trim()}`, result)
     }
   }
+}
+
+/** One copy of effect whose version starts with `major` in the app, or none when it is undefined. */
+const expectEffect = (app, major) => {
   const effects = copiesOf(app, "effect")
-  if (effects.length !== 1 || !effects[0].startsWith("3.")) {
-    throw new Failure(`the app should hold one copy of effect 3, it holds: ${effects.join(", ") || "none"}`)
-  }
-  log(`one copy of effect: ${effects[0]}`)
+  const wanted = major === undefined ? "no effect" : `one copy of effect ${major.replace(/\.$/, "")}`
+  const ok = major === undefined ? effects.length === 0 : effects.length === 1 && effects[0].startsWith(major)
+  if (!ok) throw new Failure(`${app} should hold ${wanted}, it holds: ${effects.join(", ") || "none"}`)
+  log(`${path.basename(app)}: ${major === undefined ? wanted : `one copy of effect: ${effects[0]}`}`)
+}
 
-  // The app's own toolchain, and the fake server the examples talk to.
-  log("installing typescript, @types/node and the fake server")
-  const toolchain = await run(
-    "npm install (toolchain)",
-    "npm",
-    [
-      "install",
-      "--no-audit",
-      "--no-fund",
-      "--save-dev",
-      "typescript@~5.9.3",
-      "@types/node@^20",
-      tarballs.get("@mcp-handles/fake-server").tarball,
-    ],
-    { cwd: app, env },
-  )
-  checkNpmOutput("npm install (toolchain)", toolchain)
+const npmInstall = async (what, app, env, args) => {
+  log(`${path.basename(app)}: ${what}`)
+  const result = await run(what, "npm", ["install", "--no-audit", "--no-fund", ...args], { cwd: app, env })
+  checkNpmOutput(what, result)
+}
 
-  const typescript = examples.filter((example) => example.language === "ts")
+const installToolchain = (app, env, extra) =>
+  npmInstall("npm install (toolchain)", app, env, [
+    "--save-dev",
+    "typescript@~5.9.3",
+    "@types/node@^20",
+    ...extra,
+  ])
+
+const compile = async (app, typescript, env, { node10 }) => {
   for (const example of typescript)
     fs.writeFileSync(path.join(app, "src", `${example.name}.ts`), example.source)
   fs.writeFileSync(path.join(app, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`)
-  log(`compiling ${typescript.length} example(s) (moduleResolution nodenext)`)
+  log(`${path.basename(app)}: compiling ${typescript.length} example(s) (moduleResolution nodenext)`)
   await run("tsc", "npx", ["tsc", "-p", "tsconfig.json"], { cwd: app, env })
+  if (!node10) return
   log("type-checking them again with moduleResolution node10")
   await run(
     "tsc (node10)",
     "npx",
     ["tsc", "-p", "tsconfig.json", "--noEmit", "--module", "esnext", "--moduleResolution", "node10"],
-    {
-      cwd: app,
-      env,
-    },
+    { cwd: app, env },
   )
+}
+
+/** Runs a compiled example in `cwd`, a fresh directory (the SQLite default must create its own). */
+const runExample = async (example, app, cwd, env) => {
+  fs.mkdirSync(cwd)
+  const result = await run(
+    `${example.where} (${example.name}, in ${path.basename(app)})`,
+    process.execPath,
+    [path.join(app, "dist", `${example.name}.js`)],
+    { cwd, env, timeoutMs: exampleTimeoutMs },
+  )
+  const missing = example.prints.filter((text) => !result.stdout.includes(text))
+  if (missing.length > 0) {
+    throw new Failure(
+      `${example.where} (${example.name}) exited 0 but did not print ${missing.map((text) => JSON.stringify(text)).join(", ")}\n${indent(`${result.stdout}\n${result.stderr}`)}`,
+    )
+  }
+  log(`${example.name}: ran to its end in ${path.basename(app)} and exited 0`)
+  console.log(indent(`${result.stdout}${result.stderr}`))
+}
+
+/**
+ * SQLite's driver as built for the first app, offered to the next app's install as a local
+ * prebuild (prebuild-install looks in `npm_config_<package>_local_prebuilds` before it downloads).
+ * Where no prebuilt binary can be fetched, npm would compile SQLite again: minutes, more than the
+ * rest of the second app takes.
+ */
+const localPrebuild = (app, scratch) => {
+  const driver = path.join(app, "node_modules", "better-sqlite3")
+  const { version } = JSON.parse(fs.readFileSync(path.join(driver, "package.json"), "utf8"))
+  const dir = path.join(scratch, "prebuilds")
+  fs.mkdirSync(dir, { recursive: true })
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+  const made = spawnSync("tar", ["czf", path.join(dir, name), "build/Release/better_sqlite3.node"], {
+    cwd: driver,
+  })
+  if (made.status !== 0) throw new Failure(`could not pack better-sqlite3's binary: ${made.stderr}`)
+  return { npm_config_better_sqlite3_local_prebuilds: dir }
+}
+
+/**
+ * An app on Effect 3 that uses both APIs in one process: the Promise package (its own Effect
+ * inside) and core's Effect API (the app's effect). Each call completes; neither copy of
+ * Effect sees the other's values.
+ */
+const bothCopies = `import { openTaskClient } from "@mcp-handles/client"
+import { HttpWire, Polling, TaskClient } from "@mcp-handles/core"
+import { MemoryStore } from "@mcp-handles/store-memory"
+import { Effect, Layer } from "effect"
+
+const servers = [{ name: "research", url: process.env.RESEARCH_MCP_URL }]
+const promised = await openTaskClient({ store: { kind: "memory" }, servers })
+try {
+  const handle = await promised.callTool("research", "slow_compute", { seconds: 1, label: "promises" }, { key: "both-1" })
+  const viaEffect = Effect.gen(function* () {
+    const client = yield* TaskClient.TaskClient
+    const call = yield* client.callTool("research", "slow_compute", { seconds: 1, label: "effects" }, { key: "both-2" })
+    return yield* call.outcome
+  }).pipe(
+    Effect.provide(
+      TaskClient.layer({ servers }).pipe(
+        Layer.provide(Layer.mergeAll(MemoryStore.layer, HttpWire.layer(), Polling.layer())),
+      ),
+    ),
+  )
+  const [fromPromise, fromEffect] = await Promise.all([handle.outcome(), Effect.runPromise(viaEffect)])
+  if (fromPromise._tag !== "Completed" || fromEffect._tag !== "Completed")
+    throw new Error(\`expected two completed calls, got \${fromPromise._tag} and \${fromEffect._tag}\`)
+  console.log("both APIs in one process:", fromPromise._tag, fromEffect._tag)
+} finally {
+  await promised.close()
+}
+`
+
+const runBothCopies = async (app, cwd, env) => {
+  fs.writeFileSync(path.join(app, "dist", "both-copies.js"), bothCopies)
+  await runExample(
+    {
+      name: "both-copies",
+      where: "scripts/external-app.mjs",
+      prints: ["both APIs in one process: Completed Completed"],
+    },
+    app,
+    cwd,
+    env,
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------
+
+const main = async (cleanups) => {
+  const examples = collectExamples()
+  if (!examples.some((example) => example.language === "ts" && !example.compileOnly)) {
+    throw new Failure("no runnable example found in the READMEs")
+  }
+  log(`${examples.length} example(s): ${examples.map((example) => example.name).join(", ")}`)
+
+  log("building")
+  await pnpm(["build"], { cwd: root })
+
+  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-external-")))
+  if (!path.relative(root, scratch).startsWith("..")) throw new Failure(`${scratch} is inside the workspace`)
+  cleanups.push(() => {
+    if (keep) log(`kept ${scratch}`)
+    else fs.rmSync(scratch, { recursive: true, force: true })
+  })
+  const tarballDir = path.join(scratch, "tarballs")
+  const app = path.join(scratch, "app")
+  fs.mkdirSync(tarballDir)
+  fs.mkdirSync(path.join(app, "src"), { recursive: true })
+
+  log("packing")
+  const tarballs = await pack(tarballDir, pnpm)
+  log(`packed ${[...tarballs.keys()].join(", ")}`)
+
+  const env = { ...process.env, npm_config_update_notifier: "false" }
+  writeManifest(app, "external-app")
+  await runShellExamples(
+    examples.filter((candidate) => candidate.language === "sh"),
+    app,
+    tarballs,
+    env,
+  )
+  expectEffect(app, "3.")
+
+  // The app's own toolchain, and the fake server the examples talk to.
+  await installToolchain(app, env, [tarballs.get("@mcp-handles/fake-server").tarball])
+  const typescript = examples.filter((example) => example.language === "ts")
+  await compile(app, typescript, env, { node10: true })
 
   const server = await startServer(app)
   cleanups.push(server.stop)
@@ -355,31 +471,40 @@ const main = async (cleanups) => {
       database = await makeDatabase(app, process.env.DATABASE_URL)
       cleanups.push(database.drop)
     }
-    // A fresh directory of its own: the SQLite default must create its directory.
-    const cwd = path.join(scratch, `run-${example.name}`)
-    fs.mkdirSync(cwd)
-    const result = await run(
-      `${example.where} (${example.name})`,
-      process.execPath,
-      [path.join(app, "dist", `${example.name}.js`)],
-      {
-        cwd,
-        env: {
-          ...env,
-          RESEARCH_MCP_URL: server.url,
-          ...(database === undefined ? {} : { DATABASE_URL: database.url }),
-        },
-        timeoutMs: exampleTimeoutMs,
-      },
-    )
-    const missing = example.prints.filter((text) => !result.stdout.includes(text))
-    if (missing.length > 0) {
-      throw new Failure(
-        `${example.where} (${example.name}) exited 0 but did not print ${missing.map((text) => JSON.stringify(text)).join(", ")}\n${indent(`${result.stdout}\n${result.stderr}`)}`,
-      )
+    await runExample(example, app, path.join(scratch, `run-${example.name}`), {
+      ...env,
+      RESEARCH_MCP_URL: server.url,
+      ...(database === undefined ? {} : { DATABASE_URL: database.url }),
+    })
+  }
+  await runBothCopies(app, path.join(scratch, "run-both-copies"), { ...env, RESEARCH_MCP_URL: server.url })
+
+  // The Promise package in an app of its own: with no effect at all, then next to effect 4.
+  const standalone = path.join(scratch, "standalone")
+  fs.mkdirSync(path.join(standalone, "src"), { recursive: true })
+  writeManifest(standalone, "standalone-app")
+  const standaloneEnv = { ...env, ...localPrebuild(app, scratch) }
+  const ofClient = examples.filter((example) => example.where.startsWith(`${clientReadme}:`))
+  await runShellExamples(
+    ofClient.filter((example) => example.language === "sh"),
+    standalone,
+    tarballs,
+    standaloneEnv,
+  )
+  expectEffect(standalone, undefined)
+  await installToolchain(standalone, standaloneEnv, [])
+  const clientExamples = ofClient.filter((example) => example.language === "ts" && !example.compileOnly)
+  if (clientExamples.length === 0) throw new Failure(`${clientReadme} has no runnable example`)
+  for (const step of ["no effect", "effect 4.1"]) {
+    if (step === "effect 4.1") {
+      await npmInstall("npm install effect@4.1", standalone, standaloneEnv, ["effect@4.1"])
+      expectEffect(standalone, "4.1.")
     }
-    log(`${example.name}: ran to its end and exited 0`)
-    console.log(indent(`${result.stdout}${result.stderr}`))
+    await compile(standalone, clientExamples, env, { node10: false })
+    for (const example of clientExamples) {
+      const cwd = path.join(scratch, `run-standalone-${step.replace(/\W+/g, "-")}-${example.name}`)
+      await runExample(example, standalone, cwd, { ...env, RESEARCH_MCP_URL: server.url })
+    }
   }
   log("every example installed, compiled and ran")
 }

@@ -1,0 +1,145 @@
+/**
+ * How a client is opened: the servers, the store, and the engine's settings. Every field but
+ * `servers` is optional; `undefined` means the default.
+ *
+ * @since 0.1.0
+ */
+import type { DurationInput } from "./DurationInput.js"
+import type { JsonLimits, JsonObject, JsonValue } from "./Json.js"
+import type { Store } from "./Store.js"
+
+/**
+ * A server calls may go to, by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerEndpoint {
+  /** The name rows refer to; part of the server's identity. */
+  readonly name: string
+  readonly url: string
+  /** Headers for every request to it (read again for each request: tokens may rotate). */
+  readonly headers?: (() => Readonly<Record<string, string>>) | undefined
+}
+
+/**
+ * One request for input from the server, surfaced once per key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputRequest {
+  readonly scope: string
+  readonly key: string
+  readonly tool: string
+  /** The server's key for this request, unique over the task's life. */
+  readonly inputKey: string
+  /** The request as the server sent it (e.g. `{ method: "elicitation/create", params }`). */
+  readonly request: JsonValue
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  readonly servers: ReadonlyArray<ServerEndpoint>
+  /** Where calls live. Default `{ kind: "sqlite" }`: `./.mcp-handles/tasks.db`. */
+  readonly store?: Store | undefined
+  /** Answers input requests; its answer is stored before it is sent, never asked for twice. */
+  readonly onInputRequired?: ((request: InputRequest) => Promise<JsonValue>) | undefined
+  /** How long one input handler may take; past it the question is asked again later. Default 10 minutes. */
+  readonly inputTimeout?: DurationInput | undefined
+  /** Give up waiting for a `tools/call` answer after this long and mark the call in doubt. */
+  readonly callTimeout?: DurationInput | undefined
+  /**
+   * This process's name on the store. A restart under the same id resumes its calls at once;
+   * processes sharing a store need distinct ids, stable across restarts. Default `local`.
+   */
+  readonly instanceId?: string | undefined
+  /** Scope used when a call names none. Default `default`. */
+  readonly defaultScope?: string | undefined
+  /** How long a lease lasts past a row's next poll, in milliseconds. Default 30 000. */
+  readonly leaseMs?: number | undefined
+  /**
+   * A call that may or may not have launched: `surface` (default) leaves it to you;
+   * `reissue-if-idempotent` re-sends it when the tool declares `idempotentHint: true`.
+   */
+  readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent" | undefined
+  /** `hash` keeps only a hash of the arguments (they may hold secrets). Default `full`. */
+  readonly storeArguments?: "full" | "hash" | undefined
+  readonly argumentLimits?: JsonLimits | undefined
+  readonly resultLimits?: JsonLimits | undefined
+  /** The background reconciler, which drives calls nobody waits on; `false` turns it off. */
+  readonly background?: false | BackgroundOptions | undefined
+  /** Hold `instanceId` on the store while open (default); `false` only for a client that never drives a call. */
+  readonly claimInstance?: boolean | undefined
+  /** Record each server (name, URL without credentials) in the store, for the CLI. Default on. */
+  readonly recordServers?: boolean | undefined
+  /** Task status pushed over `subscriptions/listen` where the server offers it. Default off. */
+  readonly push?: boolean | PushOptions | undefined
+  readonly polling?: Partial<PollingOptions> | undefined
+  readonly http?: HttpOptions | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface BackgroundOptions {
+  readonly tickMs?: number | undefined
+  readonly batchSize?: number | undefined
+  readonly concurrency?: number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PushOptions {
+  readonly safetyNetMs?: number | undefined
+  readonly batchMs?: number | undefined
+  readonly backoffMs?: number | undefined
+  readonly maxBackoffMs?: number | undefined
+  readonly idleMs?: number | undefined
+}
+
+/**
+ * When to poll next and how long to back off; server intervals are clamped into
+ * [`minIntervalMs`, `maxIntervalMs`].
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PollingOptions {
+  readonly minIntervalMs: number
+  readonly maxIntervalMs: number
+  readonly defaultInitialMs: number
+  readonly defaultFactor: number
+  readonly defaultMaxMs: number
+  readonly retryInitialMs: number
+  readonly retryFactor: number
+  readonly retryMaxMs: number
+  readonly maxDispatchAttempts: number
+  readonly stuckAfterMs: number
+}
+
+/**
+ * The HTTP wire (Streamable HTTP).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpOptions {
+  /** Per-request timeout; a `tools/call` that times out is in doubt. Default 30 s. */
+  readonly requestTimeout?: DurationInput | undefined
+  /** Answers larger than this (UTF-8 bytes) are refused. Default 16 MiB. */
+  readonly maxAnswerBytes?: number | undefined
+  readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
+  /** Client capabilities declared besides the Tasks extension. */
+  readonly clientCapabilities?: JsonObject | undefined
+  /** The protocol versions to speak, most preferred first. */
+  readonly protocolVersions?: ReadonlyArray<string> | undefined
+  /** The fetch to use. Default `globalThis.fetch`. */
+  readonly fetch?: typeof globalThis.fetch | undefined
+}
