@@ -320,7 +320,7 @@ describe("fleet checks", () => {
       const done = row({ key: "k", status: "failed", error: { code: 1, message: "x" } as never })
       expect(terminalFinal(memory, ledger({}), [done])).toEqual([])
       memory.settles.set("k", ['{"_tag":"Completed"}'])
-      const changed = row({ key: "k", status: "completed", result: {} })
+      const changed = row({ key: "k", status: "completed", result: { content: [] } })
       const found = terminalFinal(memory, ledger({}), [changed])
       expect(found).toEqual([
         expect.stringContaining("changed from"),

@@ -74,6 +74,9 @@ export type Known =
   | ClientError.InvalidKey
   | ClientError.NotInDoubt
   | ClientError.CannotReissue
+  | ClientError.InputRequired
+  | ClientError.InvalidAnswer
+  | ClientError.CannotAnswer
   | HandleStore.StoreError
   | HandleStore.InstanceIdInUse
   | Json.InvalidJson
@@ -96,6 +99,10 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
     InvalidKey: (e) => usage(`invalid ${e.what}: ${e.reason}`),
     NotInDoubt: (e) => usage(`${e.key} is not in doubt (it is ${e.status}); nothing to decide`),
     CannotReissue: (e) => usage(e.message),
+    InvalidAnswer: (e) => usage(e.message),
+    CannotAnswer: (e) => usage(e.message),
+    // The call goes on; it needs someone to answer it.
+    InputRequired: (e) => new CliError({ message: e.message, exitCode: exitCodes.attention }),
     // Most often an application running under the default id: the CLI must not drive its calls
     // beside it, but may act under an id of its own.
     InstanceIdInUse: (e) =>

@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
-import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Outcome from "@mcp-handles/core/Outcome"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Duration from "effect/Duration"
@@ -51,7 +50,12 @@ const describeRow = (session: Session, record: HandleRecord.HandleRecord): strin
   const live = Screen.liveStderr()
   const polls = live ? `polls ${session.counter.polls(record.taskId)}` : undefined
   const shown = live ? Render.truncate(message, 60) : message
-  return [record.status, message === "" ? undefined : JSON.stringify(shown), polls]
+  return [
+    record.status,
+    Render.progress(record, live),
+    message === "" ? undefined : JSON.stringify(shown),
+    polls,
+  ]
     .filter((part) => part !== undefined)
     .join(" · ")
 }
@@ -67,7 +71,7 @@ export const settle = (
   key: string,
   input: Input.Input,
   onSample: (record: HandleRecord.HandleRecord) => void = () => {},
-): Effect.Effect<Followed, TaskClient.UnknownKey | TaskClient.UnknownServer | HandleStore.StoreError> => {
+): Effect.Effect<Followed, TaskClient.SettleError> => {
   const sample: Effect.Effect<ReadonlyArray<string>> = session.client.get(key).pipe(
     Effect.tap((record) => Effect.sync(() => onSample(record))),
     Effect.map((record) => unanswered(record).filter((inputKey) => !input.canAnswer(inputKey))),
@@ -82,7 +86,8 @@ export const settle = (
         ),
   )
   // raceFirst: a failure to settle also ends the wait.
-  return Effect.raceFirst(session.client.settle(key), watch)
+  // The watch above stops for input nobody here answers; settle itself waits for any other.
+  return Effect.raceFirst(session.client.settle(key, undefined, { waitForInput: true }), watch)
 }
 
 /**
@@ -109,7 +114,7 @@ export const follow = (
   session: Session,
   key: string,
   input: Input.Input,
-): Effect.Effect<Followed, TaskClient.UnknownKey | TaskClient.UnknownServer | HandleStore.StoreError> =>
+): Effect.Effect<Followed, TaskClient.SettleError> =>
   Effect.suspend(() => {
     const started = Date.now()
     const render = (record: HandleRecord.HandleRecord) => {

@@ -9,6 +9,7 @@
  */
 import { createInterface, type Interface } from "node:readline/promises"
 import type { JsonObject, JsonValue } from "@mcp-handles/core/Json"
+import * as ServerRequest from "@mcp-handles/core/ServerRequest"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Effect from "effect/Effect"
 import { type CliError, usage } from "./CliError.js"
@@ -88,16 +89,8 @@ export interface Input {
 /** A prompt needs a person at both ends: keys in, questions out. */
 const interactive = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
 
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const messageOf = (request: JsonValue): string => {
-  const params = isObject(request) && isObject(request.params) ? request.params : undefined
-  return typeof params?.message === "string" ? params.message : JSON.stringify(request)
-}
-
-const methodOf = (request: JsonValue): string =>
-  isObject(request) && typeof request.method === "string" ? request.method : "input"
+const methodOf = (request: ServerRequest.ServerRequest): string =>
+  request.method === "unknown" ? "input" : request.method
 
 /**
  * The line that says what was asked, e.g. `a1: the server asks (elicitation/create, ok): OK?`.
@@ -105,21 +98,36 @@ const methodOf = (request: JsonValue): string =>
  * @since 0.2.0
  */
 export const summary = (request: TaskClient.InputRequest): string =>
-  `${request.key}: the server asks (${methodOf(request.request)}, ${request.inputKey}): ${messageOf(request.request)}`
+  `${request.key}: the server asks (${methodOf(request.request)}, ${request.inputKey}): ${ServerRequest.message(request.request)}`
 
 /**
  * @since 0.2.0
  * @category constructors
  */
 export const make = (answers: Answers): Input => {
+  // Keys whose given answer does not fit the request: nobody here can answer them.
+  const refused = new Set<string>()
   const canAnswer = (inputKey: string) =>
-    answers.byKey.has(inputKey) || answers.fallback !== undefined || interactive()
+    !refused.has(inputKey) && (answers.byKey.has(inputKey) || answers.fallback !== undefined || interactive())
   if (answers.byKey.size === 0 && answers.fallback === undefined && !interactive()) {
     return { handler: undefined, canAnswer }
   }
   const handler: TaskClient.InputHandler = (request) => {
     const given = answers.byKey.get(request.inputKey) ?? answers.fallback
     if (given !== undefined) {
+      // The client refuses an answer that does not fit; say why here, where it was given.
+      const problems = ServerRequest.answerProblems(request.request, given)
+      if (problems.length > 0) {
+        return Effect.zipRight(
+          Effect.sync(() => {
+            refused.add(request.inputKey)
+            Screen.status.print(
+              `${summary(request)}\n  --answer for ${request.inputKey} does not fit the request: ${problems.join("; ")}`,
+            )
+          }),
+          Effect.never,
+        )
+      }
       return Effect.sync(() => {
         Screen.status.print(`${summary(request)}\n  answered with --answer`)
         return given
@@ -181,17 +189,15 @@ const prompt = async (
     return line
   }
   const r = request.request
-  const params = isObject(r) && isObject(r.params) ? r.params : undefined
   write(`\n${Screen.bold("?", process.stderr)} ${summary(request)}\n`)
   try {
-    if (methodOf(r) === "elicitation/create" && params !== undefined) {
-      if (params.mode === "url" && typeof params.url === "string") {
-        write(`  open ${params.url}\n  (:decline or :cancel to refuse)\n`)
+    if (r.method === "elicitation/create") {
+      if (r.params.mode === "url") {
+        write(`  open ${r.params.url}\n  (:decline or :cancel to refuse)\n`)
         await question("  press Enter once done: ")
         return { action: "accept" }
       }
-      const schema = isObject(params.requestedSchema) ? params.requestedSchema : undefined
-      if (schema !== undefined) return { action: "accept", content: await form(schema, question) }
+      return { action: "accept", content: await form(r.params.requestedSchema, question) }
     }
     write('  answer with the JSON response (e.g. {"action":"accept","content":{...}})\n')
     for (;;) {
@@ -208,33 +214,10 @@ const prompt = async (
   }
 }
 
-/** A choice's value and how it is shown. */
-interface Choice {
-  readonly value: string
-  readonly title: string
-}
-
-const choicesOf = (schema: JsonObject): ReadonlyArray<Choice> | undefined => {
-  if (Array.isArray(schema.enum)) {
-    const names = Array.isArray(schema.enumNames) ? schema.enumNames : []
-    return schema.enum.map((value, i) => ({
-      value: String(value),
-      title: typeof names[i] === "string" ? `${names[i]} (${String(value)})` : String(value),
-    }))
-  }
-  const options = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : []
-  const choices = options.filter(isObject).filter((o) => typeof o.const === "string")
-  if (choices.length === 0) return undefined
-  return choices.map((o) => ({
-    value: String(o.const),
-    title: typeof o.title === "string" ? `${o.title} (${String(o.const)})` : String(o.const),
-  }))
-}
-
-const pick = (choices: ReadonlyArray<Choice>, text: string): string | undefined => {
+const pick = (choices: ReadonlyArray<{ readonly value: string }>, text: string): string | undefined => {
   const n = Number(text)
   if (Number.isInteger(n) && n >= 1 && n <= choices.length) return choices[n - 1]?.value
-  return choices.find((c) => c.value === text)?.value
+  return choices.find((c) => c.value === text)?.value ?? text
 }
 
 /**
@@ -243,19 +226,23 @@ const pick = (choices: ReadonlyArray<Choice>, text: string): string | undefined 
  * its field, and asks again until it fits. An empty answer keeps the default, or leaves an
  * optional field out.
  */
-const form = async (schema: JsonObject, question: (text: string) => Promise<string>): Promise<JsonObject> => {
-  const properties = isObject(schema.properties) ? schema.properties : {}
-  const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : [])
+const form = async (
+  schema: ServerRequest.ElicitationForm["params"]["requestedSchema"],
+  question: (text: string) => Promise<string>,
+): Promise<JsonObject> => {
+  const required = new Set(schema.required ?? [])
   const content: Record<string, JsonValue> = {}
   write("  fill in each field (:decline or :cancel to refuse)\n")
-  for (const [name, raw] of Object.entries(properties)) {
-    const field = isObject(raw) ? raw : {}
-    const title = typeof field.title === "string" ? field.title : name
-    if (typeof field.description === "string") write(`  ${Screen.dim(field.description, process.stderr)}\n`)
-    const items = isObject(field.items) ? field.items : undefined
-    const choices = field.type === "array" && items !== undefined ? choicesOf(items) : choicesOf(field)
+  for (const [name, field] of Object.entries(schema.properties)) {
+    const title = field.title ?? name
+    if (field.description !== undefined) write(`  ${Screen.dim(field.description, process.stderr)}\n`)
+    const choices = ServerRequest.choices(field)
     if (choices !== undefined) {
-      write(choices.map((c, i) => `    ${i + 1}) ${c.title}\n`).join(""))
+      write(
+        choices
+          .map((c, i) => `    ${i + 1}) ${c.value === c.title ? c.title : `${c.title} (${c.value})`}\n`)
+          .join(""),
+      )
     }
     const kind =
       field.type === "array"
@@ -265,7 +252,7 @@ const form = async (schema: JsonObject, question: (text: string) => Promise<stri
           : choices !== undefined
             ? "a number or a value"
             : String(field.type ?? "JSON")
-    const hasDefault = Object.hasOwn(field, "default")
+    const hasDefault = field.default !== undefined
     const hint = [kind, required.has(name) ? "required" : "optional"]
     if (hasDefault) hint.push(`default ${JSON.stringify(field.default)}`)
     for (;;) {
@@ -294,54 +281,51 @@ type Parsed =
   | { readonly ok: true; readonly value: JsonValue }
   | { readonly ok: false; readonly problem: string }
 
-const parseField = (field: JsonObject, choices: ReadonlyArray<Choice> | undefined, text: string): Parsed => {
-  if (field.type === "array") {
-    const values = text
-      .split(",")
-      .map((part) => part.trim())
-      .filter((part) => part !== "")
-    if (choices === undefined) return { ok: true, value: values }
-    const picked = values.map((part) => pick(choices, part))
-    return picked.every((p): p is string => p !== undefined)
-      ? { ok: true, value: picked }
-      : { ok: false, problem: "not one of the choices" }
-  }
-  if (choices !== undefined) {
-    const picked = pick(choices, text)
-    return picked === undefined
-      ? { ok: false, problem: "not one of the choices" }
-      : { ok: true, value: picked }
-  }
-  switch (field.type) {
-    case "boolean": {
-      if (/^(y|yes|true)$/i.test(text)) return { ok: true, value: true }
-      if (/^(n|no|false)$/i.test(text)) return { ok: true, value: false }
-      return { ok: false, problem: "yes or no" }
+/**
+ * What a person typed, as the value of its field: read by the field's type (choices by number
+ * or value), then checked by the client's own rule for answers (`ServerRequest.fieldProblem`),
+ * the one the answer meets again before it is stored.
+ */
+const parseField = (
+  field: ServerRequest.Field,
+  choices: ReadonlyArray<{ readonly value: string }> | undefined,
+  text: string,
+): Parsed => {
+  const read = (): JsonValue | undefined => {
+    if (field.type === "array") {
+      const parts = text
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part !== "")
+      return choices === undefined ? parts : parts.map((part) => pick(choices, part) ?? part)
     }
-    case "number":
-    case "integer": {
-      const n = Number(text)
-      if (!Number.isFinite(n)) return { ok: false, problem: "not a number" }
-      if (field.type === "integer" && !Number.isInteger(n))
-        return { ok: false, problem: "not a whole number" }
-      if (typeof field.minimum === "number" && n < field.minimum)
-        return { ok: false, problem: `at least ${field.minimum}` }
-      if (typeof field.maximum === "number" && n > field.maximum)
-        return { ok: false, problem: `at most ${field.maximum}` }
-      return { ok: true, value: n }
+    if (choices !== undefined) return pick(choices, text)
+    switch (field.type) {
+      case "boolean":
+        return /^(y|yes|true)$/i.test(text) ? true : /^(n|no|false)$/i.test(text) ? false : undefined
+      case "number":
+      case "integer":
+        return text.trim() === "" || !Number.isFinite(Number(text)) ? undefined : Number(text)
+      case "string":
+        return text
+      default:
+        try {
+          return JSON.parse(text) as JsonValue
+        } catch {
+          return undefined
+        }
     }
-    case "string": {
-      if (typeof field.minLength === "number" && text.length < field.minLength)
-        return { ok: false, problem: `at least ${field.minLength} characters` }
-      if (typeof field.maxLength === "number" && text.length > field.maxLength)
-        return { ok: false, problem: `at most ${field.maxLength} characters` }
-      return { ok: true, value: text }
-    }
-    default:
-      try {
-        return { ok: true, value: JSON.parse(text) as JsonValue }
-      } catch {
-        return { ok: false, problem: "not JSON" }
-      }
   }
+  const value = read()
+  if (value === undefined) {
+    const expected =
+      field.type === "boolean"
+        ? "yes or no"
+        : field.type === "number" || field.type === "integer"
+          ? "not a number"
+          : "not JSON"
+    return { ok: false, problem: expected }
+  }
+  const problem = ServerRequest.fieldProblem(field, value)
+  return problem === undefined ? { ok: true, value } : { ok: false, problem }
 }

@@ -78,6 +78,33 @@ export const note = (record: HandleRecord.HandleRecord): string =>
     : (record.lastProblem ?? record.snapshot?.statusMessage ?? record.error?.message ?? "")
 
 /**
+ * How far a call's work is, when the server said: a bar on a terminal (`[####------] 40%`), the
+ * whole figures elsewhere (`progress 40/100`), the server's progress message after either.
+ *
+ * @since 0.4.0
+ * @category rendering
+ */
+export const progress = (record: HandleRecord.HandleRecord, bar: boolean): string | undefined => {
+  const p = record.progress
+  if (p === null) return undefined
+  const message = p.message === undefined ? "" : ` ${p.message}`
+  if (p.total === undefined || p.total <= 0) return `progress ${p.progress}${message}`
+  if (!bar) return `progress ${p.progress}/${p.total}${message}`
+  const ratio = Math.min(1, Math.max(0, p.progress / p.total))
+  const filled = Math.round(ratio * 20)
+  return `[${"#".repeat(filled)}${"-".repeat(20 - filled)}] ${Math.round(ratio * 100)}%${message}`
+}
+
+/**
+ * A row's status as people read it: a completed call whose tool reported an error says so.
+ *
+ * @since 0.4.0
+ * @category rendering
+ */
+export const status = (record: HandleRecord.HandleRecord): string =>
+  record.status === "completed" && record.result?.isError === true ? "completed (tool error)" : record.status
+
+/**
  * The text blocks of a tool result, or its JSON when it has none.
  *
  * @since 0.1.0
@@ -103,7 +130,7 @@ export const resultText = (result: Readonly<Record<string, unknown>>): string =>
 export const outcomeLine = (outcome: Outcome.Outcome): string => {
   switch (outcome._tag) {
     case "Completed":
-      return `${outcome.result.isError === true ? "completed with a tool error" : "completed"}: ${resultText(outcome.result)}`
+      return `${outcome.isError ? "completed (tool error)" : "completed"}: ${resultText(outcome.result)}`
     case "Failed":
       return `failed: ${outcome.error.message} (JSON-RPC ${outcome.error.code})`
     case "Cancelled":

@@ -5,6 +5,7 @@
  * @since 0.2.0
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import * as ToolResult from "@mcp-handles/core/ToolResult"
 import type * as Output from "./Output.js"
 import * as Render from "./Render.js"
 import * as ServerRegistry from "./ServerRegistry.js"
@@ -45,7 +46,7 @@ export const make = (record: HandleRecord.HandleRecord, context: Context): Outpu
     ttlMs: record.snapshot?.ttlMs ?? null,
     arguments: record.arguments,
     argumentsHash: record.argumentsHash,
-    result: record.result,
+    result: record.result === null ? null : ToolResult.encode(record.result),
     error:
       record.error === null
         ? null
@@ -126,7 +127,7 @@ export const table = (
     records.map((r) => [
       ...(scoped ? [r.scope] : []),
       r.key,
-      r.status,
+      Render.status(r),
       r.tool,
       ServerRegistry.displayName(r.serverId),
       Render.taskId(r.taskId, context.reveal),

@@ -27,6 +27,13 @@ const config: Config.Config = {
     { name: "long", shape: "task", durationMs: 60_000, pollIntervalMs: 250 },
     askTool({ durationMs: 600, pollIntervalMs: 250, atMs: 200 }),
     { name: "slow_answer", shape: "task", durationMs: 300, pollIntervalMs: 250 },
+    {
+      name: "render",
+      shape: "direct",
+      durationMs: 3_000,
+      progress: { steps: [0, 25, 50, 75, 100], total: 100, message: "rendering the report in full detail" },
+      outcome: { kind: "result", text: "rendered" },
+    },
   ],
   // The first two calls of slow_answer launch their tasks at once and are answered only a minute
   // later: the test kills the callers as soon as the ledger shows both launches, however slowly
@@ -92,6 +99,13 @@ describe("call", () => {
     const reused = await fx.ws.run("call", fx.server.url, "quick", "--args", '{"n":3}', "--key", "q1")
     expect(reused.code).toBe(2)
     expect(reused.stderr).toMatch(/^mcp-handles: key "q1" is already used/)
+  })
+
+  it("off a terminal, the progress of a direct call is a whole line at each change", async () => {
+    const ran = await fx.ws.run("call", fx.server.url, "render", "--key", "p1")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout.trim()).toBe("p1: completed: rendered")
+    expect(ran.stderr).toContain("p1: sending… · progress 50/100 rendering the report in full detail\n")
   })
 
   it("answers input requests with --answer", async () => {

@@ -204,3 +204,15 @@ describe("the other commands' --json", () => {
     expect(decode(Output.Resume, completed)).toMatchObject({ inDoubt: [], skipped: [] })
   })
 })
+
+describe("tool errors in text", () => {
+  it("a tool error reads as one: the outcome line and list say completed (tool error)", async () => {
+    const refused = await fx.ws.run("call", fx.server.url, "refused", "--key", "c4t")
+    expect(refused.code, refused.stderr).toBe(1)
+    expect(refused.stdout).toContain("c4t: completed (tool error): no")
+    const listed = await fx.ws.run("list", "--status", "all")
+    expect(listed.stdout.split("\n").find((line) => line.startsWith("c4t "))).toMatch(
+      / completed \(tool error\) /,
+    )
+  })
+})

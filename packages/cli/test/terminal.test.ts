@@ -45,6 +45,13 @@ const config: Config.Config = {
       outcome: { kind: "result", text: "deployed by {{inputs.confirm.content.who}}" },
     },
     { name: "long", shape: "task", durationMs: 600_000, pollIntervalMs: 200 },
+    {
+      name: "render",
+      shape: "direct",
+      durationMs: 6_000,
+      progress: { steps: [0, 25, 50, 75, 100], total: 100, message: "rendering" },
+      outcome: { kind: "result", text: "rendered" },
+    },
   ],
   // The server takes its time to accept the call: "sending…" must be on screen meanwhile.
   faults: [{ when: { method: "tools/call", tool: "deploy" }, fault: { kind: "latency", ms: 2_500 } }],
@@ -81,6 +88,13 @@ describe.skipIf(!Terminal.tmuxInstalled)("on a terminal (tmux)", () => {
     expect(done).toContain("t1: completed: deployed by Ada")
     expect(done).toContain("[exit 0]")
     expect((await fx.server.ledger()).tasks.find((t) => t.idempotencyKey === "t1")?.updates).toHaveLength(1)
+  })
+
+  it("shows a progress bar while a direct call's answer is on the way", async () => {
+    terminal = await Terminal.open(fx.ws.dir, fx.ws.env, `${cli} call ${fx.server.url} render --key p1`)
+    await terminal.waitFor(/p1: sending… · \[#{5}-{15}\] 25% rendering/)
+    const done = await terminal.waitFor(/\[exit \d+\]/)
+    expect(done).toContain("p1: completed: rendered")
   })
 
   it("list --watch redraws as calls come and goes on Ctrl-C", async () => {

@@ -5,8 +5,8 @@
  */
 import type { DurationInput } from "./DurationInput.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
-import type { JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
+import type { ServerRequest } from "./ServerRequest.js"
 
 /**
  * @since 0.1.0
@@ -93,12 +93,22 @@ export type ClientEvent =
       readonly message: string
     }
   | {
+      /** How far the work is (`notifications/progress`), each material change. */
+      readonly _tag: "Progress"
+      readonly scope: string
+      readonly key: string
+      readonly progress: number
+      readonly total: number | undefined
+      readonly message: string | undefined
+      readonly at: number
+    }
+  | {
       /** The server asks for input (answered by the instance driving the call). */
       readonly _tag: "InputRequested"
       readonly scope: string
       readonly key: string
       readonly inputKey: string
-      readonly request: JsonValue
+      readonly request: ServerRequest
     }
 
 /**

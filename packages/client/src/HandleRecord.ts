@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type { JsonObject, JsonValue } from "./Json.js"
+import type { CallToolResult } from "./ToolResult.js"
 
 /**
  * The lifecycle of a call. `pending` is the write-ahead intent (no answer yet); `in_doubt` means
@@ -95,6 +96,20 @@ export interface StrayTask {
  * @since 0.1.0
  * @category models
  */
+/**
+ * How far a call's work is (`notifications/progress`), as last kept.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+  /** When it was heard (the store's clock). */
+  readonly at: number
+}
+
 export interface HistoryEntry {
   /** The store's clock, epoch milliseconds. */
   readonly at: number
@@ -126,7 +141,7 @@ export interface HandleRecord {
   readonly status: Status
   readonly snapshot: TaskSnapshot | null
   /** The tool result of a completed call. */
-  readonly result: JsonObject | null
+  readonly result: CallToolResult | null
   /** The JSON-RPC error of a failed call. */
   readonly error: RpcError | null
   /** Input requests the server has outstanding, as last seen. */
@@ -152,4 +167,6 @@ export interface HandleRecord {
   readonly settledAt: number | null
   /** Status changes, oldest first (bounded; the first is always kept). */
   readonly history: ReadonlyArray<HistoryEntry>
+  /** How far the work is, as the server last said it materially (null: it said nothing). */
+  readonly progress: Progress | null
 }

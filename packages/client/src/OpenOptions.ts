@@ -6,6 +6,7 @@
  */
 import type { DurationInput } from "./DurationInput.js"
 import type { JsonLimits, JsonObject, JsonValue } from "./Json.js"
+import type { ServerRequest } from "./ServerRequest.js"
 import type { Store } from "./Store.js"
 
 /**
@@ -34,8 +35,8 @@ export interface InputRequest {
   readonly tool: string
   /** The server's key for this request, unique over the task's life. */
   readonly inputKey: string
-  /** The request as the server sent it (e.g. `{ method: "elicitation/create", params }`). */
-  readonly request: JsonValue
+  /** What the server asks (an elicitation form or URL, sampling, roots, or `unknown`): narrow on `method`. */
+  readonly request: ServerRequest
 }
 
 /**
@@ -46,7 +47,11 @@ export interface OpenOptions {
   readonly servers: ReadonlyArray<ServerEndpoint>
   /** Where calls live. Default `{ kind: "sqlite" }`: `./.mcp-handles/tasks.db`. */
   readonly store?: Store | undefined
-  /** Answers input requests; its answer is stored before it is sent, never asked for twice. */
+  /**
+   * Answers input requests; its answer is checked against the request and stored before it is
+   * sent, never asked for twice. Without one, a wait on a call that asks for input rejects with
+   * `InputRequired` (answer it with `answer`).
+   */
   readonly onInputRequired?: ((request: InputRequest) => Promise<JsonValue>) | undefined
   /** How long one input handler may take; past it the question is asked again later. Default 10 minutes. */
   readonly inputTimeout?: DurationInput | undefined
@@ -68,6 +73,8 @@ export interface OpenOptions {
   readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent" | undefined
   /** `hash` keeps only a hash of the arguments (they may hold secrets). Default `full`. */
   readonly storeArguments?: "full" | "hash" | undefined
+  /** Ask servers for progress of direct calls and keep its material changes. Default true. */
+  readonly progress?: boolean | undefined
   readonly argumentLimits?: JsonLimits | undefined
   readonly resultLimits?: JsonLimits | undefined
   /** The background reconciler, which drives calls nobody waits on; `false` turns it off. */

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { RpcError } from "./HandleRecord.js"
-import type { JsonObject } from "./Json.js"
+import type { CallToolResult } from "./ToolResult.js"
 
 /**
  * Narrow it on `_tag`.
@@ -14,8 +14,13 @@ import type { JsonObject } from "./Json.js"
  * @category models
  */
 export type Outcome =
-  /** The tool's result (which may itself carry `isError: true`: the tool ran and said no). */
-  | { readonly _tag: "Completed"; readonly key: string; readonly result: JsonObject }
+  /** The tool ran and answered; `isError`: it reported a failure (the protocol's tool error). */
+  | {
+      readonly _tag: "Completed"
+      readonly key: string
+      readonly result: CallToolResult
+      readonly isError: boolean
+    }
   /** The JSON-RPC error the call or its task failed with. */
   | { readonly _tag: "Failed"; readonly key: string; readonly error: RpcError }
   | { readonly _tag: "Cancelled"; readonly key: string; readonly reason: string | null }

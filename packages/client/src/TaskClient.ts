@@ -22,6 +22,11 @@ export interface TaskClient extends AsyncDisposable {
   readonly callTool: (server: string, tool: string, args: unknown, options?: CallOptions) => Promise<Handle>
   /** Waits until the call rests: terminal, or in doubt. `signal` stops the wait (not the call). */
   readonly settle: (key: string, scope?: string, options?: WaitOptions) => Promise<Outcome>
+  /**
+   * Answers the call's open input request `inputKey`, from any process: checked against the
+   * request (`InvalidAnswer`), stored, then sent by whichever process drives the call.
+   */
+  readonly answer: (key: string, inputKey: string, response: unknown, scope?: string) => Promise<HandleRecord>
   readonly cancel: (key: string, scope?: string) => Promise<HandleRecord>
   /** Sends an in-doubt call again under the same key. */
   readonly reissue: (key: string, scope?: string) => Promise<Handle>
@@ -99,6 +104,8 @@ export interface CallOptions {
 export interface WaitOptions {
   /** Aborting it stops the wait (the call goes on): the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined
+  /** Keep waiting while the call waits for input no handler here answers (default: reject with `InputRequired`). */
+  readonly waitForInput?: boolean | undefined
 }
 
 /**

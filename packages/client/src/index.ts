@@ -12,6 +12,7 @@ export type * from "./HandleRecord.js"
 export type * from "./Json.js"
 export type * from "./OpenOptions.js"
 export type * from "./Outcome.js"
+export type * from "./ServerRequest.js"
 export type * from "./Store.js"
 export type * from "./TaskClient.js"
 /**
@@ -19,3 +20,4 @@ export type * from "./TaskClient.js"
  * @category constructors
  */
 export { openTaskClient } from "./TaskClient.js"
+export type * from "./ToolResult.js"

@@ -4,8 +4,10 @@
  *
  * @since 0.2.0
  */
+import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
 import { Status } from "./HandleRecord.js"
+import type { ServerRequest } from "./ServerRequest.js"
 
 /**
  * The call names a server the client was not configured with.
@@ -118,5 +120,89 @@ export class CannotReissue extends Schema.TaggedError<CannotReissue>()("CannotRe
     return this.reason === "not_in_doubt"
       ? `${this.key} is not in doubt (it is ${this.status}); nothing to decide`
       : `${this.key} cannot be sent again: its arguments were stored as a hash only`
+  }
+}
+
+/**
+ * An answer that does not fit the input request it answers (see `ServerRequest.answerProblems`):
+ * nothing was stored or sent, and the request is still open.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export class InvalidAnswer extends Schema.TaggedError<InvalidAnswer>()("InvalidAnswer", {
+  key: Schema.String,
+  inputKey: Schema.String,
+  problems: Schema.Array(Schema.String),
+}) {
+  override get message(): string {
+    return `the answer to ${this.inputKey} of ${this.key} does not fit the request: ${this.problems.join("; ")}`
+  }
+}
+
+/**
+ * Why `answer` stored nothing:
+ * - `not_asked`: the call has no open request with this input key (it never asked, or no longer does);
+ * - `already_answered`: the key has an answer already; a key is answered once;
+ * - `not_waiting`: the call does not wait for input (`status` says what it is).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const CannotAnswerReason = Schema.Literal("not_asked", "already_answered", "not_waiting")
+
+/**
+ * @since 0.4.0
+ * @category models
+ */
+export type CannotAnswerReason = typeof CannotAnswerReason.Type
+
+/**
+ * @since 0.4.0
+ * @category errors
+ */
+export class CannotAnswer extends Schema.TaggedError<CannotAnswer>()("CannotAnswer", {
+  key: Schema.String,
+  inputKey: Schema.String,
+  status: Status,
+  reason: CannotAnswerReason,
+}) {
+  override get message(): string {
+    if (this.reason === "not_asked")
+      return `${this.key} has no open input request ${JSON.stringify(this.inputKey)}`
+    if (this.reason === "already_answered")
+      return `${this.inputKey} of ${this.key} is answered already; a request is answered once`
+    return `${this.key} does not wait for input (it is ${this.status})`
+  }
+}
+
+/**
+ * One open input request of a call (see `InputRequired`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface OpenRequest {
+  readonly inputKey: string
+  readonly request: ServerRequest
+}
+
+/**
+ * A wait (`settle`, `outcome`) stopped because the call waits for input that no handler here
+ * answers (no `onInputRequired`): without it the wait would last until the task's TTL. The call
+ * goes on; answer it with `answer(key, inputKey, response)` from this or any process, then wait
+ * again. `{ waitForInput: true }` keeps waiting instead.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export class InputRequired extends Data.TaggedError("InputRequired")<{
+  readonly scope: string
+  readonly key: string
+  readonly requests: ReadonlyArray<OpenRequest>
+}> {
+  override get message(): string {
+    const keys = this.requests.map((r) => r.inputKey).join(", ")
+    return `${this.key} waits for input (${keys}) and no handler here answers it; answer it with answer(${JSON.stringify(this.key)}, inputKey, response)`
   }
 }

@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import { JsonObject, JsonValue } from "./Json.js"
+import { CallToolResult } from "./ToolResult.js"
 
 /**
  * The lifecycle of a call. `pending` is the write-ahead intent (no answer yet); `in_doubt` means
@@ -207,6 +208,43 @@ export class StrayTask extends Schema.Class<StrayTask>("StrayTask")({
 }) {}
 
 /**
+ * How far the server says the call's work is (`notifications/progress`), as last kept: only a
+ * material change is written (see `progressChanged`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export class Progress extends Schema.Class<Progress>("Progress")({
+  progress: Schema.Finite,
+  /** Unset when the server does not know the total. */
+  total: Schema.optional(Schema.Finite),
+  message: Schema.optional(Schema.String),
+  /** When it was heard (the store's clock, epoch milliseconds). */
+  at: Schema.Finite,
+}) {}
+
+/**
+ * Whether `next` is worth keeping after `kept`: the first one, a new message or total, another
+ * tenth of the total (or the end), or without a total a tenth more than kept. Everything in
+ * between is a write per notification for nothing anyone reads.
+ *
+ * @since 0.4.0
+ * @category predicates
+ */
+export const progressChanged = (kept: Progress | null, next: Progress): boolean => {
+  if (kept === null) return true
+  if (next.message !== kept.message || next.total !== kept.total) return true
+  if (next.total !== undefined && next.total > 0) {
+    const tenth = (p: number) => Math.floor((10 * p) / (next.total as number))
+    return (
+      tenth(next.progress) !== tenth(kept.progress) ||
+      (next.progress >= next.total && kept.progress < next.total)
+    )
+  }
+  return next.progress >= kept.progress * 1.1 + (kept.progress === 0 ? 1e-9 : 0)
+}
+
+/**
  * One change of a row's status, as the row keeps it (see `HandleRecord.history`).
  *
  * @since 0.3.0
@@ -255,7 +293,7 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   status: Status,
   snapshot: Schema.NullOr(TaskSnapshot),
   /** The tool result of a completed call (direct, or from the task). */
-  result: Schema.NullOr(JsonObject),
+  result: Schema.NullOr(CallToolResult),
   /** The JSON-RPC error of a failed call. */
   error: Schema.NullOr(RpcError),
   /** Input requests the server has outstanding, as last seen. */
@@ -287,6 +325,8 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   updatedAt: Schema.Finite,
   /** When the row became terminal; drives garbage collection. */
   settledAt: Schema.NullOr(Schema.Finite),
+  /** How far the work is, as the server last said it materially (null: it said nothing). */
+  progress: Schema.optionalWith(Schema.NullOr(Progress), { default: () => null }),
   /**
    * The row's status changes, oldest first, at most `historyLimit` (the first, the intent, is
    * always kept). Append-only; empty on rows written before it was kept.

@@ -81,7 +81,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
     // Looked up per request, so a fetch installed later (a test's interceptor) is honoured.
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
 
-    const send: V2025.Send = (server, message, session, inputWindow) =>
+    const send: V2025.Send = (server, message, session, inputWindow, onNotification) =>
       Effect.gen(function* () {
         const method = "method" in message ? message.method : "answer to the server"
         const isRequest = "id" in message && "method" in message
@@ -98,6 +98,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
                 session,
                 inputWindow,
                 timeoutMs,
+                onNotification,
               },
               recorder,
               (observation) => resume(Effect.succeed(observation)),
@@ -146,8 +147,8 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         return { result, sessionId }
       })
 
-    const rpc: Rpc = (server, method, params, extraMeta) =>
-      send(server, adapter.request(method, params, extraMeta), undefined).pipe(
+    const rpc: Rpc = (server, method, params, extraMeta, onNotification) =>
+      send(server, adapter.request(method, params, extraMeta), undefined, undefined, onNotification).pipe(
         Effect.catchTag("SessionGone", () => Effect.die("a stateless request named no session")),
         Effect.map((sent) => sent.result),
       )

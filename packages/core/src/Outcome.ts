@@ -6,15 +6,18 @@
  */
 import * as Data from "effect/Data"
 import { failedWithoutError, type HandleRecord, type RpcError } from "./HandleRecord.js"
-import type { JsonObject } from "./Json.js"
+import type { CallToolResult } from "./ToolResult.js"
 
 /**
  * @since 0.1.0
  * @category models
  */
 export type Outcome = Data.TaggedEnum<{
-  /** The tool's result (which may itself carry `isError: true`: the tool ran and said no). */
-  Completed: { readonly key: string; readonly result: JsonObject }
+  /**
+   * The tool ran and answered. `isError` is the tool saying it failed (its result's
+   * `isError: true`, the protocol's tool error): the call completed, the work did not succeed.
+   */
+  Completed: { readonly key: string; readonly result: CallToolResult; readonly isError: boolean }
   /** The JSON-RPC error the call or its task failed with. */
   Failed: { readonly key: string; readonly error: RpcError }
   Cancelled: { readonly key: string; readonly reason: string | null }
@@ -42,7 +45,7 @@ export const Outcome = Data.taggedEnum<Outcome>()
 export const fromRecord = (record: HandleRecord): Outcome | undefined => {
   switch (record.status) {
     case "completed":
-      return Outcome.Completed({ key: record.key, result: record.result ?? {} })
+      return completed(record.key, record.result ?? { content: [] })
     case "failed":
       return Outcome.Failed({ key: record.key, error: record.error ?? failedWithoutError })
     case "cancelled":
@@ -55,3 +58,20 @@ export const fromRecord = (record: HandleRecord): Outcome | undefined => {
       return undefined
   }
 }
+
+/**
+ * A `Completed` outcome of `result`, its `isError` read from the result.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const completed = (key: string, result: CallToolResult): Outcome =>
+  Outcome.Completed({ key, result, isError: result.isError === true })
+
+/**
+ * Whether the call completed with a tool error (`Completed` with `isError`).
+ *
+ * @since 0.4.0
+ * @category predicates
+ */
+export const isToolError = (outcome: Outcome): boolean => outcome._tag === "Completed" && outcome.isError

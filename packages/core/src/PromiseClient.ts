@@ -99,7 +99,11 @@ export interface PromiseHandle {
   readonly scope: string
   readonly launched: boolean
   readonly record: HandleRecord
-  /** Waits until the call rests: terminal, or in doubt. `signal` stops the wait (not the call). */
+  /**
+   * Waits until the call rests: terminal, or in doubt. `signal` stops the wait (not the call).
+   * Rejects with `InputRequired` when the call waits for input no handler here answers (unless
+   * `waitForInput`).
+   */
   readonly outcome: (options?: WaitOptions) => Promise<Outcome>
 }
 
@@ -114,8 +118,13 @@ export interface PromiseTaskClient extends AsyncDisposable {
     args: unknown,
     options?: Omit<TaskClient.CallOptions, "onInputRequired">,
   ) => Promise<PromiseHandle>
-  /** Waits until the call rests. `signal` stops the wait (not the call). */
+  /** Waits until the call rests. `signal` stops the wait (not the call). See `PromiseHandle.outcome`. */
   readonly settle: (key: string, scope?: string, options?: WaitOptions) => Promise<Outcome>
+  /**
+   * Answers the call's open input request `inputKey` (see `TaskClient.answer`): checked against
+   * the request, stored, then sent by whichever process drives the call.
+   */
+  readonly answer: (key: string, inputKey: string, response: unknown, scope?: string) => Promise<HandleRecord>
   readonly cancel: (key: string, scope?: string) => Promise<HandleRecord>
   readonly reissue: (key: string, scope?: string) => Promise<PromiseHandle>
   readonly abandon: (key: string, scope?: string) => Promise<HandleRecord>
@@ -279,12 +288,15 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     scope: handle.scope,
     launched: handle.launched,
     record: handle.record,
-    outcome: (waitOptions) => run("outcome", handle.outcome, waitOptions?.signal),
+    outcome: (waitOptions) =>
+      run("outcome", client.settle(handle.key, handle.scope, waitOptions), waitOptions?.signal),
   })
   return {
     callTool: (server, tool, args, callOptions) =>
       run("callTool", Effect.map(client.callTool(server, tool, args, callOptions), promiseHandle)),
-    settle: (key, scope, waitOptions) => run("settle", client.settle(key, scope), waitOptions?.signal),
+    settle: (key, scope, waitOptions) =>
+      run("settle", client.settle(key, scope, waitOptions), waitOptions?.signal),
+    answer: (key, inputKey, response, scope) => run("answer", client.answer(key, inputKey, response, scope)),
     cancel: (key, scope) => run("cancel", client.cancel(key, scope)),
     reissue: (key, scope) => run("reissue", Effect.map(client.reissue(key, scope), promiseHandle)),
     abandon: (key, scope) => run("abandon", client.abandon(key, scope)),
@@ -360,7 +372,7 @@ export interface Subscription extends AsyncDisposable {
  * @since 0.3.0
  * @category models
  */
-export interface WaitOptions {
+export interface WaitOptions extends TaskClient.SettleOptions {
   /** Aborting it stops the wait (the call goes on): the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined
 }

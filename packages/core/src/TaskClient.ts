@@ -12,7 +12,10 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type {
+  CannotAnswer,
   CannotReissue,
+  InputRequired,
+  InvalidAnswer,
   InvalidKey,
   KeyReused,
   NotInDoubt,
@@ -32,6 +35,7 @@ import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
 import type { InvalidServerUrl } from "./ServerIdentity.js"
+import type { ServerRequest } from "./ServerRequest.js"
 import * as TaskReference from "./TaskReference.js"
 import type { InvalidToolDefinition, ServerEndpoint, ToolInfo, Wire, WireError } from "./Wire.js"
 
@@ -48,13 +52,17 @@ export interface InputRequest {
   readonly tool: string
   /** The server's key for this request, unique over the task's life. */
   readonly inputKey: string
-  /** The request as the server sent it (e.g. `{ method: "elicitation/create", params }`). */
-  readonly request: JsonValue
+  /**
+   * What the server asks: an elicitation form or URL, a sampling request, the client's roots, or
+   * a request this client cannot read (`method: "unknown"`, kept whole). Narrow on `method`.
+   */
+  readonly request: ServerRequest
 }
 
 /**
- * Answers input requests. Its answer is stored durably before it is sent. Failing (or being
- * interrupted) leaves the request unanswered; it is asked again later.
+ * Answers input requests. Its answer is checked against the request and stored durably before
+ * it is sent. Failing (or being interrupted, or answering with something that does not fit the
+ * request) leaves the request unanswered; it is asked again later.
  *
  * @since 0.1.0
  * @category models
@@ -87,6 +95,12 @@ export interface Options {
    * `annotations.idempotentHint: true`.
    */
   readonly inDoubtPolicy?: "surface" | "reissue-if-idempotent" | undefined
+  /**
+   * Ask servers for `notifications/progress` of direct calls (a `progressToken` on `tools/call`)
+   * and keep their material changes on the row (`HandleRecord.progress`, `Progress` events).
+   * Default true.
+   */
+  readonly progress?: boolean | undefined
   /** `hash` keeps only a hash of the arguments (they may hold secrets). Default `full`. */
   readonly storeArguments?: "full" | "hash" | undefined
   /** Default `Json.defaults.argumentLimits`. */
@@ -198,9 +212,32 @@ export interface Handle {
   /** False when the key already existed and this call attached to it instead of launching. */
   readonly launched: boolean
   readonly record: HandleRecord
-  /** Fails like `settle`: the row was deleted meanwhile, or its server is not configured here. */
-  readonly outcome: Effect.Effect<Outcome, UnknownKey | UnknownServer | StoreError>
+  /**
+   * Fails like `settle`: the row was deleted meanwhile, its server is not configured here, or it
+   * waits for input no handler here answers (`InputRequired`).
+   */
+  readonly outcome: Effect.Effect<Outcome, SettleError>
 }
+
+/**
+ * @since 0.4.0
+ * @category models
+ */
+export interface SettleOptions {
+  /**
+   * Keep waiting while the call waits for input that no handler here answers (someone answers
+   * it with `answer`, from any process). Default false: the wait fails with `InputRequired`.
+   */
+  readonly waitForInput?: boolean | undefined
+}
+
+/**
+ * Why a wait (`settle`, `outcome`) ended without an outcome.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export type SettleError = UnknownKey | UnknownServer | InputRequired | StoreError
 
 /**
  * @since 0.1.0
@@ -231,10 +268,25 @@ export interface ReconcileReport {
 
 export {
   /**
+   * @since 0.4.0
+   * @category errors
+   */
+  CannotAnswer,
+  /**
    * @since 0.2.0
    * @category errors
    */
   CannotReissue,
+  /**
+   * @since 0.4.0
+   * @category errors
+   */
+  InputRequired,
+  /**
+   * @since 0.4.0
+   * @category errors
+   */
+  InvalidAnswer,
   /**
    * @since 0.1.0
    * @category errors
@@ -286,11 +338,27 @@ export interface TaskClient {
     args: unknown,
     options?: CallOptions,
   ) => Effect.Effect<Handle, CallError>
-  /** Waits until the call rests: terminal, or in doubt. Takes over driving when nobody does. */
+  /**
+   * Waits until the call rests: terminal, or in doubt. Takes over driving when nobody does.
+   * Fails with `InputRequired` when the call waits for input no handler here answers (see
+   * `SettleOptions.waitForInput`).
+   */
   readonly settle: (
     key: string,
     scope?: string,
-  ) => Effect.Effect<Outcome, UnknownKey | UnknownServer | StoreError>
+    options?: SettleOptions,
+  ) => Effect.Effect<Outcome, SettleError>
+  /**
+   * Answers the call's open input request `inputKey`, from any process: checked against the
+   * request (`InvalidAnswer`), stored, then sent by whichever instance drives the call.
+   * `CannotAnswer` when the call does not ask for it (any more), or it is answered already.
+   */
+  readonly answer: (
+    key: string,
+    inputKey: string,
+    response: unknown,
+    scope?: string,
+  ) => Effect.Effect<HandleRecord, UnknownKey | CannotAnswer | InvalidAnswer | InvalidJson | StoreError>
   /**
    * Records the intent to cancel, stops local polling at once, sends `tasks/cancel`, and keeps
    * observing: a task that completes anyway is `completed`. On an in-doubt call, abandons it.
@@ -362,9 +430,11 @@ export interface TaskClient {
   // --- Live events (issue 15, item 3); models at the end of this module.
   /**
    * Status changes, status messages and input requests, from whichever instance drives the
-   * calls (read from the store every `pollIntervalMs`). With a key: that call's events from its
-   * first status on, ending once it is terminal (`UnknownKey` when there is no such call).
-   * Without: every call of the scope from now on, never ending by itself.
+   * calls (read from the store every `pollIntervalMs`, and at once on each write in this
+   * process: the last event of a call driven here comes as its outcome resolves). With a key:
+   * that call's events from its first status on, ending once it is terminal; a key with no call
+   * yet is waited for, so a subscriber may come before `callTool`. Without: every call of the
+   * scope from now on, never ending by itself.
    */
   readonly events: (
     key?: string,
@@ -415,13 +485,14 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 export const make = (
   options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
-  Effect.zipWith(makeEngine(options), Store.HandleStore, (client, store) => {
+  Effect.zipWith(makeEngine(options), Store.HandleStore, ({ client, signals }, store) => {
     const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
     return {
       ...client,
       callTool: (server, tool, args, callOptions) =>
         Telemetry.callTool(server, tool, callOptions, client.callTool(server, tool, args, callOptions)),
-      settle: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.settle(key, scope)),
+      settle: (key, scope, settleOptions) =>
+        Telemetry.onRow(scopeOf(scope), key, client.settle(key, scope, settleOptions)),
       cancel: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.cancel(key, scope)),
       reissue: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.reissue(key, scope)),
       abandon: (key, scope) => Telemetry.onRow(scopeOf(scope), key, client.abandon(key, scope)),
@@ -429,7 +500,7 @@ export const make = (
         member: options.instanceId ?? defaults.instanceId,
         defaultScope: scopeOf(undefined),
       }),
-      ...Events.make(store, { defaultScope: scopeOf(undefined) }),
+      ...Events.make(store, { defaultScope: scopeOf(undefined), written: signals.wait }),
       ...TaskReference.make(store, {
         servers: options.servers,
         owner: options.instanceId ?? defaults.instanceId,
@@ -562,10 +633,23 @@ export type ClientEvent =
       readonly message: string
     }
   | {
+      /**
+       * How far the work is (`notifications/progress`), each material change (see
+       * `HandleRecord.progressChanged`); `total` is unset when the server does not know it.
+       */
+      readonly _tag: "Progress"
+      readonly scope: string
+      readonly key: string
+      readonly progress: number
+      readonly total: number | undefined
+      readonly message: string | undefined
+      readonly at: number
+    }
+  | {
       /** The server asks for input (answered by the instance driving the call). */
       readonly _tag: "InputRequested"
       readonly scope: string
       readonly key: string
       readonly inputKey: string
-      readonly request: JsonValue
+      readonly request: ServerRequest
     }

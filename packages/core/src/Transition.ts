@@ -18,15 +18,18 @@ import {
   failedWithoutError,
   HandleRecord,
   InputAnswer,
+  isResting,
   isTaskLive,
   isTerminal,
   localError,
+  type Progress,
   type RpcError,
   StrayTask,
   TaskSnapshot,
 } from "./HandleRecord.js"
-import type { JsonObject, JsonValue } from "./Json.js"
+import type { JsonValue } from "./Json.js"
 import * as Redaction from "./Redaction.js"
+import type { CallToolResult } from "./ToolResult.js"
 import type { TaskState } from "./Wire.js"
 
 /**
@@ -38,7 +41,7 @@ import type { TaskState } from "./Wire.js"
  */
 export type Event = Data.TaggedEnum<{
   /** `tools/call` answered with a direct result. */
-  CallCompleted: { readonly result: JsonObject; readonly now: number }
+  CallCompleted: { readonly result: CallToolResult; readonly now: number }
   /**
    * `tools/call` answered with a task handle; `nextPollAt` per the polling policy. A fact: it
    * applies in every state. A row that already holds another task id (a late answer after a
@@ -81,6 +84,8 @@ export type Event = Data.TaggedEnum<{
    * before anything else is done with them.
    */
   InputHeard: { readonly requests: Readonly<Record<string, JsonValue>>; readonly now: number }
+  /** The server said how far the work is (a material change; see `HandleRecord.progressChanged`). */
+  Progressed: { readonly progress: Progress; readonly now: number }
   /** Answers obtained from the input handler, stored before `tasks/update` is sent. */
   InputAnswered: { readonly answers: Readonly<Record<string, JsonValue>>; readonly now: number }
   /** `tasks/update` acknowledged these keys. */
@@ -168,7 +173,7 @@ const observe = (
   }
   switch (task.status) {
     case "completed":
-      return finish(record, { ...base, status: "completed", result: task.result ?? {} }, now)
+      return finish(record, { ...base, status: "completed", result: task.result ?? { content: [] } }, now)
     case "failed":
       return finish(
         record,
@@ -406,6 +411,8 @@ const stepOpen = (
       const inputRequests = { ...record.inputRequests, ...event.requests }
       return change(record, { status: "input_required", inputRequests, stuckSince: null }, event.now)
     }
+    case "Progressed":
+      return isResting(record.status) ? record : change(record, { progress: event.progress }, event.now)
     case "InputAnswered": {
       if (record.status !== "input_required") return record
       const fresh = Object.entries(event.answers).filter(([key]) => record.answers[key] === undefined)

@@ -12,7 +12,8 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { RpcError } from "./HandleRecord.js"
-import { JsonObject, JsonValue } from "./Json.js"
+import { type JsonObject, JsonValue } from "./Json.js"
+import { CallToolResult } from "./ToolResult.js"
 
 /**
  * The protocol revision every request names.
@@ -84,7 +85,7 @@ export class TaskState extends Schema.Class<TaskState>("TaskState")({
   ttlMs: Schema.NullOr(Schema.Number),
   pollIntervalMs: Schema.optional(Schema.Number),
   inputRequests: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue })),
-  result: Schema.optional(JsonObject),
+  result: Schema.optional(CallToolResult),
   error: Schema.optional(RpcError),
   /** The protocol generation the task lives under; absent means 2026-07-28. */
   generation: Schema.optional(Schema.String),
@@ -140,7 +141,7 @@ export interface TaskOrigin {
  * @category models
  */
 export type CallAnswer =
-  | { readonly _tag: "Complete"; readonly result: JsonObject }
+  | { readonly _tag: "Complete"; readonly result: CallToolResult }
   | { readonly _tag: "Task"; readonly task: TaskState }
   | {
       readonly _tag: "InputRequired"
@@ -186,6 +187,24 @@ export interface CallToolRequest {
   /** Multi round-trip retry: the answers and the state the server echoed. */
   readonly inputResponses?: Readonly<Record<string, JsonValue>> | undefined
   readonly requestState?: string | undefined
+  /**
+   * Told each `notifications/progress` the server sends about this call while its answer is on
+   * the way (the request then carries a `progressToken`). Servers report progress of direct
+   * answers only: the Tasks extension has none for tasks.
+   */
+  readonly onProgress?: ((notice: ProgressNotice) => void) | undefined
+}
+
+/**
+ * One `notifications/progress` of a call.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface ProgressNotice {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
 }
 
 /**

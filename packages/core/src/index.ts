@@ -131,6 +131,14 @@ export * as Redaction from "./Redaction.js"
  */
 export * as ServerIdentity from "./ServerIdentity.js"
 /**
+ * What a server asks while a call waits for input (elicitation, sampling, roots), and whether
+ * an answer fits it.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ServerRequest from "./ServerRequest.js"
+/**
  * The servers part of the store port: names, URLs, identities, rebind.
  *
  * @since 0.4.0
@@ -180,6 +188,13 @@ export * as TaskReference from "./TaskReference.js"
  * @category modules
  */
 export * as Telemetry from "./Telemetry.js"
+/**
+ * A tool's result as the protocol defines it: content blocks, structured content, tool errors.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ToolResult from "./ToolResult.js"
 /**
  * The one pure transition of a handle record.
  *

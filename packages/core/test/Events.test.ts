@@ -49,7 +49,9 @@ const brief = (event: TaskClient.ClientEvent) =>
     ? `${event.key} ${event.from ?? "-"} -> ${event.to} (${event.cause})`
     : event._tag === "StatusMessage"
       ? `${event.key} message ${event.message}`
-      : `${event.key} input ${event.inputKey}`
+      : event._tag === "Progress"
+        ? `${event.key} progress ${event.progress}/${event.total ?? "?"}`
+        : `${event.key} input ${event.inputKey}`
 
 describe("events", () => {
   it.effect("of one call: its status changes and messages, ending once it is terminal", () =>
@@ -64,8 +66,23 @@ describe("events", () => {
         "k message thinking",
         "k working -> completed (Polled)",
       ])
-      const unknown = yield* Effect.flip(Stream.runDrain(p.client.events("nope")))
-      expect(unknown._tag).toBe("UnknownKey")
+    }),
+  )
+
+  it.effect("of one call, subscribed before the call is made: waits for it, misses nothing", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      const p = yield* startProcess(h, { instanceId: "a" })
+      const collected = yield* Effect.fork(Stream.runCollect(p.client.events("k", { pollIntervalMs: 100 })))
+      yield* runFor(Effect.sleep("300 millis"), 1_000)
+      yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      const events = yield* runFor(collected.await.pipe(Effect.flatten), 20_000)
+      expect(Chunk.toArray(events).map(brief)).toEqual([
+        "k - -> pending (call)",
+        "k pending -> working (TaskCreated)",
+        "k message thinking",
+        "k working -> completed (Polled)",
+      ])
     }),
   )
 
@@ -106,6 +123,7 @@ describe("Promise waits with an AbortSignal", () => {
       tools: [
         { name: "forever", shape: "task", durationMs: 3_600_000, pollIntervalMs: 1_000 },
         { name: "quick", shape: "direct", outcome: { kind: "result", text: "ok" } },
+        { name: "soon", shape: "task", durationMs: 300, pollIntervalMs: 100 },
       ],
     })
     return openTaskClient({
@@ -128,6 +146,41 @@ describe("Promise waits with an AbortSignal", () => {
     await expect(client.settle("f", undefined, { signal: AbortSignal.abort() })).rejects.toMatchObject({
       name: "AbortError",
     })
+  })
+
+  it("the last event of a call comes as its outcome resolves, not a poll of the store later", async () => {
+    await using client = await open()
+    const handle = await client.callTool("fake", "soon", {}, { key: "s" })
+    const feed = client.events("s", { pollIntervalMs: 3_000 })
+    let lastEventAt = 0
+    const seen: Array<string> = []
+    const watching = (async () => {
+      for await (const event of feed) {
+        seen.push(brief(event))
+        lastEventAt = Date.now()
+      }
+    })()
+    await handle.outcome()
+    const resolvedAt = Date.now()
+    await watching
+    expect(seen.at(-1)).toBe("s working -> completed (Polled)")
+    // Read from the store every 3 s, it would come up to 3 s later.
+    expect(lastEventAt - resolvedAt).toBeLessThan(500)
+  })
+
+  it("closing a feed, then the client, ends its loop cleanly", async () => {
+    const client = await open()
+    await client.callTool("fake", "forever", {}, { key: "f" })
+    const feed = client.events("f", { pollIntervalMs: 10_000 })
+    const seen: Array<string> = []
+    const watching = (async () => {
+      for await (const event of feed) seen.push(brief(event))
+      return "ended"
+    })()
+    while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+    await feed.close()
+    await client.close()
+    await expect(watching).resolves.toBe("ended")
   })
 
   it("events of one call as an async iterable", async () => {

@@ -39,7 +39,7 @@ describe("gc", () => {
           new HandleRecord.HandleRecord({
             ...record,
             status: "completed",
-            result: {},
+            result: { content: [] },
             settledAt: at,
             nextPollAt: null,
           }),

@@ -143,7 +143,11 @@ export const callContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
           blob: "ü€😀".repeat(50_000),
           nested: { list: Array.from({ length: 2000 }, (_, i) => i) },
         }
-        samples.push({ ...(samples[0] as (typeof samples)[number]), arguments: big, result: big })
+        samples.push({
+          ...(samples[0] as (typeof samples)[number]),
+          arguments: big,
+          result: { ...big, content: [{ type: "text", text: String(big.blob) }] },
+        })
         for (const [i, fields] of samples.entries()) {
           const key = `k-${i}-🔑-ключ`
           const { record } = yield* store.insertOrGet(

@@ -224,7 +224,7 @@ export const claimContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
           "not-due": { ...base, nextPollAt: now + 1 },
           "other-live": { ...base, leaseOwner: "other", leaseExpiresAt: now + 1 },
           "cancel-unsent": { ...base, cancel: CancelIntent.make({ requestedAt: now - 5, sent: false }) },
-          terminal: { ...base, status: "completed" as const, result: {}, settledAt: now - 1 },
+          terminal: { ...base, status: "completed" as const, result: { content: [] }, settledAt: now - 1 },
           "in-doubt": { ...base, status: "in_doubt" as const, taskId: null },
         }
         for (const [key, fields] of Object.entries(untouched)) yield* seedAt(store, key, fields)

@@ -85,7 +85,13 @@ export const consumerContract = <E>(layer: Layer.Layer<HandleStore, E>): void =>
         yield* ack(store, "k")
         // Reissued, then completed: a new outcome the consumer has not seen.
         yield* store.update(
-          new HandleRecord({ ...doubt, status: "completed", launches: 2, result: {}, settledAt: T0 + 5 }),
+          new HandleRecord({
+            ...doubt,
+            status: "completed",
+            launches: 2,
+            result: { content: [] },
+            settledAt: T0 + 5,
+          }),
         )
         expect((yield* store.deleteSettledBefore({ settledBefore: LATER })).kept).toBe(1)
         expect(yield* exists(store, "k")).toBe(true)

@@ -79,7 +79,7 @@ export const outcomeContract = <E>(layer: Layer.Layer<HandleStore, E>): void => 
             ...doubt,
             status: "completed",
             launches: 2,
-            result: { ok: true },
+            result: { content: [], ok: true },
             settledAt: T0 + 5,
           }),
         )

@@ -111,7 +111,13 @@ describe("PgStore", () => {
         const { record } = yield* store.insertOrGet(
           handle({ key: "odd", arguments: { "a\u0000b": "x\u0000y" } }),
         )
-        const result = { z: "\ud800 lone", a: "nul \u0000 inside", __proto__x: 1, nested: { b: 1, a: 2 } }
+        const result = {
+          content: [],
+          z: "\ud800 lone",
+          a: "nul \u0000 inside",
+          __proto__x: 1,
+          nested: { b: 1, a: 2 },
+        }
         const written = yield* store.update(
           new HandleRecord({
             ...record,

@@ -136,7 +136,7 @@ const workload = (store: HandleStore, keys: ReadonlyArray<string>) =>
                 new HandleRecord({
                   ...record,
                   status: "completed",
-                  result: { ok: record.key },
+                  result: { content: [], ok: record.key },
                   nextPollAt: null,
                   settledAt: T0 + 2,
                 }),

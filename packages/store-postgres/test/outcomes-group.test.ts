@@ -51,7 +51,12 @@ describe("outcomes on PostgreSQL", () => {
             now: now - 1_000 + i,
           })
           yield* store.update(
-            new HandleRecord.HandleRecord({ ...record, status: "completed", result: {}, settledAt: now }),
+            new HandleRecord.HandleRecord({
+              ...record,
+              status: "completed",
+              result: { content: [] },
+              settledAt: now,
+            }),
           )
         }
         const [a, b] = yield* Effect.all([client("m1"), client("m2")])

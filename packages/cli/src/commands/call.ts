@@ -10,7 +10,9 @@ import { readFileSync } from "node:fs"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Json from "@mcp-handles/core/Json"
 import type * as Wire from "@mcp-handles/core/Wire"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Auth from "../Auth.js"
@@ -201,9 +203,25 @@ export const spec = Spec.command(
         maxArgsBytes: options.maxArgsBytes,
       })
       session.authorize([server.id])
+      // A direct answer can take a while: the progress its server reports is shown meanwhile (a
+      // bar on a terminal, a whole line at each change elsewhere).
+      const sending = yield* Effect.fork(
+        session.client.get(callKey).pipe(
+          Effect.tap((row) =>
+            Effect.sync(() => {
+              const progress = Render.progress(row, Screen.liveStderr())
+              if (progress !== undefined) Screen.status.show(`${callKey}: sending… · ${progress}`)
+            }),
+          ),
+          Effect.ignore,
+          Effect.zipLeft(Effect.sleep(Duration.millis(200))),
+          Effect.forever,
+        ),
+      )
       const handle = yield* session.client
         .callTool(server.name, options.tool, callArgs, { key: callKey })
         .pipe(
+          Effect.ensuring(Fiber.interrupt(sending)),
           Effect.mapError((error) =>
             // Too large: say how to send it anyway.
             error._tag === "InvalidJson" &&

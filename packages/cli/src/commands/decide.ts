@@ -77,7 +77,7 @@ export const cancel = Spec.command(
       const sent = yield* session.client.cancel(options.key).pipe(Effect.mapError(fromKnown))
       // The server decides: a task may still complete after the cancel. Watch it for a while.
       const settled = yield* session.client
-        .settle(options.key)
+        .settle(options.key, undefined, { waitForInput: true })
         .pipe(Effect.mapError(fromKnown), Effect.timeoutOption(Duration.seconds(Math.max(0, options.wait))))
       const now = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
       print(

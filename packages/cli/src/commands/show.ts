@@ -58,7 +58,7 @@ export const spec = Spec.command(
       const lines: Array<[string, string]> = [
         ["key", r.key],
         ["scope", r.scope],
-        ["status", r.status],
+        ["status", Render.status(r)],
         ["tool", r.tool],
         [
           "server",

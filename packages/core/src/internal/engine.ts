@@ -11,6 +11,7 @@ import * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
 import type * as TaskReference from "../TaskReference.js"
 import * as Wire from "../Wire.js"
+import * as Answer from "./engine/answer.js"
 import * as Context from "./engine/context.js"
 import * as Drivers from "./engine/drivers.js"
 import * as Leases from "./engine/leases.js"
@@ -24,7 +25,11 @@ import type * as Outcomes from "./outcomes.js"
 export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
-  Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>,
+  {
+    readonly client: Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    /** Writes of rows in this process, for the members built outside the engine (events). */
+    readonly signals: Context.RowSignals
+  },
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
 > =>
@@ -66,9 +71,11 @@ export const make = (
       Effect.forEach(ctx.held, (id) => Reconciler.handOff(ctx, id), { discard: true, concurrency: 16 }),
     )
 
-    return {
+    const client = {
       callTool: Operations.callTool(ctx),
-      settle: (key, scope = ctx.defaultScope) => Operations.settle(ctx, key, scope),
+      settle: (key, scope = ctx.defaultScope, settleOptions) =>
+        Operations.settle(ctx, key, scope, settleOptions),
+      answer: Answer.answer(ctx),
       cancel: Operations.cancel(ctx),
       reissue: Operations.reissue(ctx),
       abandon: Operations.abandon(ctx),
@@ -95,6 +102,7 @@ export const make = (
           : ctx.wire.listTools(server.endpoint)
       },
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    return { client, signals: ctx.signals }
   })
 
 /**

@@ -6,10 +6,11 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as ClientError from "../ClientError.js"
+import type * as ClientError from "../ClientError.js"
 import * as HandleRecord from "../HandleRecord.js"
 import type { HandleStore, StoreError } from "../HandleStore.js"
 import { encodeCursor } from "../HandleStoreDriver.js"
+import * as ServerRequest from "../ServerRequest.js"
 import type { ClientEvent, EventsOptions } from "../TaskClient.js"
 
 /** The client's members built here rather than by the engine. */
@@ -24,6 +25,7 @@ const watched: ReadonlyArray<HandleRecord.Status> = [...HandleRecord.openStatuse
 interface Seen {
   readonly lastEntry: HandleRecord.HistoryEntry | undefined
   readonly message: string | undefined
+  readonly progressAt: number | undefined
   readonly inputKeys: ReadonlySet<string>
   readonly createdAt: number
   readonly done: boolean
@@ -54,17 +56,30 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
   if (message !== undefined && message !== seen?.message) {
     events.push({ _tag: "StatusMessage", scope, key, status: record.status, message })
   }
+  const progress = record.progress
+  if (progress !== null && progress.at !== seen?.progressAt) {
+    events.push({
+      _tag: "Progress",
+      scope,
+      key,
+      progress: progress.progress,
+      total: progress.total,
+      message: progress.message,
+      at: progress.at,
+    })
+  }
   const inputKeys = new Set(seen?.inputKeys)
   for (const [inputKey, request] of Object.entries(record.inputRequests ?? {})) {
     if (inputKeys.has(inputKey)) continue
     inputKeys.add(inputKey)
-    events.push({ _tag: "InputRequested", scope, key, inputKey, request })
+    events.push({ _tag: "InputRequested", scope, key, inputKey, request: ServerRequest.decode(request) })
   }
   return [
     events,
     {
       lastEntry: history[history.length - 1] ?? last,
       message: message ?? seen?.message,
+      progressAt: progress?.at ?? seen?.progressAt,
       inputKeys,
       createdAt: record.createdAt,
       done: HandleRecord.isTerminal(record.status),
@@ -72,8 +87,21 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
   ]
 }
 
-export const make = (store: HandleStore, config: { readonly defaultScope: string }) => {
-  /** One call's events, from its first status on; ends once the call is terminal. */
+export const make = (
+  store: HandleStore,
+  config: {
+    readonly defaultScope: string
+    /**
+     * Waits for the next write of a row in this process (or the timeout): a call driven here is
+     * reported the moment it is written, its last event as its outcome resolves.
+     */
+    readonly written: (id: string, timeoutMs: number) => Effect.Effect<void>
+  },
+) => {
+  /**
+   * One call's events, from its first status on; ends once the call is terminal. A key with no
+   * call yet is waited for: a subscriber may come before `callTool`.
+   */
   const ofKey = (
     key: string,
     scope: string,
@@ -81,12 +109,12 @@ export const make = (store: HandleStore, config: { readonly defaultScope: string
   ): Stream.Stream<ClientEvent, StoreError | ClientError.UnknownKey> =>
     Stream.paginateEffect({ seen: undefined, first: true } as KeyState, (state) =>
       Effect.gen(function* () {
-        if (!state.first) yield* Effect.sleep(pollMs)
+        if (!state.first) yield* config.written(HandleRecord.rowId(scope, key), pollMs)
         const found = yield* store.get(scope, key)
         if (Option.isNone(found)) {
-          // Deleted while watched (gc): the stream ends; a key never seen is an error.
-          if (state.first) return yield* new ClientError.UnknownKey({ scope, key })
-          return [[] as Array<ClientEvent>, Option.none<KeyState>()] as const
+          // Deleted while watched (gc): the stream ends; a key not written yet is waited for.
+          if (state.seen !== undefined) return [[] as Array<ClientEvent>, Option.none<KeyState>()] as const
+          return [[] as Array<ClientEvent>, Option.some<KeyState>({ seen: undefined, first: false })] as const
         }
         const [events, seen] = diff(found.value, state.seen)
         return [

@@ -21,7 +21,11 @@ import type {
 } from "../PromiseClient.js"
 import type * as TaskClient from "../TaskClient.js"
 
-export type Run = <A, E>(operation: string, effect: Effect.Effect<A, E, TaskClient.TaskClient>) => Promise<A>
+export type Run = <A, E>(
+  operation: string,
+  effect: Effect.Effect<A, E, TaskClient.TaskClient>,
+  signal?: AbortSignal,
+) => Promise<A>
 
 const optionalDuration = (input: DurationInput.DurationInput | undefined) =>
   input === undefined ? Either.right(undefined) : DurationInput.decodeEither(input)
@@ -37,15 +41,19 @@ const decodeOutcomesOptions = (options: PromiseOutcomesOptions): TaskClient.Outc
 
 /**
  * A stream as an async iterable: each `next()` pulls through `run` (so `close()` of the client
- * ends a pending one with `ClientClosed`); leaving the loop or `close()` ends the stream.
+ * ends a pending one with `ClientClosed`); leaving the loop or the feed's `close()` ends the
+ * stream, and a `next()` pending then ends the loop (done), whatever is closed after.
  */
 const iterate = <A, E>(run: Run, operation: string, stream: Stream.Stream<A, E>) => {
   const scope = Effect.runSync(Scope.make())
   let pull: Promise<Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>> | undefined
   const buffer: Array<A> = []
   let closed = false
+  // Stops the pull in flight: the feed is closed, its pending `next()` ends the loop.
+  const stopped = new AbortController()
   const close = async () => {
     closed = true
+    stopped.abort()
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
   const next = async (): Promise<IteratorResult<A, undefined>> => {
@@ -63,7 +71,11 @@ const iterate = <A, E>(run: Run, operation: string, stream: Stream.Stream<A, E>)
           ),
           Option.match({ onNone: () => Effect.succeed(null), onSome: Effect.fail }),
         ),
-      )
+        stopped.signal,
+      ).catch((error: unknown) => {
+        if (stopped.signal.aborted) return null
+        throw error
+      })
       if (chunk === null) {
         closed = true
         return { done: true, value: undefined }

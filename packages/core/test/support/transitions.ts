@@ -63,7 +63,7 @@ export const time = fc.integer({ min: T0, max: T0 + 1e7 })
 const { Event } = Transition
 
 export const event: fc.Arbitrary<Transition.Event> = fc.oneof(
-  fc.record({ now: time }).map(({ now }) => Event.CallCompleted({ result: { ok: true }, now })),
+  fc.record({ now: time }).map(({ now }) => Event.CallCompleted({ result: { content: [], ok: true }, now })),
   fc
     .record({ task: taskState(taskIds), now: time })
     .map((e) => Event.TaskCreated({ ...e, nextPollAt: e.now + 1 })),

@@ -6,12 +6,14 @@
 import {
   CancelIntent,
   InputAnswer,
+  Progress,
   RpcError,
   type Status,
   Status as StatusSchema,
   TaskSnapshot,
 } from "@mcp-handles/core/HandleRecord"
 import type { JsonObject } from "@mcp-handles/core/Json"
+import { type CallToolResult, type ContentBlock, unknownContent } from "@mcp-handles/core/ToolResult"
 import fc from "fast-check"
 
 const jsonObject = fc.dictionary(
@@ -23,6 +25,24 @@ const jsonObject = fc.dictionary(
 ) as fc.Arbitrary<JsonObject>
 
 const statuses: ReadonlyArray<Status> = StatusSchema.literals
+
+/**
+ * A tool result: text blocks, blocks of types the protocol does not know (kept whole), and
+ * arbitrary fields of its own besides.
+ */
+const toolResult = fc
+  .record({
+    extra: jsonObject,
+    texts: fc.array(fc.string({ unit: "grapheme", maxLength: 40 }), { maxLength: 3 }),
+    unknown: fc.option(jsonObject, { nil: undefined }),
+    isError: fc.option(fc.boolean(), { nil: undefined }),
+  })
+  .map(({ extra, texts, unknown, isError }): CallToolResult => {
+    const { content: _content, structuredContent: _structured, isError: _isError, _meta, ...rest } = extra
+    const blocks: Array<ContentBlock> = texts.map((text) => ({ type: "text" as const, text }))
+    if (unknown !== undefined) blocks.push(unknownContent({ ...unknown, type: "a-later-type" }))
+    return { ...rest, content: blocks, ...(isError === undefined ? {} : { isError }) }
+  })
 
 /** Every field populated with arbitrary (unicode, nested, large) values. */
 export const fullRecordFields = fc.record({
@@ -49,7 +69,7 @@ export const fullRecordFields = fc.record({
       ),
     { nil: null },
   ),
-  result: fc.option(jsonObject, { nil: null }),
+  result: fc.option(toolResult, { nil: null }),
   error: fc.option(
     fc
       .record({ code: fc.integer({ min: -33000, max: 0 }), message: fc.string({ unit: "grapheme" }) })
@@ -65,6 +85,23 @@ export const fullRecordFields = fc.record({
     { maxKeys: 4 },
   ),
   stuckSince: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: null }),
+  progress: fc.option(
+    fc
+      .record({
+        progress: fc.integer({ min: 0, max: 1000 }),
+        total: fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }),
+        message: fc.option(fc.string({ unit: "grapheme", maxLength: 40 }), { nil: undefined }),
+        at: fc.integer({ min: 0, max: 4e12 }),
+      })
+      .map(({ total, message, ...rest }) =>
+        Progress.make({
+          ...rest,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        }),
+      ),
+    { nil: null },
+  ),
   cancel: fc.option(
     fc
       .record({ requestedAt: fc.integer({ min: 0, max: 4e12 }), sent: fc.boolean() })

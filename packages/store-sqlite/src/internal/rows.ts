@@ -98,6 +98,7 @@ export const toParams = (
     lastProblem: record.lastProblem,
     updatedAt: record.updatedAt,
     history: record.history,
+    progress: record.progress,
   }
   return Either.right([
     record.scope,

@@ -4,10 +4,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ClientError from "../../ClientError.js"
 import type * as HandleRecord from "../../HandleRecord.js"
 import { localError } from "../../HandleRecord.js"
 import * as Json from "../../Json.js"
 import * as Polling from "../../Polling.js"
+import * as ServerRequest from "../../ServerRequest.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Wire from "../../Wire.js"
 import type { Engine } from "./context.js"
@@ -52,9 +54,10 @@ export const ttlDeadline = (record: HandleRecord.HandleRecord): number | undefin
     : record.snapshot.receivedAt + record.snapshot.ttlMs
 
 /**
- * Puts each question to the handler, one at a time. A handler that fails, dies, or takes longer
- * than the input timeout leaves its question unanswered (it is asked again later); nothing it
- * does can stop the caller.
+ * Puts each question to the handler, one at a time. A handler that fails, dies, takes longer
+ * than the input timeout, or answers with something that does not fit the request (see
+ * `ServerRequest.answerProblems`) leaves its question unanswered (it is asked again later);
+ * nothing it does can stop the caller.
  */
 export const askInput = (
   ctx: Engine,
@@ -65,7 +68,8 @@ export const askInput = (
   Effect.gen(function* () {
     const answers: Record<string, Json.JsonValue> = {}
     if (handler === undefined) return answers
-    for (const [inputKey, request] of Object.entries(requests)) {
+    for (const [inputKey, raw] of Object.entries(requests)) {
+      const request = ServerRequest.decode(raw)
       const answer = yield* Effect.suspend(() =>
         handler({ scope: record.scope, key: record.key, tool: record.tool, inputKey, request }),
       ).pipe(
@@ -73,7 +77,7 @@ export const askInput = (
           duration: ctx.inputTimeoutMs,
           onTimeout: () => `no answer within ${ctx.inputTimeoutMs} ms`,
         }),
-        Effect.flatMap((value) => Json.validate(`answer to input ${inputKey}`, value, ctx.argumentLimits)),
+        Effect.flatMap((value) => checkAnswer(ctx, record.key, inputKey, request, value)),
         Effect.sandbox,
         Effect.tapError((cause) =>
           Effect.logWarning("input handler failed; the request stays unanswered", {
@@ -87,6 +91,21 @@ export const askInput = (
       if (Option.isSome(answer)) answers[inputKey] = answer.value
     }
     return answers
+  })
+
+/** An answer as it may be stored: JSON within the limits, and fitting the request it answers. */
+export const checkAnswer = (
+  ctx: Engine,
+  key: string,
+  inputKey: string,
+  request: ServerRequest.ServerRequest,
+  value: unknown,
+): Effect.Effect<Json.JsonValue, Json.InvalidJson | ClientError.InvalidAnswer> =>
+  Effect.flatMap(Json.validate(`answer to input ${inputKey}`, value, ctx.argumentLimits), (answer) => {
+    const problems = ServerRequest.answerProblems(request, answer)
+    return problems.length === 0
+      ? Effect.succeed(answer)
+      : Effect.fail(new ClientError.InvalidAnswer({ key, inputKey, problems }))
   })
 
 /** A wire failure in words, for `lastProblem` and logs. */

@@ -17,6 +17,7 @@ import * as Wire from "../../Wire.js"
 import { askInput, checkResult, localError, pollDelay } from "./answers.js"
 import { defaults, type Engine } from "./context.js"
 import { type CommitError, commit, holding } from "./leases.js"
+import * as Progress from "./progress.js"
 
 type CallResult = Either.Either<Wire.CallAnswer, Wire.WireError>
 
@@ -159,17 +160,21 @@ export const dispatch = (
     let round: Pick<Wire.CallToolRequest, "inputResponses" | "requestState"> = {}
     for (let inputRounds = 0; ; ) {
       if (record.status !== "pending") return { record, late: Option.none() }
+      const progress = ctx.options.progress === false ? undefined : yield* Progress.track(ctx, record)
       const request: Wire.CallToolRequest = {
         name: record.tool,
         arguments: args,
         idempotencyKey: record.key,
         ...round,
+        ...(progress === undefined ? {} : { onProgress: progress.onProgress }),
       }
       const call = yield* Effect.forkIn(Effect.either(ctx.wire.callTool(endpoint, request)), ctx.clientScope)
-      const answered =
+      const writing = progress === undefined ? undefined : yield* Effect.fork(progress.write)
+      const answered = yield* (
         ctx.options.callTimeout === undefined
-          ? Option.some(yield* Fiber.join(call))
-          : yield* Fiber.join(call).pipe(Effect.timeoutOption(ctx.options.callTimeout))
+          ? Effect.map(Fiber.join(call), Option.some)
+          : Fiber.join(call).pipe(Effect.timeoutOption(ctx.options.callTimeout))
+      ).pipe(Effect.ensuring(writing === undefined ? Effect.void : Fiber.interrupt(writing)))
       if (Option.isNone(answered)) {
         const now = yield* ctx.store.now
         record = yield* commit(

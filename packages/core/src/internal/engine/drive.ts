@@ -16,7 +16,7 @@ import * as Transition from "../../Transition.js"
 import * as Wire from "../../Wire.js"
 import { checkResult, localError, pollDelay, problemOf, recordInterval, ttlDeadline } from "./answers.js"
 import { type Driver, type Engine, endpointOf } from "./context.js"
-import { answerInput, needsInput, type Seen } from "./input.js"
+import { answerInput, needsInput, type Seen, warnUnanswerable } from "./input.js"
 import {
   type CommitError,
   commit,
@@ -241,7 +241,9 @@ export const advance = (
       if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt) return answered
       record = answered
     }
-    return yield* poll(ctx, record, endpoint, taskId, mode, seen)
+    const polled = yield* poll(ctx, record, endpoint, taskId, mode, seen)
+    if (handler === undefined) yield* warnUnanswerable(record, polled)
+    return polled
   })
 
 const rests = (record: HandleRecord.HandleRecord) =>

@@ -21,6 +21,23 @@ export const needsInput = (record: HandleRecord.HandleRecord, handler: TaskClien
     (handler !== undefined &&
       Object.keys(record.inputRequests ?? {}).some((inputKey) => record.answers[inputKey] === undefined)))
 
+/**
+ * Says, once per question, that the call waits for input no handler here answers: without it
+ * the call would wait until its TTL with nothing in the log.
+ */
+export const warnUnanswerable = (before: HandleRecord.HandleRecord, after: HandleRecord.HandleRecord) => {
+  if (after.status !== "input_required") return Effect.void
+  const fresh = Object.keys(after.inputRequests ?? {}).filter(
+    (inputKey) => after.answers[inputKey] === undefined && before.inputRequests?.[inputKey] === undefined,
+  )
+  return fresh.length === 0
+    ? Effect.void
+    : Effect.logWarning(
+        "the call waits for input and no onInputRequired handler here answers it; answer it with answer(key, inputKey, response)",
+        { key: after.key, inputKeys: fresh },
+      )
+}
+
 /** Whether the caller has had a poll answer itself since it took the row (see answerInput). */
 export interface Seen {
   polled: boolean

@@ -11,6 +11,7 @@ import type * as HandleStore from "../../HandleStore.js"
 import * as Json from "../../Json.js"
 import * as Outcome from "../../Outcome.js"
 import * as ServerIdentity from "../../ServerIdentity.js"
+import * as ServerRequest from "../../ServerRequest.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import { awaitLatch, type Engine, endpointOf, rowId } from "./context.js"
@@ -32,21 +33,40 @@ const recheckMs = (ctx: Engine, record: HandleRecord.HandleRecord, now: number) 
   return Math.max(ctx.polling.minIntervalMs, Math.min(1_000, next))
 }
 
+/** The requests of a call waiting for input that nobody has answered yet. */
+const unanswered = (record: HandleRecord.HandleRecord): ReadonlyArray<ClientError.OpenRequest> =>
+  record.status !== "input_required"
+    ? []
+    : Object.entries(record.inputRequests ?? {})
+        .filter(([inputKey]) => record.answers[inputKey] === undefined)
+        .map(([inputKey, request]) => ({ inputKey, request: ServerRequest.decode(request) }))
+
 export const settle = (
   ctx: Engine,
   key: string,
   scope: string,
+  options: TaskClient.SettleOptions = {},
 ): Effect.Effect<
   Outcome.Outcome,
-  ClientError.UnknownKey | ClientError.UnknownServer | HandleStore.StoreError
+  ClientError.UnknownKey | ClientError.UnknownServer | ClientError.InputRequired | HandleStore.StoreError
 > =>
   Effect.gen(function* () {
     const id = rowId(scope, key)
+    // Without a handler here, a call that asks for input would make this wait last until the
+    // task's TTL: it stops instead (InputRequired), unless the caller chose to wait.
+    const stopsOnInput = () =>
+      options.waitForInput !== true &&
+      (ctx.drivers.get(id)?.handler ?? ctx.options.onInputRequired) === undefined
     for (;;) {
       // The outcome is read from the store once this process's driver ends, whatever ended it:
-      // reading before that would only find the row still open.
+      // reading before that would only find the row still open. A wait that stops on input also
+      // looks at each write of the row.
       const driving = ctx.drivers.get(id)
-      if (driving !== undefined) yield* awaitLatch(driving.ended)
+      if (driving !== undefined) {
+        yield* stopsOnInput()
+          ? Effect.raceFirst(awaitLatch(driving.ended), ctx.signals.wait(id, 1_000))
+          : awaitLatch(driving.ended)
+      }
       const record = yield* load(ctx, scope, key)
       const rested = Outcome.fromRecord(record)
       if (rested !== undefined) {
@@ -54,6 +74,9 @@ export const settle = (
         if (Transition.uncancelledStrays(record).length > 0) yield* Effect.ignore(cancelStrays(ctx, record))
         return rested
       }
+      const open = unanswered(record)
+      if (open.length > 0 && stopsOnInput())
+        return yield* Effect.fail(new ClientError.InputRequired({ scope, key, requests: open }))
       // A driver started since (by a wake, or the sweep): wait for it as above.
       if (ctx.drivers.has(id)) continue
       const now = yield* ctx.store.now
@@ -159,6 +182,8 @@ export const callTool =
         leaseMs: ctx.leaseMs,
         now,
       })
+      // Whoever waits for this key's first write (an events subscriber) learns it now.
+      if (created) ctx.signals.notify(rowId(scope, key))
       if (!created) {
         // The same server by name: the app may have moved it to another URL since.
         const reason = keyReuse(record, serverName, tool, argumentsHash)

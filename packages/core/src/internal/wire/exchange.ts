@@ -69,6 +69,10 @@ export interface ExchangeInput {
    * `windowMs` with no answer, rather than waiting for the task to finish.
    */
   readonly inputWindow?: { readonly windowMs: number } | undefined
+  /** Told each notification the server sends on the answer's stream (progress, say). */
+  readonly onNotification?:
+    | ((message: { readonly method: string; readonly params?: unknown }) => void)
+    | undefined
   /**
    * Ends the exchange after this long on a timer of its own (the observation says `timedOut`).
    * For callers on the live clock: a timer is far cheaper than racing a fiber against a sleep.
@@ -300,6 +304,8 @@ export const exchange = (
     if ("id" in message && message.id === input.message.id && ("result" in message || "error" in message)) {
       recorder.answered = true
       finish()
+    } else if (!("id" in message) && "method" in message) {
+      input.onNotification?.(message)
     } else if (input.inputWindow !== undefined && "id" in message && "method" in message) {
       // A request of the server's: the caller answers it on its own, later.
       finish()

@@ -14,6 +14,7 @@ import {
   idempotencyKeyMeta,
   type ListenEvent,
   MalformedAnswer,
+  type ProgressNotice,
   type ServerEndpoint,
   type ToolInfo,
   Wire,
@@ -29,7 +30,24 @@ export type Rpc = (
   method: string,
   params: Json.JsonObject,
   extraMeta?: Json.JsonObject,
+  /** Told each notification the server sends on the answer's stream. */
+  onNotification?: (message: { readonly method: string; readonly params?: unknown }) => void,
 ) => Effect.Effect<Json.JsonObject, WireError>
+
+/** The progress notices of one request, from the notifications on its answer's stream. */
+const progressOf =
+  (token: string, onProgress: (notice: ProgressNotice) => void) =>
+  (message: { readonly method: string; readonly params?: unknown }) => {
+    const params = message.params as Record<string, unknown> | undefined
+    if (message.method !== "notifications/progress" || params?.progressToken !== token) return
+    const { progress, total, message: text } = params
+    if (typeof progress !== "number" || !Number.isFinite(progress)) return
+    onProgress({
+      progress,
+      ...(typeof total === "number" && Number.isFinite(total) ? { total } : {}),
+      ...(typeof text === "string" ? { message: text } : {}),
+    })
+  }
 
 /** `tools/list` pages followed at most; a server that keeps handing out cursors is malformed. */
 const maxToolPages = 1000
@@ -74,10 +92,18 @@ export const fromRpc = (sendRpc: Rpc, options: Options = {}, openListen?: OpenLi
     const params: Record<string, Json.JsonValue> = { name: request.name, arguments: request.arguments }
     if (request.inputResponses !== undefined) params.inputResponses = request.inputResponses
     if (request.requestState !== undefined) params.requestState = request.requestState
+    const onProgress = request.onProgress
     const send = (headers: Readonly<Record<string, string>>) =>
-      rpc(ToolDefinitions.withHeaders(server, headers), method, params, {
-        [idempotencyKeyMeta]: request.idempotencyKey,
-      })
+      rpc(
+        ToolDefinitions.withHeaders(server, headers),
+        method,
+        params,
+        {
+          [idempotencyKeyMeta]: request.idempotencyKey,
+          ...(onProgress === undefined ? {} : { progressToken: request.idempotencyKey }),
+        },
+        onProgress === undefined ? undefined : progressOf(request.idempotencyKey, onProgress),
+      )
     // What is known when the call is made (`checkTool` lists the endpoint's tools first); a
     // bare call sends no custom headers until a header mismatch has the tools listed.
     const headersKnown = Effect.sync(() =>

@@ -94,12 +94,13 @@ export const make = (rpc: Rpc, preferred: ReadonlyArray<string> | undefined): Ne
     params: Json.JsonObject,
     extraMeta: Json.JsonObject | undefined,
     version: string,
-  ) => rpc(server, method, params, { ...extraMeta, [protocolVersionMeta]: version })
+    notified: Parameters<Rpc>[4],
+  ) => rpc(server, method, params, { ...extraMeta, [protocolVersionMeta]: version }, notified)
 
-  const negotiatedRpc: Rpc = (server, method, params, extraMeta) =>
+  const negotiatedRpc: Rpc = (server, method, params, extraMeta, notified) =>
     Effect.suspend(() => {
       const version = versionOf(server)
-      return send(server, method, params, extraMeta, version).pipe(
+      return send(server, method, params, extraMeta, version, notified).pipe(
         Effect.catchIf(refusedVersion, (error) =>
           Effect.gen(function* () {
             const rejected = error.error
@@ -108,7 +109,7 @@ export const make = (rpc: Rpc, preferred: ReadonlyArray<string> | undefined): Ne
             // Once, even with the version just refused when the server lists it (a replica that
             // had not caught up, or a server testing its clients): the retry is the one the
             // spec asks for, and a second refusal ends it.
-            return yield* send(server, method, params, extraMeta, next).pipe(
+            return yield* send(server, method, params, extraMeta, next, notified).pipe(
               Effect.catchIf(refusedVersion, (again) =>
                 Effect.fail(
                   new UnsupportedVersion({

@@ -9,8 +9,9 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { RpcError } from "../../HandleRecord.js"
+import { localError, RpcError } from "../../HandleRecord.js"
 import { JsonObject, JsonValue } from "../../Json.js"
+import * as ToolResult from "../../ToolResult.js"
 import {
   type CallAnswer,
   type DiscoverInfo,
@@ -66,6 +67,27 @@ const TaskWire = Schema.Struct({
 
 const decodeTaskWire = Schema.decodeUnknownEither(TaskWire)
 
+/**
+ * A completed task's result, decoded; a result that is not a `CallToolResult` ends the task as
+ * failed locally (`result_rejected`, the task id kept), as a result over the limits does: the
+ * server decided the task's fate, only its payload is unacceptable.
+ *
+ * @internal
+ */
+export const completedFields = (
+  result: JsonObject,
+): { readonly result: ToolResult.CallToolResult } | { readonly status: "failed"; readonly error: RpcError } =>
+  Either.match(ToolResult.decode(result), {
+    onRight: (decoded) => ({ result: decoded }),
+    onLeft: (error) => ({
+      status: "failed" as const,
+      error: localError(
+        `the task completed, but its result was refused: invalid tool result: ${describeParseError(error)}`,
+        "result_rejected",
+      ),
+    }),
+  })
+
 // The wire shape was just decoded: building the classes validates nothing new, so it is skipped.
 const toTaskState = (task: typeof TaskWire.Type): TaskState =>
   new TaskState(
@@ -80,7 +102,6 @@ const toTaskState = (task: typeof TaskWire.Type): TaskState =>
         ? { pollIntervalMs: task.pollIntervalMs }
         : {}),
       ...(task.inputRequests === undefined ? {} : { inputRequests: task.inputRequests }),
-      ...(task.result === undefined ? {} : { result: task.result }),
       ...(task.error === undefined
         ? {}
         : {
@@ -91,6 +112,7 @@ const toTaskState = (task: typeof TaskWire.Type): TaskState =>
               true,
             ),
           }),
+      ...(task.result === undefined ? {} : completedFields(task.result)),
     },
     true,
   )
@@ -114,10 +136,8 @@ const InputRequired = Schema.Struct({
   requestState: Schema.optional(Schema.String),
 })
 
-const CompleteToolResult = Schema.Struct({
-  content: Schema.Array(JsonValue),
-  isError: Schema.optional(Schema.Boolean),
-})
+// A direct answer must name its content, as the revision requires (a stored row may lack it).
+const CompleteToolResult = Schema.Struct({ content: Schema.Array(JsonValue) })
 
 /**
  * Whether `resultType` is one a `tools/call` answer may carry in this generation (an absent one
@@ -147,10 +167,15 @@ export const decodeCallAnswer = (result: JsonObject): Either.Either<CallAnswer, 
         onRight: (task) => Either.right<CallAnswer>({ _tag: "Task", task: toTaskState(task) }),
       })
     case "complete":
-      return Either.match(Schema.decodeUnknownEither(CompleteToolResult)(result), {
-        onLeft: (error) => Either.left(`invalid tool result: ${describeParseError(error)}`),
-        onRight: () => Either.right<CallAnswer>({ _tag: "Complete", result }),
-      })
+      return Either.match(
+        Either.flatMap(Schema.decodeUnknownEither(CompleteToolResult)(result), () =>
+          ToolResult.decode(result),
+        ),
+        {
+          onLeft: (error) => Either.left(`invalid tool result: ${describeParseError(error)}`),
+          onRight: (decoded) => Either.right<CallAnswer>({ _tag: "Complete", result: decoded }),
+        },
+      )
     case "input_required":
       return Either.flatMap(
         Either.mapLeft(

@@ -13,9 +13,10 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { RpcError } from "../../HandleRecord.js"
 import { JsonObject, JsonValue } from "../../Json.js"
+import * as ToolResult from "../../ToolResult.js"
 import { type CallAnswer, TaskState, TaskStatus } from "../../Wire.js"
 import { describeParseError } from "./classify.js"
-import { IsoTimestamp } from "./protocol.js"
+import * as Protocol2026 from "./protocol.js"
 
 /** The revision this generation speaks. @internal */
 export const protocolVersion = "2025-11-25"
@@ -28,9 +29,9 @@ const TaskWire = Schema.Struct({
   taskId: Schema.String,
   status: TaskStatus,
   statusMessage: Schema.optional(Schema.String),
-  createdAt: IsoTimestamp,
+  createdAt: Protocol2026.IsoTimestamp,
   // Required by the revision; read leniently (it defaults to createdAt) since it is advisory.
-  lastUpdatedAt: Schema.optional(IsoTimestamp),
+  lastUpdatedAt: Schema.optional(Protocol2026.IsoTimestamp),
   ttl: Schema.NullOr(Schema.Number.pipe(Schema.finite())),
   pollInterval: Schema.optional(Schema.Unknown),
 })
@@ -39,10 +40,8 @@ const decodeTaskWire = Schema.decodeUnknownEither(TaskWire)
 
 const CreateTaskResult = Schema.Struct({ task: Schema.Unknown })
 
-const CallToolResult = Schema.Struct({
-  content: Schema.Array(JsonValue),
-  isError: Schema.optional(Schema.Boolean),
-})
+// A tool result must name its content, as the revision requires (a stored row may lack it).
+const CallToolResult = Schema.Struct({ content: Schema.Array(JsonValue) })
 
 /** Where a task lives, stamped on every state this generation reports. @internal */
 export interface Origin {
@@ -78,8 +77,8 @@ export const toTaskState = (
       ...(typeof task.pollInterval === "number" && Number.isFinite(task.pollInterval)
         ? { pollIntervalMs: task.pollInterval }
         : {}),
-      ...(payload.result === undefined ? {} : { result: payload.result }),
       ...(payload.error === undefined ? {} : { error: payload.error }),
+      ...(payload.result === undefined ? {} : Protocol2026.completedFields(payload.result)),
       ...(payload.inputRequests === undefined ? {} : { inputRequests: payload.inputRequests }),
     },
     true,
@@ -112,10 +111,13 @@ export const decodeCallAnswer = (
       onRight: (task) => Either.right<CallAnswer>({ _tag: "Task", task: toTaskState(task, origin) }),
     })
   }
-  return Either.match(Schema.decodeUnknownEither(CallToolResult)(result), {
-    onLeft: (error) => Either.left({ reason: `invalid tool result: ${describeParseError(error)}` }),
-    onRight: () => Either.right<CallAnswer>({ _tag: "Complete", result }),
-  })
+  return Either.match(
+    Either.flatMap(Schema.decodeUnknownEither(CallToolResult)(result), () => ToolResult.decode(result)),
+    {
+      onLeft: (error) => Either.left({ reason: `invalid tool result: ${describeParseError(error)}` }),
+      onRight: (decoded) => Either.right<CallAnswer>({ _tag: "Complete", result: decoded }),
+    },
+  )
 }
 
 /**

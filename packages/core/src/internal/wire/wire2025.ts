@@ -100,6 +100,8 @@ export type Send = (
   session: { readonly id: string | undefined; readonly protocolVersion: string } | undefined,
   /** See `Sent.stopped`: `tasks/result` while a task waits for input. */
   inputWindow?: { readonly windowMs: number } | undefined,
+  /** Told each notification the server sends on the answer's stream. */
+  onNotification?: ((message: { readonly method: string; readonly params?: unknown }) => void) | undefined,
 ) => Effect.Effect<Sent, WireError | SessionGone>
 
 interface Connection {
