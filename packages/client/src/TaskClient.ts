@@ -10,6 +10,7 @@ import type { DurationInput } from "./DurationInput.js"
 import type { Delivered, EventFeed, OutcomeFeed, OutcomesOptions, Subscription } from "./Feed.js"
 import type { HandleRecord, Status } from "./HandleRecord.js"
 import * as Stores from "./internal/stores.js"
+import type { JsonObject } from "./Json.js"
 import type { OpenOptions } from "./OpenOptions.js"
 import type { Outcome } from "./Outcome.js"
 
@@ -68,6 +69,26 @@ export interface TaskClient extends AsyncDisposable {
     key: string,
     options?: { readonly scope?: string | undefined; readonly endpointId?: string | undefined },
   ) => Promise<SerializedTaskReference>
+  /** The tools server `server` advertises (`tools/list`), for a framework adapter's tool set. */
+  readonly listTools: (server: string) => Promise<ReadonlyArray<ToolInfo>>
+}
+
+/**
+ * A tool as a server advertises it (`tools/list`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolInfo {
+  readonly name: string
+  /** The tool's `title`, when the server gives one. */
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly idempotentHint: boolean
+  /** `execution.taskSupport` as advertised ("forbidden" | "optional" | "required"), if any. */
+  readonly taskSupport: string | undefined
+  /** The tool's `inputSchema` as advertised, when it is a JSON object. */
+  readonly inputSchema?: JsonObject | undefined
 }
 
 /**

@@ -70,6 +70,7 @@ describe("the client's types are core's", () => {
     holds<Equals<Client.JsonValue, Core.Json.JsonValue>>()
     holds<Equals<Client.JsonObject, Core.Json.JsonObject>>()
     holds<Mutual<Client.SerializedTaskReference, Core.TaskReference.SerializedTaskReference>>()
+    holds<Equals<Client.ToolInfo, Core.Wire.ToolInfo>>()
   })
 
   it("for the client: the same operations, and core's client is one", () => {
