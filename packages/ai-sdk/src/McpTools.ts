@@ -19,7 +19,7 @@ import * as Data from "effect/Data"
 import * as CallKey from "./CallKey.js"
 import type * as InputRouter from "./InputRouter.js"
 import * as Companions from "./internal/companions.js"
-import { cancelled, current, follow } from "./internal/follow.js"
+import * as Follow from "./internal/follow.js"
 import * as Handoff from "./internal/handoff.js"
 import * as ToolOutput from "./ToolOutput.js"
 
@@ -155,30 +155,37 @@ export const mcpTools = async (
       // Not yet recorded: an aborted run launches nothing.
       abortSignal?.throwIfAborted()
       const key = derive({ conversationId: options.conversationId, toolCallId, tool: info.name })
-      const launched = await Handoff.launch(client, options, info.name, input, key, abortSignal)
-      if (launched._tag === "Aborted") {
-        if (stopped !== undefined) {
-          yield await current(client, key, options.scope, stopped)
+      // Read from before the launch: a direct call's progress comes while its answer is awaited.
+      const events = (options.progress ?? true) ? Follow.feed(client, key, options.scope) : undefined
+      try {
+        const launching = Handoff.launch(client, options, info.name, input, key, abortSignal)
+        const launched = yield* Follow.until(launching, events, key)
+        if (launched._tag === "Aborted") {
+          if (stopped !== undefined) {
+            yield await Follow.current(client, key, options.scope, stopped)
+            return
+          }
+          // Cancelling needs the row, which the dispatch writes first.
+          await launched.calling.catch(() => undefined)
+          yield await Follow.cancelled(client, key, options.scope)
           return
         }
-        // Cancelling needs the row, which the dispatch writes first.
-        await launched.calling.catch(() => undefined)
-        yield await cancelled(client, key, options.scope)
-        return
+        if (mode === "handle" && !launched.rests) {
+          yield await Follow.current(client, key, options.scope, Handoff.started)
+          return
+        }
+        yield* Follow.follow({
+          client,
+          key,
+          scope: options.scope,
+          signal: abortSignal,
+          feed: events,
+          route: route(key),
+          stopped,
+        })
+      } finally {
+        await events?.close()
       }
-      if (mode === "handle" && !launched.rests) {
-        yield await current(client, key, options.scope, Handoff.started)
-        return
-      }
-      yield* follow({
-        client,
-        key,
-        scope: options.scope,
-        signal: abortSignal,
-        progress: options.progress ?? true,
-        route: route(key),
-        stopped,
-      })
     }
     const description = Handoff.describe(info, mode)
     return tool({

@@ -22,8 +22,11 @@ const Json = Schema.Unknown
 export const Running = Schema.Struct({
   status: Schema.Literal("pending", "working", "input_required"),
   handle: Schema.String,
-  /** The server's status message, or what to do next. */
+  /** The server's status message, its progress message, or what to do next. */
   message: Schema.String,
+  /** How far the work is (`notifications/progress`), when the server says. */
+  progress: Schema.optional(Schema.Number),
+  total: Schema.optional(Schema.Number),
 })
 
 /**

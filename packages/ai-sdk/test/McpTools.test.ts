@@ -42,6 +42,13 @@ const fx = setup({
       pollIntervalMs: 50,
       outcome: { kind: "error", code: -32603, message: "disk full" },
     },
+    {
+      name: "count_up",
+      shape: "direct",
+      durationMs: 900,
+      progress: { steps: [0, 50, 100], total: 100, intervalMs: 300, message: "counted {{progress}}" },
+      outcome: { kind: "result", text: "counted" },
+    },
     confirmDelete,
     { name: "long_job", shape: "task", durationMs: 60_000, pollIntervalMs: 100 },
     { name: "flaky_send", shape: "task", durationMs: 200, pollIntervalMs: 50 },
@@ -60,6 +67,7 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     expect(Object.keys(tools).sort()).toEqual([
       "broken",
       "confirm_delete",
+      "count_up",
       "deep_report",
       "flaky_send",
       "long_job",
@@ -127,6 +135,27 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     expect(seen.at(-1)).toMatchObject({ status: "completed" })
   })
 
+  it("streams a direct call's progress while its answer is on the way", async () => {
+    await using client = await fx.open()
+    const tools = await mcpTools(client, { server: "fake", conversationId: conversation() })
+    const run = streamText({
+      model: scriptedModel(oneCall("count_up")),
+      tools,
+      prompt: "Count",
+      stopWhen: isStepCount(4),
+    })
+    const progress: Array<unknown> = []
+    for await (const part of run.fullStream) {
+      if (part.type === "tool-result" && part.preliminary === true) {
+        const output = part.output as ToolOutput.ToolOutput
+        if ("progress" in output && output.progress !== undefined)
+          progress.push({ progress: output.progress, total: output.total, message: output.message })
+      }
+    }
+    expect(await run.text).toBe("final: counted")
+    expect(progress).toContainEqual({ progress: 50, total: 100, message: "counted 50" })
+  })
+
   it("a tool error and a failed task stay errors the model reads", async () => {
     await using client = await fx.open()
     const tools = await mcpTools(client, { server: "fake", conversationId: conversation() })
@@ -155,13 +184,12 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     })
     const result = await callOnce(tools, { toolName: "confirm_delete", input: { file: "notes.txt" } })
     expect(result.text).toBe("final: deleted notes.txt: true")
-    expect(asked).toEqual([
-      {
-        conversationId,
-        inputKey: "confirm",
-        request: { method: "elicitation/create", params: { message: "Delete notes.txt?" } },
-      },
-    ])
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toMatchObject({
+      conversationId,
+      inputKey: "confirm",
+      request: { method: "elicitation/create", params: { message: "Delete notes.txt?" } },
+    })
     const [task] = fx.server.ledger.tasks.filter((t) => t.idempotencyKey === `${conversationId}:call-1`)
     expect(task?.updates).toHaveLength(1)
   })

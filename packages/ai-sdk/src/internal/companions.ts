@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ToolOutput from "../ToolOutput.js"
-import { current, follow } from "./follow.js"
+import { current, feed, follow } from "./follow.js"
 
 /** @internal */
 export const names = ["check_call", "wait_for_call"] as const
@@ -95,15 +95,20 @@ export const make = (client: PromiseClient.PromiseTaskClient, options: Options):
         throw (error as { _tag?: unknown })._tag === "UnknownKey" ? unknownHandle(handle) : error
       })
       const limit = AbortSignal.timeout((seconds ?? defaultWaitSeconds) * 1000)
-      yield* follow({
-        client,
-        key: handle,
-        scope: options.scope,
-        signal: abortSignal === undefined ? limit : AbortSignal.any([abortSignal, limit]),
-        progress: options.progress,
-        route: options.route(handle),
-        stopped: "Still running; wait again, or check later.",
-      })
+      const events = options.progress ? feed(client, handle, options.scope) : undefined
+      try {
+        yield* follow({
+          client,
+          key: handle,
+          scope: options.scope,
+          signal: abortSignal === undefined ? limit : AbortSignal.any([abortSignal, limit]),
+          feed: events,
+          route: options.route(handle),
+          stopped: "Still running; wait again, or check later.",
+        })
+      } finally {
+        await events?.close()
+      }
     },
     toModelOutput: ({ output }) => ToolOutput.toModelOutput(output),
   }),

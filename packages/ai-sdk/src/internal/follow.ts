@@ -1,10 +1,10 @@
 /**
  * Waiting for a call to rest while reporting what happens on the way: the call's status changes,
- * status messages and questions (read from the store by `client.events`) become preliminary
- * outputs, and the outcome the last one. Stopping the wait (an abort, a companion tool's time
+ * status messages, progress and questions (read from the store by `client.events`) become
+ * preliminary outputs, and the outcome the last one. Stopping the wait (an abort, a companion tool's time
  * limit) leaves the call running: it is handed off, never cancelled, unless the caller asks.
  */
-import { Outcome, type PromiseClient, type TaskClient } from "@mcp-handles/core"
+import { Outcome, type PromiseClient, ServerRequest, type TaskClient } from "@mcp-handles/core"
 import * as ToolOutput from "../ToolOutput.js"
 
 /** @internal */
@@ -14,28 +14,54 @@ export interface Follow {
   readonly scope: string | undefined
   /** Stops the wait. */
   readonly signal: AbortSignal | undefined
-  /** Report status changes and messages as they come (costs a store read every half second). */
-  readonly progress: boolean
+  /** The call's events, reported as they come; none, nothing is reported on the way. */
+  readonly feed: Feed | undefined
   /** Routes the call's questions while the wait lasts; returns the unrouting. */
   readonly route: (() => () => void) | undefined
   /** What the output says when the wait stopped, or undefined to cancel the call instead. */
   readonly stopped: string | undefined
 }
 
-type Raced =
-  | { readonly _tag: "Settled"; readonly outcome: Outcome.Outcome }
-  | { readonly _tag: "Stopped" }
-  | { readonly _tag: "Event"; readonly event: IteratorResult<TaskClient.ClientEvent> }
+/**
+ * One call's events, read one at a time beside other work: an event pulled while that work won
+ * the race is kept for the next reader, never lost.
+ */
+export interface Feed {
+  readonly next: () => Promise<IteratorResult<TaskClient.ClientEvent>>
+  /** The event `next` gave was handled: the next call pulls another. */
+  readonly taken: () => void
+  readonly close: () => Promise<void>
+}
+
+/** The events of call `key` (it may not be recorded yet: the feed waits for its row). */
+export const feed = (
+  client: PromiseClient.PromiseTaskClient,
+  key: string,
+  scope: string | undefined,
+): Feed => {
+  const events = client.events(key, scope === undefined ? {} : { scope })
+  const iterator = events[Symbol.asyncIterator]()
+  let pending: Promise<IteratorResult<TaskClient.ClientEvent>> | undefined
+  return {
+    next: () => {
+      if (pending === undefined) {
+        pending = iterator.next()
+        // Never left unhandled: the work it races may win and end the wait first.
+        pending.catch(() => undefined)
+      }
+      return pending
+    },
+    taken: () => {
+      pending = undefined
+    },
+    close: () => events.close(),
+  }
+}
 
 const runningStatus = (status: string) =>
   status === "pending" || status === "working" || status === "input_required"
     ? (status as "pending" | "working" | "input_required")
     : undefined
-
-const promptOf = (request: unknown): string | undefined => {
-  const params = (request as { params?: { message?: unknown } } | null)?.params
-  return typeof params?.message === "string" ? params.message : undefined
-}
 
 /** The preliminary output an event makes, if any: only statuses on the way count. */
 export const preliminary = (
@@ -51,14 +77,22 @@ export const preliminary = (
       const status = runningStatus(event.status)
       return status === undefined ? undefined : { status, handle: key, message: event.message }
     }
-    case "InputRequested": {
-      const prompt = promptOf(event.request)
+    case "Progress": {
+      const of = event.total === undefined ? "" : ` of ${event.total}`
+      return {
+        status: "working",
+        handle: key,
+        message: event.message ?? `progress ${event.progress}${of}`,
+        progress: event.progress,
+        ...(event.total === undefined ? {} : { total: event.total }),
+      }
+    }
+    case "InputRequested":
       return {
         status: "input_required",
         handle: key,
-        message: prompt === undefined ? "waiting for input" : `waiting for input: ${prompt}`,
+        message: `waiting for input: ${ServerRequest.message(event.request)}`,
       }
-    }
   }
 }
 
@@ -95,56 +129,57 @@ export const cancelled = async (
 }
 
 /**
+ * Waits for `work` while reporting the feed's events as preliminary outputs; returns what the
+ * work gave (or throws what it threw). Once the feed ends (the call is terminal), only the work
+ * is waited for.
+ */
+export async function* until<A>(
+  work: Promise<A>,
+  events: Feed | undefined,
+  key: string,
+): AsyncGenerator<ToolOutput.ToolOutput, A> {
+  const done = work.then((value) => ({ _tag: "Done" as const, value }))
+  let open = events !== undefined
+  for (;;) {
+    const raced =
+      events === undefined || !open
+        ? await done
+        : await Promise.race([done, events.next().then((event) => ({ _tag: "Event" as const, event }))])
+    if (raced._tag === "Done") return raced.value
+    events?.taken()
+    if (raced.event.done === true) {
+      open = false
+      continue
+    }
+    const output = preliminary(key, raced.event.value)
+    if (output !== undefined) yield output
+  }
+}
+
+/**
  * Follows the call to its rest, yielding preliminary outputs on the way; the last output is
  * the outcome, or, once `signal` aborts, where the call stands (it runs on).
  */
 export async function* follow(options: Follow): AsyncGenerator<ToolOutput.ToolOutput> {
   const { client, key, scope } = options
-  // Our own stop ends the settle and the event feed together, whatever ends the wait.
+  // Our own stop ends the settle whatever ends the wait.
   const stop = new AbortController()
   const signal = options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal])
   const unroute = options.route?.()
-  const feed = options.progress ? client.events(key, scope === undefined ? {} : { scope }) : undefined
-  const events = feed?.[Symbol.asyncIterator]()
-  const settled: Promise<Raced> = client.settle(key, scope, { signal }).then(
-    (outcome) => ({ _tag: "Settled", outcome }),
-    (error: unknown) => {
-      if (options.signal?.aborted === true) return { _tag: "Stopped" }
-      throw error
-    },
-  )
-  // Never left unhandled: the loop below may return before this promise settles.
-  settled.catch(() => undefined)
   try {
-    let next: Promise<Raced> | undefined = events?.next().then((event) => ({ _tag: "Event", event }))
-    next?.catch(() => undefined)
-    for (;;) {
-      const raced = await (next === undefined ? settled : Promise.race([settled, next]))
-      if (raced._tag === "Settled") {
-        yield ToolOutput.fromOutcome(raced.outcome)
-        return
-      }
-      if (raced._tag === "Stopped") {
-        if (options.stopped !== undefined) {
-          yield await current(client, key, scope, options.stopped)
-          return
-        }
-        yield await cancelled(client, key, scope)
-        return
-      }
-      if (raced.event.done === true) {
-        // The feed ends once the call is terminal: the outcome is a read away.
-        next = undefined
-        continue
-      }
-      const output = preliminary(key, raced.event.value)
-      if (output !== undefined) yield output
-      next = events?.next().then((event) => ({ _tag: "Event", event }))
-      next?.catch(() => undefined)
-    }
+    const settled = client.settle(key, scope, { signal }).then(
+      (outcome) => ToolOutput.fromOutcome(outcome),
+      (error: unknown) => {
+        if (options.signal?.aborted === true) return undefined
+        throw error
+      },
+    )
+    const rested = yield* until(settled, options.feed, key)
+    if (rested !== undefined) yield rested
+    else if (options.stopped !== undefined) yield await current(client, key, scope, options.stopped)
+    else yield await cancelled(client, key, scope)
   } finally {
     stop.abort()
     unroute?.()
-    await feed?.close()
   }
 }
