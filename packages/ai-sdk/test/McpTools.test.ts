@@ -159,7 +159,17 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
       {
         conversationId,
         inputKey: "confirm",
-        request: { method: "elicitation/create", params: { message: "Delete notes.txt?" } },
+        request: {
+          method: "elicitation/create",
+          params: {
+            message: "Delete notes.txt?",
+            requestedSchema: {
+              type: "object",
+              properties: { confirmed: { type: "boolean" } },
+              required: ["confirmed"],
+            },
+          },
+        },
       },
     ])
     const [task] = fx.server.ledger.tasks.filter((t) => t.idempotencyKey === `${conversationId}:call-1`)

@@ -143,7 +143,17 @@ export const confirmDelete: Config.Tool = {
     {
       atMs: 50,
       requests: {
-        confirm: { method: "elicitation/create", params: { message: "Delete {{args.file|it}}?" } },
+        confirm: {
+          method: "elicitation/create",
+          params: {
+            message: "Delete {{args.file|it}}?",
+            requestedSchema: {
+              type: "object",
+              properties: { confirmed: { type: "boolean" } },
+              required: ["confirmed"],
+            },
+          },
+        },
       },
     },
   ],
