@@ -184,12 +184,23 @@ describe("mcpTools in wait mode, in the AI SDK's agent loop", () => {
     })
     const result = await callOnce(tools, { toolName: "confirm_delete", input: { file: "notes.txt" } })
     expect(result.text).toBe("final: deleted notes.txt: true")
-    expect(asked).toHaveLength(1)
-    expect(asked[0]).toMatchObject({
-      conversationId,
-      inputKey: "confirm",
-      request: { method: "elicitation/create", params: { message: "Delete notes.txt?" } },
-    })
+    expect(asked).toEqual([
+      {
+        conversationId,
+        inputKey: "confirm",
+        request: {
+          method: "elicitation/create",
+          params: {
+            message: "Delete notes.txt?",
+            requestedSchema: {
+              type: "object",
+              properties: { confirmed: { type: "boolean" } },
+              required: ["confirmed"],
+            },
+          },
+        },
+      },
+    ])
     const [task] = fx.server.ledger.tasks.filter((t) => t.idempotencyKey === `${conversationId}:call-1`)
     expect(task?.updates).toHaveLength(1)
   })

@@ -147,7 +147,11 @@ export const confirmDelete: Config.Tool = {
           method: "elicitation/create",
           params: {
             message: "Delete {{args.file|it}}?",
-            requestedSchema: { type: "object", properties: { confirmed: { type: "boolean" } } },
+            requestedSchema: {
+              type: "object",
+              properties: { confirmed: { type: "boolean" } },
+              required: ["confirmed"],
+            },
           },
         },
       },
