@@ -1,0 +1,175 @@
+/**
+ * A poll that finds the task as the row says writes nothing (issue 29, item 1): on a real SQLite
+ * store, N such polls cost at most N/10 store writes, while anything a restart needs (status,
+ * interval, input) is written before it is acted on, and a process that dies between unwritten
+ * polls leaves a row nobody polls sooner than one interval after its last poll.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import type * as Config from "@mcp-handles/fake-server/Config"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { elapse, type Harness, makeHarness, runFor, startProcess, withStore } from "./support/harness.js"
+
+/** The store operations that write (as B8 counts them). */
+const writeOps: ReadonlyArray<keyof HandleStore.HandleStore> = [
+  "insertOrGet",
+  "update",
+  "claimDue",
+  "spreadDue",
+  "release",
+  "renewLease",
+  "renewLeases",
+  "releaseOwner",
+  "deleteSettledBefore",
+]
+
+/** A view of the harness on a fresh SQLite file, counting the store's writes by operation. */
+const onSqlite = (h: Harness) =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-quiet-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })),
+    )
+    // Routine writes commit at once: the store's commit delay runs on a real timer, not the TestClock.
+    const sqlite = yield* SqliteStore.make({ filename: path.join(dir, "tasks.db"), commitDelay: 0 })
+    const writes = new Map<string, number>()
+    const counted = { ...sqlite } as Record<string, unknown>
+    for (const op of writeOps) {
+      const fn = sqlite[op] as (...args: Array<unknown>) => Effect.Effect<unknown, unknown>
+      counted[op] = (...args: Array<unknown>) =>
+        Effect.tap(fn(...args), () => Effect.sync(() => writes.set(op, (writes.get(op) ?? 0) + 1)))
+    }
+    const total = () => [...writes.values()].reduce((sum, n) => sum + n, 0)
+    return { harness: withStore(h, counted as unknown as HandleStore.HandleStore), writes, total }
+  })
+
+const pollsOf = (h: Harness) => h.server.ledger.tasks.reduce((sum, task) => sum + task.polls.length, 0)
+const earlyOf = (h: Harness) => h.server.ledger.tasks.reduce((sum, task) => sum + task.earlyPolls, 0)
+
+const longJob = (over: Partial<Config.Tool> = {}): Config.Tool => ({
+  name: "job",
+  shape: "task",
+  durationMs: 600_000,
+  pollIntervalMs: 1_000,
+  ...over,
+})
+
+describe("quiet polls", () => {
+  it.scoped("N polls that find their tasks still working cost at most N/10 store writes", () =>
+    Effect.gen(function* () {
+      const sqlite = yield* onSqlite(
+        yield* makeHarness({
+          tools: [longJob(), longJob({ name: "slower", pollIntervalMs: 2_500 })],
+        }),
+      )
+      const h = sqlite.harness
+      // Without the background sweep: its claims (two a second, whatever is open) are the
+      // instance's cost, not the polls'.
+      const client = (yield* startProcess(h, { instanceId: "a", background: false })).client
+      for (let i = 0; i < 4; i++) {
+        yield* runFor(client.callTool("fake", i % 2 === 0 ? "job" : "slower", {}, { key: `k${i}` }), 1_000)
+      }
+      yield* elapse(5_000, 100)
+      const [polls0, writes0] = [pollsOf(h), sqlite.total()]
+      yield* elapse(120_000, 100)
+      const polls = pollsOf(h) - polls0
+      const writes = sqlite.total() - writes0
+      // Two tasks polled every second, two every 2.5 s, for two minutes.
+      expect(polls).toBeGreaterThanOrEqual(300)
+      expect(writes, JSON.stringify(Object.fromEntries(sqlite.writes))).toBeLessThanOrEqual(polls / 10)
+      expect(earlyOf(h)).toBe(0)
+      // The store still says what a restart needs; the poll count is caught up at the next write.
+      const row = Option.getOrThrow(yield* h.store.get("default", "k0"))
+      expect(row.status).toBe("working")
+      expect(row.snapshot?.pollIntervalMs).toBe(1_000)
+    }),
+  )
+
+  it.scoped("what a restart needs is written before it is acted on: a new interval, input, the end", () =>
+    Effect.gen(function* () {
+      const sqlite = yield* onSqlite(
+        yield* makeHarness({
+          tools: [
+            longJob({
+              durationMs: 30_000,
+              pollIntervalMs: [
+                { afterMs: 0, pollIntervalMs: 1_000 },
+                { afterMs: 10_000, pollIntervalMs: 3_000 },
+              ],
+              inputSteps: [
+                { atMs: 20_000, requests: { name: { method: "elicitation/create", params: {} } } },
+              ],
+            }),
+          ],
+        }),
+      )
+      const h = sqlite.harness
+      const seenByHandler: Array<string | undefined> = []
+      const client = (yield* startProcess(h, {
+        instanceId: "a",
+        // When the handler is asked, the row already says the task waits for that input.
+        onInputRequired: (request) =>
+          Effect.map(h.store.get(request.scope, request.key), (row) => {
+            seenByHandler.push(
+              Option.match(row, {
+                onNone: () => undefined,
+                onSome: (r) => `${r.status}:${Object.keys(r.inputRequests ?? {}).join(",")}`,
+              }),
+            )
+            return { name: "x" }
+          }),
+      })).client
+      yield* runFor(client.callTool("fake", "job", {}, { key: "k" }), 1_000)
+      // Past the change of interval: the poll that heard it wrote it, and the next is due from it.
+      yield* elapse(14_500, 100)
+      const [task] = h.server.ledger.tasks
+      const lastPoll = task?.polls.at(-1) ?? 0
+      const row = Option.getOrThrow(yield* h.store.get("default", "k"))
+      expect(row.snapshot?.pollIntervalMs).toBe(3_000)
+      const firstAtThree = task?.polls.find((at) => at >= (task?.createdAt ?? 0) + 10_000) ?? 0
+      expect(row.nextPollAt).toBe(firstAtThree + 3_000)
+      expect(lastPoll).toBeLessThanOrEqual(firstAtThree + 3_000)
+      const outcome = yield* runFor(client.settle("k"), 60_000, 100)
+      expect(outcome._tag).toBe("Completed")
+      expect(seenByHandler).toEqual(["input_required:name"])
+      const settled = Option.getOrThrow(yield* h.store.get("default", "k"))
+      expect(settled.status).toBe("completed")
+      // The count of unwritten polls was written with the end.
+      expect(settled.polls).toBe(task?.polls.length)
+      expect(earlyOf(h)).toBe(0)
+    }),
+  )
+
+  describe("a process that dies between unwritten polls", () => {
+    for (const next of ["the same instance id", "another instance"] as const) {
+      it.scoped(`leaves no task polled early, none lost, when ${next} takes over`, () =>
+        Effect.gen(function* () {
+          const sqlite = yield* onSqlite(
+            yield* makeHarness({ tools: [longJob({ durationMs: 20_000, pollIntervalMs: 2_000 })] }),
+          )
+          const h = sqlite.harness
+          // Dies right after the answer of its third poll: two polls since the last write.
+          const a = yield* startProcess(
+            h,
+            { instanceId: "a" },
+            { at: "fetch", method: "tasks/get", nth: 3, phase: "after-answer" },
+          )
+          yield* runFor(a.client.callTool("fake", "job", {}, { key: "k" }), 1_000)
+          yield* elapse(7_000, 100)
+          expect(a.crashed()).toBe(true)
+          const b = yield* startProcess(h, { instanceId: next === "the same instance id" ? "a" : "b" })
+          const outcome = yield* runFor(b.client.settle("k"), 120_000, 100)
+          expect(outcome._tag).toBe("Completed")
+          const [task] = h.server.ledger.tasks
+          expect(task?.polls.length).toBeGreaterThan(3)
+          expect(earlyOf(h)).toBe(0)
+        }),
+      )
+    }
+  })
+})
