@@ -146,29 +146,48 @@ describe("quiet polls", () => {
   )
 
   describe("a process that dies between unwritten polls", () => {
-    for (const next of ["the same instance id", "another instance"] as const) {
-      it.scoped(`leaves no task polled early, none lost, when ${next} takes over`, () =>
-        Effect.gen(function* () {
-          const sqlite = yield* onSqlite(
-            yield* makeHarness({ tools: [longJob({ durationMs: 20_000, pollIntervalMs: 2_000 })] }),
-          )
-          const h = sqlite.harness
-          // Dies right after the answer of its third poll: two polls since the last write.
-          const a = yield* startProcess(
-            h,
-            { instanceId: "a" },
-            { at: "fetch", method: "tasks/get", nth: 3, phase: "after-answer" },
-          )
-          yield* runFor(a.client.callTool("fake", "job", {}, { key: "k" }), 1_000)
-          yield* elapse(7_000, 100)
-          expect(a.crashed()).toBe(true)
-          const b = yield* startProcess(h, { instanceId: next === "the same instance id" ? "a" : "b" })
-          const outcome = yield* runFor(b.client.settle("k"), 120_000, 100)
-          expect(outcome._tag).toBe("Completed")
-          const [task] = h.server.ledger.tasks
-          expect(task?.polls.length).toBeGreaterThan(3)
-          expect(earlyOf(h)).toBe(0)
-        }),
+    const cases = [
+      // The default lease outlasts many polls: the row's next poll in the store must still move
+      // past each poll before it is sent, or a restart spreads the row from a poll long gone.
+      { next: "the same instance id", leaseMs: undefined, intervalMs: 1_000, nth: 3 },
+      { next: "another instance", leaseMs: undefined, intervalMs: 1_000, nth: 3 },
+      // A lease little longer than the interval: only renewals keep the row between polls, and
+      // each must reach one interval past the next poll.
+      { next: "the same instance id", leaseMs: 3_000, intervalMs: 2_500, nth: 5 },
+      { next: "another instance", leaseMs: 3_000, intervalMs: 2_500, nth: 5 },
+    ] as const
+    for (const { next, leaseMs, intervalMs, nth } of cases) {
+      it.scoped(
+        `leaves no task polled early, none lost, when ${next} takes over (lease ${leaseMs ?? "default"})`,
+        () =>
+          Effect.gen(function* () {
+            const sqlite = yield* onSqlite(
+              yield* makeHarness({ tools: [longJob({ durationMs: 30_000, pollIntervalMs: intervalMs })] }),
+            )
+            const h = sqlite.harness
+            // Dies right after the answer of its nth poll: nth - 1 polls since the last write.
+            const a = yield* startProcess(
+              h,
+              { instanceId: "a", leaseMs },
+              { at: "fetch", method: "tasks/get", nth, phase: "after-answer" },
+            )
+            yield* runFor(a.client.callTool("fake", "job", {}, { key: "k" }), 1_000)
+            // The next process starts at once: the row's lease is still running, so no boot spread
+            // takes it, and the next sweep after the lease runs out polls it at once.
+            for (let waited = 0; !a.crashed() && waited < 30_000; waited += 100) yield* elapse(100, 100)
+            expect(a.crashed()).toBe(true)
+            const b = yield* startProcess(h, {
+              instanceId: next === "the same instance id" ? "a" : "b",
+              leaseMs,
+            })
+            // Its sweep takes the row over (no caller waits on it yet).
+            yield* elapse(40_000, 100)
+            const outcome = yield* runFor(b.client.settle("k"), 120_000, 100)
+            expect(outcome._tag).toBe("Completed")
+            const [task] = h.server.ledger.tasks
+            expect(task?.polls.length).toBeGreaterThan(nth)
+            expect(earlyOf(h)).toBe(0)
+          }),
       )
     }
   })
