@@ -200,14 +200,20 @@ export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
     const now = yield* ctx.store.now
     if (leasedByOther(ctx, record, now)) return Option.none<HandleRecord.HandleRecord>()
     // Whoever held the row last may have polled at its due time without recording it: an
-    // overdue row is polled one interval after that at the earliest.
-    const overdue = record.nextPollAt !== null && record.nextPollAt < now && record.taskId !== null
-    const taken = overdue
-      ? new HandleRecord.HandleRecord(
-          { ...record, nextPollAt: Math.max(now, (record.nextPollAt ?? now) + knownInterval(ctx, record)) },
-          true,
-        )
-      : record
+    // overdue row is polled one interval after that at the earliest. A row due further off than
+    // one interval from now is one a holder polled without writing (see quiet.ts): its next poll
+    // says when its lease ran to, and no poll came after now, so one interval from now will do.
+    const due = record.nextPollAt
+    const interval = knownInterval(ctx, record)
+    const live = due !== null && record.taskId !== null
+    const nextPollAt = !live
+      ? due
+      : due < now
+        ? Math.max(now, due + interval)
+        : HandleRecord.isTaskLive(record.status)
+          ? Math.min(due, now + interval)
+          : due
+    const taken = nextPollAt === due ? record : new HandleRecord.HandleRecord({ ...record, nextPollAt }, true)
     const written = yield* Effect.either(ctx.store.update(stamp(ctx, taken, now, "driver")))
     if (written._tag === "Right") {
       Quiet.forget(ctx, record.scope, record.key)
