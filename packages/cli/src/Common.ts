@@ -6,6 +6,7 @@
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
+import * as Json from "@mcp-handles/core/Json"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
@@ -100,7 +101,7 @@ export const servers = Spec.repeated(
   Spec.text("server", {
     placeholder: "[NAME=]URL",
     description:
-      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name (repeatable)",
+      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name",
     example: "--server research=https://mcp.example.com/mcp",
   }),
 )
@@ -174,6 +175,8 @@ export interface SessionOptions {
    * edit the server list, or delete settled rows) and run beside a live application.
    */
   readonly drives?: boolean | undefined
+  /** The largest arguments a call may send, in bytes (`call --max-args-bytes`). */
+  readonly maxArgsBytes?: number | undefined
 }
 
 const countingWire = (wire: Wire.Wire) => {
@@ -234,6 +237,11 @@ export const open = (
       claimInstance: sessionOptions.drives === true,
       // The servers came from the store: recording them again would only write to it.
       recordServers: false,
+      ...(sessionOptions.maxArgsBytes === undefined
+        ? {}
+        : {
+            argumentLimits: { ...Json.defaults.argumentLimits, maxBytes: sessionOptions.maxArgsBytes },
+          }),
       ...(sessionOptions.input?.handler === undefined
         ? {}
         : { onInputRequired: sessionOptions.input.handler }),
