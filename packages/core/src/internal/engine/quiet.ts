@@ -18,7 +18,8 @@
  * So while a live instance drives a row quietly, the row's `nextPollAt` in the store is when
  * its lease lets another instance take it (up to a lease plus an interval later than the real
  * next poll), and its `polls` lag: both are exact again at its next write (a change, its end,
- * a hand-off on close).
+ * a hand-off on close). A process that takes such a row back (`takeLease`: a caller waiting on
+ * it after a restart) polls it one interval from then; a sweep takes it at that `nextPollAt`.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -43,7 +44,7 @@ export interface Quiet {
 }
 
 /** Rows per `renewLeases` call (one statement each). */
-export const renewBatch = 5_000
+const renewBatch = 5_000
 
 /**
  * Whether a poll answer (`after`, from `before`) changes nothing the row keeps but the poll's own
