@@ -305,7 +305,13 @@ export class HandleRecord extends Schema.Class<HandleRecord>("HandleRecord")({
   cancel: Schema.NullOr(CancelIntent),
   /** Other tasks the server created for this key; each is cancelled. Empty almost always. */
   strayTasks: Schema.optionalWith(Schema.Array(StrayTask), { default: () => [] }),
-  /** When the driver should next act on the row (poll, retry, finish a cancel); null when idle. */
+  /**
+   * When the driver should next act on the row (poll, retry, finish a cancel); null when idle.
+   * While a live instance polls the task and finds nothing new, nothing is written: the row then
+   * holds when its lease lets another instance take it over (up to a lease and an interval later
+   * than the next poll, which the driving instance keeps in memory), and `polls` lags likewise,
+   * until the row's next write.
+   */
   nextPollAt: Schema.NullOr(Schema.Finite),
   /** Consecutive failed attempts since the last good answer; drives backoff. */
   attempts: Schema.Finite,

@@ -1,6 +1,7 @@
 /**
  * Which writes the engine marks routine (`HandleStore.UpdateOptions`): a store may hold those a
- * moment to share a commit, so only a poll that found a working task still working may be one.
+ * moment to share a commit, so only a poll that found a working task still working (with
+ * something new to write, such as its interval) may be one.
  * A write anything waits on (the task id, an outcome, an answer, a cancel) must never be.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -23,8 +24,23 @@ interface Write {
 describe("routine writes", () => {
   it.effect("only a poll that finds a working task still working is routine", () =>
     Effect.gen(function* () {
+      // The interval changes at every poll: a poll that finds nothing new is not written at all
+      // (QuietPolls.test.ts), so each poll here brings the row something to write.
       const h = yield* makeHarness({
-        tools: [{ name: "job", shape: "task", durationMs: 6_000, pollIntervalMs: 1_000 }],
+        tools: [
+          {
+            name: "job",
+            shape: "task",
+            durationMs: 6_000,
+            pollIntervalMs: [
+              { afterMs: 0, pollIntervalMs: 1_000 },
+              { afterMs: 500, pollIntervalMs: 1_050 },
+              { afterMs: 1_500, pollIntervalMs: 1_100 },
+              { afterMs: 2_600, pollIntervalMs: 1_150 },
+              { afterMs: 3_700, pollIntervalMs: 1_200 },
+            ],
+          },
+        ],
       })
       const writes: Array<Write> = []
       const recording = withStore(h, {

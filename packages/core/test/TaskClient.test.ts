@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import type * as Config from "@mcp-handles/fake-server/Config"
 import type * as Ledger from "@mcp-handles/fake-server/Ledger"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -566,7 +567,15 @@ describe("TaskClient", () => {
       }),
     )
 
-    const crashPoints: ReadonlyArray<[string, CrashPoint]> = [
+    // A first poll that hears a new interval is written; one that finds nothing new is not
+    // (QuietPolls.test.ts), and the lease is what the store holds for it before the next poll.
+    const newIntervalAtFirstPoll = {
+      pollIntervalMs: [
+        { afterMs: 0, pollIntervalMs: 1_000 },
+        { afterMs: 500, pollIntervalMs: 900 },
+      ],
+    }
+    const crashPoints: ReadonlyArray<[string, CrashPoint, Partial<Config.Tool>?]> = [
       ["before the intent is written", { at: "store", op: "insertOrGet", phase: "before-write" }],
       ["right after the intent is written", { at: "store", op: "insertOrGet", phase: "after-write" }],
       ["as tools/call leaves", { at: "fetch", method: "tools/call", phase: "before-send" }],
@@ -577,13 +586,21 @@ describe("TaskClient", () => {
       ["as the task id is written", { at: "store", op: "update", phase: "before-write" }],
       ["right after the task id is written", { at: "store", op: "update", phase: "after-write" }],
       ["after the first poll was answered", { at: "fetch", method: "tasks/get", phase: "after-answer" }],
-      ["after the first poll is recorded", { at: "store", op: "update", nth: 2, phase: "after-write" }],
+      [
+        "after the first poll is recorded",
+        { at: "store", op: "update", nth: 2, phase: "after-write" },
+        newIntervalAtFirstPoll,
+      ],
+      [
+        "after the lease of a poll that found nothing new is renewed",
+        { at: "store", op: "renewLeases", nth: 1, phase: "after-write" },
+      ],
     ]
 
-    for (const [name, point] of crashPoints) {
+    for (const [name, point, over] of crashPoints) {
       it.effect(`a crash ${name}: after restart nothing is orphaned or launched twice`, () =>
         Effect.gen(function* () {
-          const h = yield* makeHarness({ tools: [slowTool({ durationMs: 3_000 })] })
+          const h = yield* makeHarness({ tools: [slowTool({ durationMs: 3_000, ...over })] })
           const first = yield* startProcess(h, { background: false }, point)
           yield* Effect.fork(first.client.callTool("fake", "slow", { n: 1 }, { key: "k" }))
           yield* elapse(2_000)

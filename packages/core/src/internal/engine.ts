@@ -17,6 +17,7 @@ import * as Drivers from "./engine/drivers.js"
 import * as Leases from "./engine/leases.js"
 import * as Operations from "./engine/operations.js"
 import * as Push from "./engine/push.js"
+import * as Quiet from "./engine/quiet.js"
 import * as Reconciler from "./engine/reconciler.js"
 import type * as Events from "./events.js"
 import * as Gc from "./gc.js"
@@ -52,6 +53,10 @@ export const make = (
     yield* bindServers(ctx, options.recordServers !== false)
     yield* Effect.forkIn(Drivers.runAlarms(ctx), ctx.clientScope)
     yield* Effect.forkIn(Leases.heartbeat(ctx), ctx.clientScope)
+    yield* Effect.forkIn(
+      Quiet.keep(ctx, (scope, key) => Drivers.wake(ctx, scope, key)),
+      ctx.clientScope,
+    )
     if (ctx.push.enabled)
       yield* Effect.forkIn(
         Push.run(ctx, (scope, key) => Drivers.wake(ctx, scope, key)),

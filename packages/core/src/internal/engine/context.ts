@@ -19,6 +19,7 @@ import type * as Wire from "../../Wire.js"
 import * as Telemetry from "../telemetry.js"
 import * as Alarms from "./alarms.js"
 import type * as Push from "./push.js"
+import type * as Quiet from "./quiet.js"
 
 /** Every default of the client, in one place. */
 export const defaults = {
@@ -177,6 +178,8 @@ export interface Engine {
   readonly alarms: Alarms.Alarms
   /** Requests in flight under a lease, renewed every heartbeat while they last. */
   readonly inFlight: Set<Held>
+  /** Row id → what its driver holds in memory of polls it did not write (see quiet.ts). */
+  readonly quiet: Map<string, Quiet.Quiet>
   /** Per server name: the tools that declare `idempotentHint`, once listed. */
   readonly idempotentTools: Map<string, ReadonlySet<string>>
   /** `subscriptions/listen`: what the rows driven here listen for (see push.ts). */
@@ -240,6 +243,7 @@ export const make = (
       signals: makeSignals(),
       alarms: Alarms.make(),
       inFlight: new Set(),
+      quiet: new Map(),
       idempotentTools: new Map(),
     }
   })

@@ -22,12 +22,14 @@ import {
   commit,
   commitNow,
   holding,
+  knownInterval,
   LeaseLost,
   type LeaseMode,
   leasedByOther,
   takeLease,
 } from "./leases.js"
 import * as Push from "./push.js"
+import * as Quiet from "./quiet.js"
 import { isUnknownTask, retryLater, type Step } from "./retry.js"
 
 /**
@@ -200,13 +202,15 @@ const poll = (
       return yield* commit(ctx, record, Transition.Event.TtlElapsed({ now }), "action", mode)
     }
     const delay = yield* pollDelay(ctx, task, record)
-    const next = yield* commit(
-      ctx,
-      record,
-      Transition.Event.Polled({ task, now, nextPollAt: now + delay }),
-      "action",
-      mode,
-    )
+    const event = Transition.Event.Polled({ task, now, nextPollAt: now + delay })
+    if (mode === "driver") {
+      const after = Transition.step(record, event)
+      if (yield* isQuiet(ctx, record, after)) {
+        Quiet.remember(ctx, record, after, knownInterval(ctx, record))
+        return after
+      }
+    }
+    const next = yield* commit(ctx, record, event, "action", mode)
     if (next.stuckSince !== null && now - next.stuckSince >= ctx.polling.stuckAfterMs) {
       yield* Effect.logWarning("task waits on input that was already answered and acknowledged", {
         key: next.key,
@@ -215,6 +219,17 @@ const poll = (
     }
     return next
   })
+
+/**
+ * Whether a driver's poll answer may stay unwritten (see quiet.ts). The row's interval moves
+ * with the answers without one until the default schedule reaches its cap: computed only then.
+ */
+const isQuiet = (ctx: Engine, before: HandleRecord.HandleRecord, after: HandleRecord.HandleRecord) =>
+  before.pollsWithoutInterval === after.pollsWithoutInterval
+    ? Effect.succeed(Quiet.isQuietPoll(before, after, true))
+    : Effect.zipWith(recordInterval(ctx, before), recordInterval(ctx, after), (was, is) =>
+        Quiet.isQuietPoll(before, after, was === is),
+      )
 
 /** One action on a due row: finish a cancel, answer input, or poll. */
 export const advance = (
@@ -282,9 +297,11 @@ export const drive = (
   Effect.gen(function* () {
     // Whether `record` was just read from (or written to) the store, so needs no re-read.
     let fresh = initial === undefined
+    // The store refused to renew the lease of the row before a poll (see below).
+    let uncovered = false
     let record: HandleRecord.HandleRecord
     if (initial === undefined) {
-      const found = yield* ctx.store.get(driver.scope, driver.key)
+      const found = yield* Quiet.read(ctx, driver.scope, driver.key)
       if (Option.isNone(found)) return "gone"
       record = found.value
     } else {
@@ -306,7 +323,7 @@ export const drive = (
           return "parked"
         }
         // Woken: what was recorded (a cancel) may make an action due now.
-        const found = yield* ctx.store.get(record.scope, record.key)
+        const found = yield* Quiet.read(ctx, record.scope, record.key)
         if (Option.isNone(found)) return "gone"
         record = found.value
         fresh = true
@@ -317,13 +334,18 @@ export const drive = (
       // only the lease holder acts, so a row that changed hands (a fact we wrote under another
       // instance's lease, a pause longer than ours) is not polled by two instances at once.
       if (!fresh) {
-        const found = yield* ctx.store.get(record.scope, record.key)
+        const found = yield* Quiet.read(ctx, record.scope, record.key)
         if (Option.isNone(found)) return "gone"
         fresh = true
-        if (found.value.version !== record.version) {
-          record = found.value
+        const changed = found.value.version !== record.version
+        // The same version may still hold a lease renewed since (renewals leave it alone).
+        record = found.value
+        if (changed) {
+          uncovered = false
           continue
         }
+        // The store would not renew the lease of a row that looks the same: not ours to drive.
+        if (uncovered) return yield* Effect.fail(new LeaseLost())
       }
       fresh = false
       const at = yield* ctx.store.now
@@ -346,6 +368,15 @@ export const drive = (
           fresh = true
           continue
         }
+      }
+      // A row whose last polls were not written: the store must keep everyone else off it for
+      // one interval after this poll before it is sent (see quiet.ts).
+      if (
+        (record.cancel === null || record.cancel.sent) &&
+        !(yield* Quiet.cover(ctx, record.scope, record.key, at))
+      ) {
+        uncovered = true
+        continue
       }
       record = yield* advance(ctx, record, driver.handler, "driver", driver)
     }

@@ -17,6 +17,7 @@ import { awaitLate, dispatch } from "./dispatch.js"
 import { type Drove, drive } from "./drive.js"
 import { type CommitError, commit } from "./leases.js"
 import * as Push from "./push.js"
+import * as Quiet from "./quiet.js"
 
 /**
  * Wakes the row's driver in this process, if it has one (a cancel was just recorded): a parked
@@ -40,6 +41,8 @@ const end = (ctx: Engine, id: string, driver: Driver) =>
   Effect.sync(() => {
     if (ctx.drivers.get(id) === driver) ctx.drivers.delete(id)
     Push.unwatch(ctx, id)
+    // Nobody polls the row here any more: its lease says when another may, as after a crash.
+    Quiet.forget(ctx, driver.scope, driver.key)
     openLatch(driver.dispatched)
     openLatch(driver.ended)
     ctx.signals.notify(id)

@@ -21,6 +21,7 @@ import * as HandleStore from "../../HandleStore.js"
 import * as Polling from "../../Polling.js"
 import * as Transition from "../../Transition.js"
 import { defaults, type Engine, type Held, rowId } from "./context.js"
+import * as Quiet from "./quiet.js"
 
 /** Why a write did not happen: the store failed, the row is gone, or it changed hands. */
 export type CommitError = HandleStore.StoreError | ClientError.UnknownKey | LeaseLost
@@ -161,6 +162,9 @@ export const commit = (
       const write = ctx.store.update(toWrite, isRoutine(event, current, next) ? routine : undefined)
       const written = yield* Effect.either(kind === "fact" ? persistently(current, write) : write)
       if (written._tag === "Right") {
+        // Written from the row as its driver knows it (see quiet.ts): what it kept in memory is
+        // in the store now. An intent may come from a read of the store alone, so it keeps it.
+        if (kind !== "intent") Quiet.forget(ctx, record.scope, record.key)
         ctx.signals.notify(rowId(record.scope, record.key))
         return written.right
       }
@@ -170,7 +174,7 @@ export const commit = (
         const taken = Transition.Event.TaskIdTaken({ taskId: event.task.taskId, now })
         return yield* commit(ctx, current, taken, "fact", mode)
       }
-      const read = ctx.store.get(current.scope, current.key)
+      const read = Quiet.read(ctx, current.scope, current.key)
       const fresh = yield* kind === "fact" ? persistently(current, read) : read
       if (Option.isNone(fresh)) return yield* Effect.fail(rowGone(current))
       current = fresh.value
@@ -196,16 +200,25 @@ export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
     const now = yield* ctx.store.now
     if (leasedByOther(ctx, record, now)) return Option.none<HandleRecord.HandleRecord>()
     // Whoever held the row last may have polled at its due time without recording it: an
-    // overdue row is polled one interval after that at the earliest.
-    const overdue = record.nextPollAt !== null && record.nextPollAt < now && record.taskId !== null
-    const taken = overdue
-      ? new HandleRecord.HandleRecord(
-          { ...record, nextPollAt: Math.max(now, (record.nextPollAt ?? now) + knownInterval(ctx, record)) },
-          true,
-        )
-      : record
+    // overdue row is polled one interval after that at the earliest. A row due further off than
+    // one interval from now is one a holder polled without writing (see quiet.ts): its next poll
+    // says when its lease ran to, and no poll came after now, so one interval from now will do.
+    const due = record.nextPollAt
+    const interval = knownInterval(ctx, record)
+    const live = due !== null && record.taskId !== null
+    const nextPollAt = !live
+      ? due
+      : due < now
+        ? Math.max(now, due + interval)
+        : HandleRecord.isTaskLive(record.status)
+          ? Math.min(due, now + interval)
+          : due
+    const taken = nextPollAt === due ? record : new HandleRecord.HandleRecord({ ...record, nextPollAt }, true)
     const written = yield* Effect.either(ctx.store.update(stamp(ctx, taken, now, "driver")))
-    if (written._tag === "Right") return Option.some(written.right)
+    if (written._tag === "Right") {
+      Quiet.forget(ctx, record.scope, record.key)
+      return Option.some(written.right)
+    }
     if (written.left._tag === "StoreError") return yield* Effect.fail(written.left)
     // A lost race (or, never from a takeover, a task id held elsewhere): not ours to drive.
     return Option.none<HandleRecord.HandleRecord>()

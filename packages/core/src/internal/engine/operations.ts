@@ -18,9 +18,11 @@ import { awaitLatch, type Engine, endpointOf, rowId } from "./context.js"
 import { cancelStrays } from "./drive.js"
 import { ensureDriving, wake } from "./drivers.js"
 import { commit, leasedByOther, takeLease } from "./leases.js"
+import * as Quiet from "./quiet.js"
 
+/** The row, as its driver here knows it if it has one (see quiet.ts). */
 export const load = (ctx: Engine, scope: string, key: string) =>
-  Effect.flatMap(ctx.store.get(scope, key), (found) =>
+  Effect.flatMap(Quiet.read(ctx, scope, key), (found) =>
     Option.match(found, {
       onNone: () => Effect.fail(new ClientError.UnknownKey({ scope, key })),
       onSome: Effect.succeed,

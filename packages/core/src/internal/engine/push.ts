@@ -32,9 +32,10 @@ import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import type * as Wire from "../../Wire.js"
 import { checkResult, pollDelay } from "./answers.js"
-import { type Driver, type Engine, rowId } from "./context.js"
+import type { Driver, Engine } from "./context.js"
 import { type CommitError, commit, knownInterval, LeaseLost, leaseFor } from "./leases.js"
 import { fresh, type Listener, run as listen, stateOf, type Wake } from "./listener.js"
+import { renewAll } from "./quiet.js"
 
 export type { Wake } from "./listener.js"
 
@@ -52,8 +53,6 @@ export const defaults = {
   idleMs: 60_000,
 } as const
 
-/** Rows per `renewLeases` call (one statement each). */
-const renewBatch = 5_000
 interface Watch {
   readonly scope: string
   readonly key: string
@@ -306,22 +305,7 @@ const renewCovered = (ctx: Engine, wake: Wake) =>
       group.push({ scope: known.scope, key: known.key })
     }
     for (const [leaseMs, rows] of groups) {
-      for (let start = 0; start < rows.length; start += renewBatch) {
-        const batch = rows.slice(start, start + renewBatch)
-        const now = yield* ctx.store.now
-        const renewed = yield* ctx.store.renewLeases({
-          owner: ctx.driverOwner,
-          rows: batch,
-          until: now + leaseMs,
-        })
-        if (renewed.length === batch.length) continue
-        const kept = new Set(renewed.map((row) => rowId(row.scope, row.key)))
-        yield* Effect.forEach(
-          batch.filter((row) => !kept.has(rowId(row.scope, row.key))),
-          (row) => wake(row.scope, row.key),
-          { discard: true },
-        )
-      }
+      yield* renewAll(ctx, rows, (yield* ctx.store.now) + leaseMs, wake)
     }
   }).pipe(
     Effect.catchAll((error) =>

@@ -19,6 +19,7 @@ import { advance, cancelStrays } from "./drive.js"
 import { ensureDriving, reissueByPolicy } from "./drivers.js"
 import { needsInput } from "./input.js"
 import { commit } from "./leases.js"
+import * as Quiet from "./quiet.js"
 
 const backgroundOptions = (ctx: Engine) => {
   const background = ctx.options.background === false ? undefined : ctx.options.background
@@ -229,7 +230,8 @@ export const runBackground = (ctx: Engine, lock: Effect.Semaphore) =>
 export const handOff = (ctx: Engine, id: string) =>
   Effect.gen(function* () {
     const [scope, key] = JSON.parse(id) as [string, string]
-    const found = yield* ctx.store.get(scope, key)
+    // With what its driver kept in memory (see quiet.ts): the polls it did not write.
+    const found = yield* Quiet.read(ctx, scope, key)
     if (Option.isNone(found) || found.value.leaseOwner !== ctx.driverOwner) return
     const record = found.value
     if (record.status !== "working" && record.status !== "input_required") {

@@ -1,0 +1,248 @@
+/**
+ * Quiet polls: a poll that finds the task as the row already says (still working, the same
+ * interval, TTL, message and server time) writes nothing. Its driver keeps the row's next poll
+ * and poll count in memory (here), and the store holds only what a restart needs, which did not
+ * change. Anything else a poll finds is written before it is acted on, as always.
+ *
+ * What keeps the fleet's rules without the write is the row's lease, renewed in bulk: before a
+ * quiet row is polled at `t`, the store must say that nobody else may poll it before `t` plus
+ * its interval, whatever happens to this process:
+ * - its lease runs to `t + interval` at least (an instance that takes it over when the lease
+ *   runs out polls it then at the earliest);
+ * - its next poll is `t` or later (a restart under the same id spreads an overdue row one
+ *   interval past its next poll, and frees a row not yet due to be polled at its next poll,
+ *   which `renewLeases` keeps at the lease's end).
+ * `keep` renews every quiet row whose next polls need it, one `renewLeases` call per interval
+ * and batch, once per heartbeat; `cover` renews one row before its poll when that fell behind.
+ *
+ * So while a live instance drives a row quietly, the row's `nextPollAt` in the store is when
+ * its lease lets another instance take it (up to a lease plus an interval later than the real
+ * next poll), and its `polls` lag: both are exact again at its next write (a change, its end,
+ * a hand-off on close). A process that takes such a row back (`takeLease`: a caller waiting on
+ * it after a restart) polls it one interval from then; a sweep takes it at that `nextPollAt`.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as HandleRecord from "../../HandleRecord.js"
+import type * as HandleStore from "../../HandleStore.js"
+import { type Engine, rowId } from "./context.js"
+
+/** What a driver holds in memory for a row whose last polls were not written. */
+export interface Quiet {
+  readonly scope: string
+  readonly key: string
+  /** When the next poll is due (store clock). */
+  due: number
+  /** The row's poll count, the polls that were not written included. */
+  polls: number
+  /** The task's interval, clamped (what a poll after a takeover must wait). */
+  readonly intervalMs: number
+  /** The row's lease and next poll in the store, as last read or renewed here. */
+  leaseUntil: number
+  storedNextPollAt: number
+}
+
+/** Rows per `renewLeases` call (one statement each). */
+const renewBatch = 5_000
+
+/**
+ * Whether a poll answer (`after`, from `before`) changes nothing the row keeps but the poll's own
+ * count and next time: then it need not be written. `sameInterval` says whether the row's own
+ * interval is unchanged (it moves with the count of answers without one until it reaches the cap).
+ */
+export const isQuietPoll = (
+  before: HandleRecord.HandleRecord,
+  after: HandleRecord.HandleRecord,
+  sameInterval: boolean,
+): boolean => {
+  const was = before.snapshot
+  const is = after.snapshot
+  return (
+    after !== before &&
+    before.status === "working" &&
+    after.status === "working" &&
+    after.taskId === before.taskId &&
+    before.attempts === 0 &&
+    before.lastProblem === null &&
+    before.inputRequests === null &&
+    before.stuckSince === null &&
+    sameInterval &&
+    was !== null &&
+    is !== null &&
+    is.lastUpdatedAt === was.lastUpdatedAt &&
+    is.pollIntervalMs === was.pollIntervalMs &&
+    is.ttlMs === was.ttlMs &&
+    is.statusMessage === was.statusMessage &&
+    is.createdAt === was.createdAt &&
+    is.generation === was.generation &&
+    is.session === was.session
+  )
+}
+
+/**
+ * Keeps a quiet poll's answer in memory: `after` is the row as the poll would have written it.
+ * `stored` is the row as the store holds it when this is the row's first quiet poll.
+ */
+export const remember = (
+  ctx: Engine,
+  stored: HandleRecord.HandleRecord,
+  after: HandleRecord.HandleRecord,
+  intervalMs: number,
+): void => {
+  const id = rowId(after.scope, after.key)
+  const known = ctx.quiet.get(id)
+  if (known !== undefined) {
+    known.due = after.nextPollAt ?? known.due
+    known.polls = after.polls
+    return
+  }
+  ctx.quiet.set(id, {
+    scope: after.scope,
+    key: after.key,
+    due: after.nextPollAt ?? 0,
+    polls: after.polls,
+    intervalMs,
+    leaseUntil: stored.leaseExpiresAt ?? 0,
+    storedNextPollAt: stored.nextPollAt ?? 0,
+  })
+}
+
+/** Forgets the row's quiet state: it was written (or its driver is gone). */
+export const forget = (ctx: Engine, scope: string, key: string): void => {
+  if (ctx.quiet.size > 0) ctx.quiet.delete(rowId(scope, key))
+}
+
+/**
+ * The row as its driver knows it: the store's, with the next poll and poll count of its quiet
+ * polls, while this instance's driver still holds it working. A row that changed hands or
+ * status has no quiet state any more.
+ */
+export const overlay = (ctx: Engine, record: HandleRecord.HandleRecord): HandleRecord.HandleRecord => {
+  if (ctx.quiet.size === 0) return record
+  const id = rowId(record.scope, record.key)
+  const known = ctx.quiet.get(id)
+  if (known === undefined) return record
+  if (record.leaseOwner !== ctx.driverOwner || record.status !== "working") {
+    ctx.quiet.delete(id)
+    return record
+  }
+  known.leaseUntil = record.leaseExpiresAt ?? 0
+  known.storedNextPollAt = record.nextPollAt ?? 0
+  return new HandleRecord.HandleRecord(
+    { ...record, nextPollAt: known.due, polls: Math.max(record.polls, known.polls) },
+    true,
+  )
+}
+
+/** `store.get` of a row, with its quiet state laid over it (see `overlay`). */
+export const read = (
+  ctx: Engine,
+  scope: string,
+  key: string,
+): Effect.Effect<Option.Option<HandleRecord.HandleRecord>, HandleStore.StoreError> =>
+  Effect.map(
+    ctx.store.get(scope, key),
+    Option.map((record) => overlay(ctx, record)),
+  )
+
+/** Whether the store keeps everyone else off the row until one interval after a poll at `at`. */
+const covers = (known: Quiet, at: number): boolean =>
+  known.leaseUntil >= at + known.intervalMs && known.storedNextPollAt >= at
+
+/** The lease a renewal at `now` grants: one lease and one interval past it. */
+const renewedUntil = (ctx: Engine, known: Quiet, now: number): number => now + ctx.leaseMs + known.intervalMs
+
+const renewed = (known: Quiet, until: number): void => {
+  known.leaseUntil = until
+  known.storedNextPollAt = Math.max(known.storedNextPollAt, until)
+}
+
+/**
+ * Before a quiet row is polled at `at` (store clock, the row just read): renews its lease when
+ * the store would not keep everyone else off it for one interval after the poll. False when the
+ * store did not renew it (a cancel to send, or the row changed hands): look at the row again.
+ */
+export const cover = (
+  ctx: Engine,
+  scope: string,
+  key: string,
+  at: number,
+): Effect.Effect<boolean, HandleStore.StoreError> =>
+  Effect.suspend(() => {
+    const known = ctx.quiet.size === 0 ? undefined : ctx.quiet.get(rowId(scope, key))
+    if (known === undefined || covers(known, at)) return Effect.succeed(true)
+    const until = renewedUntil(ctx, known, at)
+    return Effect.map(
+      ctx.store.renewLeases({ owner: ctx.driverOwner, rows: [{ scope, key }], until }),
+      (rows) => {
+        if (rows.length === 0) return false
+        renewed(known, until)
+        return true
+      },
+    )
+  })
+
+/** Wakes the row's driver in this process: something about the row changed. */
+export type Wake = (scope: string, key: string) => Effect.Effect<unknown>
+
+/**
+ * Renews, in `renewBatch`es, the leases of `rows` to `until` for this instance's drivers; wakes the
+ * driver of each row the store did not renew (a cancel to send, another instance holds it, it
+ * settled or is gone) to look at it. Returns the rows renewed.
+ */
+export const renewAll = (
+  ctx: Engine,
+  rows: ReadonlyArray<{ readonly scope: string; readonly key: string }>,
+  until: number,
+  wake: Wake,
+): Effect.Effect<ReadonlySet<string>, HandleStore.StoreError> =>
+  Effect.gen(function* () {
+    const kept = new Set<string>()
+    for (let start = 0; start < rows.length; start += renewBatch) {
+      const batch = rows.slice(start, start + renewBatch)
+      const done = yield* ctx.store.renewLeases({ owner: ctx.driverOwner, rows: batch, until })
+      for (const row of done) kept.add(rowId(row.scope, row.key))
+      if (done.length === batch.length) continue
+      yield* Effect.forEach(
+        batch.filter((row) => !kept.has(rowId(row.scope, row.key))),
+        (row) => wake(row.scope, row.key),
+        { discard: true },
+      )
+    }
+    return kept
+  })
+
+/**
+ * One heartbeat's renewal: every quiet row due to be polled before the heartbeat after next whose
+ * lease would not cover those polls, renewed to one lease and one interval from now. Rows share a
+ * statement per interval (and per batch).
+ */
+const renewDue = (ctx: Engine, wake: Wake) =>
+  Effect.gen(function* () {
+    if (ctx.quiet.size === 0) return
+    const now = yield* ctx.store.now
+    const reach = now + 2 * ctx.heartbeatMs
+    const groups = new Map<number, Array<Quiet>>()
+    for (const known of ctx.quiet.values()) {
+      if (known.due > reach || covers(known, reach)) continue
+      const until = renewedUntil(ctx, known, now)
+      const group = groups.get(until)
+      if (group === undefined) groups.set(until, [known])
+      else group.push(known)
+    }
+    for (const [until, rows] of groups) {
+      const kept = yield* renewAll(ctx, rows, until, wake)
+      for (const known of rows) if (kept.has(rowId(known.scope, known.key))) renewed(known, until)
+    }
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("could not renew the leases of the rows polled without a write", {
+        error: error.message,
+      }),
+    ),
+  )
+
+/** Renews quiet rows' leases every heartbeat, until the client closes. */
+export const keep = (ctx: Engine, wake: Wake): Effect.Effect<never> =>
+  Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(ctx.heartbeatMs)), renewDue(ctx, wake)))
