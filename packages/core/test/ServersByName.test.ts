@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import fc from "fast-check"
-import { elapse, makeHarness, runFor, serverUrl, startProcess } from "./support/harness.js"
+import { elapse, makeHarness, runFor, serverUrl, startProcess, withStore } from "./support/harness.js"
 
 const tools = [
   {
@@ -72,6 +72,53 @@ describe("servers by name", () => {
         const again = yield* b2.client.callTool("fake", "job", { n: 1 }, { key: "k" })
         expect(again.launched).toBe(false)
         expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
+      }),
+  )
+
+  it.effect(
+    "a running client follows an operator's move of a name at its next sweep, without a restart, with one read per sweep",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools })
+        const a = yield* startProcess(h, { instanceId: "a", background: false })
+        const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+        a.crash()
+        yield* TestClock.adjust("1 minute")
+        // B runs on, configured with the name at another URL: A's row is not B's to drive.
+        let reads = 0
+        const counting = withStore(h, {
+          ...h.store,
+          listServers: Effect.zipRight(
+            Effect.sync(() => reads++),
+            h.store.listServers,
+          ),
+        })
+        const movedServer = { name: "fake", url: movedUrl }
+        const b = yield* startProcess(counting, {
+          instanceId: "b",
+          servers: [movedServer],
+          background: { tickMs: 500 },
+        })
+        yield* elapse(5_000, 500)
+        expect(Option.getOrThrow(yield* h.store.get("default", "k")).polls).toBe(0)
+        // An operator moves the name here (`mcp-handles servers --set fake=URL`) while B runs:
+        // B's next sweep takes the row up (its task ended meanwhile: one poll says so).
+        const readsBefore = reads
+        yield* h.store.recordServer({
+          name: "fake",
+          url: movedUrl,
+          id: yield* ServerIdentity.of(movedServer),
+          now: yield* h.store.now,
+        })
+        yield* elapse(2_000, 100)
+        const row = Option.getOrThrow(yield* h.store.get("default", "k"))
+        expect(row.status).toBe("completed")
+        expect(row.polls).toBe(1)
+        expect(row.serverId, "the row keeps the identity it was written under").toBe(handle.record.serverId)
+        // One read of the bindings per sweep (one every 500 ms), none per poll.
+        expect(reads - readsBefore).toBeGreaterThan(0)
+        expect(reads - readsBefore).toBeLessThanOrEqual(2_000 / 500 + 1)
+        yield* b.close
       }),
   )
 
