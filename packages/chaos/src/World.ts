@@ -553,7 +553,8 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
       onInputRequired: options.onInputRequired?.(() => proc) ?? worldInput,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(options.callTimeoutMs) }),
       background: options.background ? { tickMs: 500 } : false,
-      ...(options.push === undefined ? {} : { push: options.push }),
+      // Off unless asked for (the client's own default is on): without it the models check polling.
+      push: options.push ?? false,
     }).pipe(
       Layer.provide(
         Layer.mergeAll(

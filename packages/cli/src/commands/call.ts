@@ -152,6 +152,7 @@ export const spec = Spec.command(
     key,
     detach,
     answer: Input.answer,
+    push: Common.push,
   },
   (options) =>
     Effect.gen(function* () {
@@ -173,6 +174,7 @@ export const spec = Spec.command(
         input,
         headers,
         drives: true,
+        push: options.push,
       })
       session.authorize([server.id])
       const handle = yield* session.client

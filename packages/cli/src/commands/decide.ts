@@ -122,6 +122,7 @@ export const reissue = Spec.command(
     key: keyArg,
     detach,
     answer: Input.answer,
+    push: Common.push,
     json: Common.json,
     reveal: Common.reveal,
   },
@@ -135,6 +136,7 @@ export const reissue = Spec.command(
         input,
         headers,
         drives: true,
+        push: options.push,
       })
       const before = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
       session.authorize([before.serverId])

@@ -90,7 +90,8 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
     const configured = options.push
     const settings = typeof configured === "object" ? configured : {}
     return {
-      enabled: configured !== undefined && configured !== false,
+      // On unless turned off: a server without `subscriptions/listen` is polled (see listener.ts).
+      enabled: configured !== false,
       safetyNetMs: settings.safetyNetMs ?? defaults.safetyNetMs,
       batchMs: settings.batchMs ?? defaults.batchMs,
       backoffMs: settings.backoffMs ?? defaults.backoffMs,
