@@ -5,7 +5,8 @@
  * a fresh temporary directory installs the tarballs with npm next to the newest Effect 3, the
  * TypeScript examples are compiled there (with `moduleResolution` nodenext, and type-checked
  * again with node10), and each one runs to its end, in a directory of its own, against the packed
- * `fake-mcp-server`. An example passes when it exits 0 by itself: a client that kept the process
+ * `fake-mcp-server` as shipped (its default tools, no configuration: what a reader who follows the
+ * README starts). An example passes when it exits 0 by itself: a client that kept the process
  * alive after its close fails it.
  *
  * The examples are the fenced blocks right below a marker line, in README.md and
@@ -16,6 +17,8 @@
  *   <!-- example: NAME; compile only -->        compiled, not run
  *   <!-- example: NAME; needs DATABASE_URL -->  run when DATABASE_URL is set, against a database
  *                                               created for the run and dropped after it
+ *   <!-- example: NAME; prints TEXT -->         passes only if its output holds TEXT (that the
+ *                                               call completed, not merely that the process ended)
  *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
  * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
@@ -29,6 +32,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { closure, pack } from "./packing.mjs"
 import { killGroup, runGroup, spawnGroup } from "./testing/process-groups.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -88,7 +92,7 @@ const examplesOf = (file) => {
     if (end === -1) throw new Failure(`${where}: the example's block is not closed`)
     const flags = (match[2] ?? "").split(";").map((flag) => flag.trim())
     const known = ["", "compile only", "needs DATABASE_URL"]
-    const unknown = flags.filter((flag) => !known.includes(flag))
+    const unknown = flags.filter((flag) => !known.includes(flag) && !flag.startsWith("prints "))
     if (unknown.length > 0) throw new Failure(`${where}: unknown example flag(s): ${unknown.join(", ")}`)
     found.push({
       name: match[1],
@@ -97,6 +101,7 @@ const examplesOf = (file) => {
       source: `${lines.slice(start + 1, end).join("\n")}\n`,
       compileOnly: flags.includes("compile only"),
       needsDatabase: flags.includes("needs DATABASE_URL"),
+      prints: flags.filter((flag) => flag.startsWith("prints ")).map((flag) => flag.slice("prints ".length)),
     })
     i = end
   }
@@ -122,36 +127,6 @@ const collectExamples = () => {
 // ---------------------------------------------------------------------------------------------
 
 const pnpm = (args, options) => run(`pnpm ${args.join(" ")}`, "npx", ["-y", "pnpm@12.4.2", ...args], options)
-
-/** Packs every published package; returns package name → { tarball, manifest }. */
-const pack = async (destination) => {
-  const tarballs = new Map()
-  for (const dir of fs.readdirSync(path.join(root, "packages")).sort()) {
-    const manifestFile = path.join(root, "packages", dir, "package.json")
-    if (!fs.existsSync(manifestFile)) continue
-    const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8"))
-    if (manifest.private === true) continue
-    const before = new Set(fs.readdirSync(destination))
-    await pnpm(["pack", "--pack-destination", destination], { cwd: path.join(root, "packages", dir) })
-    const added = fs.readdirSync(destination).filter((file) => !before.has(file))
-    if (added.length !== 1) throw new Failure(`pnpm pack in packages/${dir} made ${added.length} files`)
-    tarballs.set(manifest.name, { tarball: path.join(destination, added[0]), manifest })
-  }
-  return tarballs
-}
-
-/** The @mcp-handles packages `name` needs (dependencies and peers), itself included. */
-const closure = (name, tarballs, found = new Set()) => {
-  const packed = tarballs.get(name)
-  if (packed === undefined) throw new Failure(`no published package ${name}`)
-  if (found.has(name)) return found
-  found.add(name)
-  const { dependencies = {}, peerDependencies = {} } = packed.manifest
-  for (const needed of Object.keys({ ...dependencies, ...peerDependencies })) {
-    if (needed.startsWith("@mcp-handles/")) closure(needed, tarballs, found)
-  }
-  return found
-}
 
 /**
  * `npm install @mcp-handles/x` installs the tarball of x. None of them is on the registry, so the
@@ -212,24 +187,13 @@ const copiesOf = (app, name) => {
   return found
 }
 
-const serverConfig = {
-  tools: [
-    {
-      name: "deep_report",
-      shape: "task",
-      durationMs: 1_200,
-      pollIntervalMs: 300,
-      workingMessage: "researching {{args.topic}}",
-      outcome: { kind: "result", text: "a report on {{args.topic|anything}}" },
-    },
-  ],
-}
-
-/** `fake-mcp-server` from the packed tarball; its URL and a stop function. */
+/**
+ * `fake-mcp-server` from the packed tarball, as shipped (no configuration: the tools its README
+ * lists, which the examples call); its URL and a stop function.
+ */
 const startServer = async (app) => {
-  fs.writeFileSync(path.join(app, "server.json"), JSON.stringify(serverConfig))
   const bin = path.join(app, "node_modules", ".bin", "fake-mcp-server")
-  const child = spawnGroup(bin, ["--port", "0", "--config", "server.json"], {
+  const child = spawnGroup(bin, ["--port", "0"], {
     cwd: app,
     stdio: ["ignore", "pipe", "inherit"],
   })
@@ -309,7 +273,7 @@ const main = async (cleanups) => {
   fs.mkdirSync(path.join(app, "src"), { recursive: true })
 
   log("packing")
-  const tarballs = await pack(tarballDir)
+  const tarballs = await pack(tarballDir, pnpm)
   log(`packed ${[...tarballs.keys()].join(", ")}`)
 
   fs.writeFileSync(
@@ -408,6 +372,12 @@ const main = async (cleanups) => {
         timeoutMs: exampleTimeoutMs,
       },
     )
+    const missing = example.prints.filter((text) => !result.stdout.includes(text))
+    if (missing.length > 0) {
+      throw new Failure(
+        `${example.where} (${example.name}) exited 0 but did not print ${missing.map((text) => JSON.stringify(text)).join(", ")}\n${indent(`${result.stdout}\n${result.stderr}`)}`,
+      )
+    }
     log(`${example.name}: ran to its end and exited 0`)
     console.log(indent(`${result.stdout}${result.stderr}`))
   }

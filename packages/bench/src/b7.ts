@@ -280,10 +280,7 @@ export const runB7 = async (options: {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const flags = cliFlags()
-  const number = (name: string) => {
-    const value = flags.option(name)
-    return value === undefined ? undefined : Number(value)
-  }
+  const number = flags.number
   const tasks = number("--tasks")
   const durationMs = number("--duration-ms")
   const intervalMs = number("--interval-ms")

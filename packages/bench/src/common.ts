@@ -70,10 +70,15 @@ export const cliFlags = (argv: ReadonlyArray<string> = process.argv.slice(2)) =>
     const at = argv.indexOf(name)
     return at >= 0 ? argv[at + 1] : undefined
   }
+  const number = (name: string) => {
+    const value = option(name)
+    return value === undefined ? undefined : Number(value)
+  }
   return {
     smoke: argv.includes("--smoke"),
     json: argv.includes("--json"),
     option,
+    number,
   }
 }
 

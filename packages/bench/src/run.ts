@@ -1,10 +1,10 @@
 /**
- * `pnpm bench`: runs B1–B8, prints each measured value next to its target, and writes
+ * `pnpm bench`: runs B1–B9, prints each measured value next to its target, and writes
  * BENCHMARKS.md (machine facts, the command, raw numbers, ratios).
  *
  * - B1, B2: `pnpm --filter @mcp-handles/store-sqlite bench` (its own script; Markdown output).
- * - B3, B4, B5, B7, B8: this package's scripts, each in its own process, JSON output (B8 starts one
- *   more process per side and size).
+ * - B3, B4, B5, B7, B8, B9: this package's scripts, each in its own process, JSON output (B8 starts
+ *   one more process per side and size; B9 a fake server and app processes per application).
  * - B6: `pnpm --filter @mcp-handles/store-postgres bench --json FILE`, on `DATABASE_URL`, or else
  *   on a throwaway embedded PostgreSQL (a failure is reported, not fatal).
  *
@@ -39,7 +39,7 @@ export interface BenchOutcome {
   readonly id: string
   readonly title: string
   readonly results: ReadonlyArray<TargetResult>
-  /** Generated Markdown for this package's own sections (B3–B5, B7, B8). */
+  /** Generated Markdown for this package's own sections (B3–B5, B7–B9). */
   readonly markdown?: string
   /** Raw stdout of another package's script (B1, B2, B6). */
   readonly raw?: string
@@ -253,8 +253,8 @@ const runPostgres = async (smoke: boolean): Promise<BenchOutcome> => {
   }
 }
 
-/** B3, B4, B5, B7, B8: this package's scripts, each in a fresh process (B3 measures the heap). */
-const runOwn = async (id: "B3" | "B4" | "B5" | "B7" | "B8", smoke: boolean): Promise<BenchOutcome> => {
+/** B3, B4, B5, B7, B8, B9: this package's scripts, each in a fresh process (B3 measures the heap). */
+const runOwn = async (id: "B3" | "B4" | "B5" | "B7" | "B8" | "B9", smoke: boolean): Promise<BenchOutcome> => {
   const script = path.join(here, `${id.toLowerCase()}.js`)
   const result = await exec(
     process.execPath,
@@ -341,10 +341,14 @@ export const runAll = async (options: RunOptions): Promise<Array<BenchOutcome>> 
     log("running B8 …")
     report(await runOwn("B8", options.smoke))
   }
+  if (wanted("B9")) {
+    log("running B9 …")
+    report(await runOwn("B9", options.smoke))
+  }
   return outcomes
 }
 
-const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "Raw"]
+const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "Raw"]
 
 const earlier = " (earlier run)"
 
@@ -378,7 +382,7 @@ const byBenchmark = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<Readonly
   return [...rows].sort((a, b) => rank(a) - rank(b))
 }
 
-/** BENCHMARKS.md after a run: the summary, B3–B5, B7, B8 and the raw output regenerated; the rest kept. */
+/** BENCHMARKS.md after a run: the summary, B3–B5, B7–B9 and the raw output regenerated; the rest kept. */
 export const updateBenchmarks = (
   current: string,
   outcomes: ReadonlyArray<BenchOutcome>,

@@ -14,6 +14,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import {
   type ApplicationInputRequest,
   createTaskSessionFromClient,
+  type ResolvedInputExchangeContext,
 } from "@modelcontextprotocol/ext-tasks/client"
 import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
 import * as Effect from "effect/Effect"
@@ -144,7 +145,10 @@ export const extTasksSession = async (options: {
   /** Called with the method of every request the requester sends (B8 counts its polls). */
   readonly onRequest?: (method: string) => void
   /** Answers a task's input requests; when given, the requester declares elicitation. */
-  readonly onInputRequest?: (request: ApplicationInputRequest) => unknown
+  readonly onInputRequest?: (
+    request: ApplicationInputRequest,
+    context: ResolvedInputExchangeContext,
+  ) => unknown
   /** The name the requester gives in its client info (default `ext-tasks-bench`). */
   readonly clientName?: string
 }) => {
@@ -190,7 +194,9 @@ export const extTasksSession = async (options: {
       clientInfo,
       clientCapabilities: onInput === undefined ? {} : { elicitation: {} },
     },
-    ...(onInput === undefined ? {} : { onInputRequest: async (request) => onInput(request) as never }),
+    ...(onInput === undefined
+      ? {}
+      : { onInputRequest: async (request, context) => onInput(request, context) as never }),
   })
   return {
     session,

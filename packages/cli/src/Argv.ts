@@ -67,6 +67,22 @@ const unknown = (what: string, given: string, candidates: ReadonlyArray<string>,
   return `unknown ${what} ${given} (${near === undefined ? `see ${help}` : `did you mean ${near}?`})`
 }
 
+/** Why a choice or a whole number is refused, in the user's words, before the parser's wording. */
+const checkValue = (flag: Spec.FlagDoc, given: string, help: string): string | undefined => {
+  if (flag.choices !== undefined && !flag.choices.includes(given)) {
+    const near = suggest(given, flag.choices)
+    const hint = near === undefined ? `see ${help}` : `did you mean ${near}?`
+    return `${flag.name}: ${JSON.stringify(given)} is not one of ${flag.choices.join(", ")} (${hint})`
+  }
+  if (flag.minimum !== undefined) {
+    if (!/^-?\d+$/.test(given.trim()))
+      return `${flag.name}: ${JSON.stringify(given)} is not a whole number, e.g. ${flag.example}`
+    if (Number(given) < flag.minimum)
+      return `${flag.name}: must be at least ${flag.minimum}, not ${given.trim()}`
+  }
+  return undefined
+}
+
 const isFlag = (token: string) => token.startsWith("-") && token !== "-" && !/^-\d/.test(token)
 
 /**
@@ -128,9 +144,12 @@ export const plan = (argv: ReadonlyArray<string>, docs: ReadonlyArray<Spec.Comma
       if (value.length > 0) return { _tag: "Refuse", message: `${name} takes no value (see ${help})` }
       continue
     }
-    if (value.length > 0) continue
-    if (i + 1 >= rest.length) return { _tag: "Refuse", message: `${name} needs a value: ${flag.example}` }
-    i++
+    if (value.length === 0 && i + 1 >= rest.length) {
+      return { _tag: "Refuse", message: `${name} needs a value: ${flag.example}` }
+    }
+    const given = value.length > 0 ? value.join("=") : (rest[++i] ?? "")
+    const refused = checkValue(flag, given, help)
+    if (refused !== undefined) return { _tag: "Refuse", message: refused }
   }
   const repeated = doc.args.some((a) => a.repeated)
   const required = doc.args.filter((a) => !a.optional)

@@ -27,7 +27,7 @@ export const header = Spec.repeated(
   Spec.text("header", {
     placeholder: "'NAME: VALUE'",
     description:
-      "send this request header to the server (repeatable). Visible in your shell history and to ps; prefer --header-env for secrets",
+      "send this request header to the server. Visible in your shell history and to ps; prefer --header-env for secrets",
     example: "--header 'X-Tenant: acme'",
   }),
 )
@@ -40,7 +40,7 @@ export const headerEnv = Spec.repeated(
   Spec.text("header-env", {
     placeholder: "NAME=VAR",
     description:
-      "send request header NAME with the value of environment variable VAR (repeatable); the value is never written anywhere",
+      "send request header NAME with the value of environment variable VAR; the value is never written anywhere",
     example: "--header-env 'Authorization=MCP_TOKEN'",
   }),
 )

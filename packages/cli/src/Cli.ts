@@ -27,6 +27,7 @@ import * as List from "./commands/list.js"
 import * as Resume from "./commands/resume.js"
 import * as Servers from "./commands/servers.js"
 import * as Show from "./commands/show.js"
+import * as Tools from "./commands/tools.js"
 import * as Help from "./Help.js"
 import * as Log from "./Log.js"
 import type * as Spec from "./Spec.js"
@@ -56,6 +57,7 @@ export const docs: ReadonlyArray<Spec.CommandDoc> = [
   Decide.abandon.doc,
   Gc.spec.doc,
   Servers.spec.doc,
+  Tools.spec.doc,
   completion.doc,
 ]
 
@@ -75,6 +77,7 @@ export const root = Command.make(Help.program).pipe(
     Decide.abandon.command,
     Gc.spec.command,
     Servers.spec.command,
+    Tools.spec.command,
     completion.command,
   ]),
 )

@@ -6,6 +6,7 @@
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
+import * as Json from "@mcp-handles/core/Json"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
@@ -100,7 +101,7 @@ export const servers = Spec.repeated(
   Spec.text("server", {
     placeholder: "[NAME=]URL",
     description:
-      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name (repeatable)",
+      "a server that stored calls point at: URL, or NAME=URL for calls an application made under its own server name",
     example: "--server research=https://mcp.example.com/mcp",
   }),
 )
@@ -194,6 +195,8 @@ export interface SessionOptions {
   readonly drives?: boolean | undefined
   /** `--push`, for the commands that follow calls; the others keep the client's default. */
   readonly push?: "on" | "off" | undefined
+  /** The largest arguments a call may send, in bytes (`call --max-args-bytes`). */
+  readonly maxArgsBytes?: number | undefined
 }
 
 const countingWire = (wire: Wire.Wire) => {
@@ -255,6 +258,11 @@ export const open = (
       // The servers came from the store: recording them again would only write to it.
       recordServers: false,
       ...(sessionOptions.push === undefined ? {} : { push: sessionOptions.push === "on" }),
+      ...(sessionOptions.maxArgsBytes === undefined
+        ? {}
+        : {
+            argumentLimits: { ...Json.defaults.argumentLimits, maxBytes: sessionOptions.maxArgsBytes },
+          }),
       ...(sessionOptions.input?.handler === undefined
         ? {}
         : { onInputRequired: sessionOptions.input.handler }),

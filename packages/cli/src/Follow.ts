@@ -46,9 +46,12 @@ const unanswered = (record: HandleRecord.HandleRecord): ReadonlyArray<string> =>
 
 const describeRow = (session: Session, record: HandleRecord.HandleRecord): string => {
   const message = Render.note(record)
-  // Without a terminal every change is a new line: leave the poll count to terminals.
-  const polls = Screen.liveStderr() ? `polls ${session.counter.polls(record.taskId)}` : undefined
-  return [record.status, message === "" ? undefined : JSON.stringify(Render.truncate(message, 60)), polls]
+  // Without a terminal every change is a new line: leave the poll count to terminals, and keep
+  // the whole message, as a log line must not lose the cause (a terminal's line is cut to fit).
+  const live = Screen.liveStderr()
+  const polls = live ? `polls ${session.counter.polls(record.taskId)}` : undefined
+  const shown = live ? Render.truncate(message, 60) : message
+  return [record.status, message === "" ? undefined : JSON.stringify(shown), polls]
     .filter((part) => part !== undefined)
     .join(" · ")
 }

@@ -28,6 +28,7 @@ export const builtIns: ReadonlyArray<Spec.FlagDoc> = [
     aliases: ["-h"],
     placeholder: undefined,
     choices: undefined,
+    minimum: undefined,
     completeFiles: false,
     repeated: false,
     defaultText: undefined,
@@ -147,7 +148,7 @@ export const root = (docs: ReadonlyArray<Spec.CommandDoc>, version: string): str
     section("Environment:", [
       "  MCP_HANDLES_STORE     the store when --store is not given",
       "  MCP_HANDLES_INSTANCE  the lease owner name when --instance is not given",
-      "  MCP_HANDLES_SERVERS   the server list file (default: beside the SQLite store)",
+      "  MCP_HANDLES_SERVERS   a server list file of earlier versions, imported into the store once",
       "  NO_COLOR              no colour (output to a pipe never has any)",
     ]),
     section(

@@ -23,7 +23,7 @@ export const answer = Spec.repeated(
   Spec.text("answer", {
     placeholder: "[KEY=]JSON",
     description:
-      'the response to the input request KEY (e.g. an elicitation\'s {"action":"accept","content":{...}}); without KEY=, to every request no other --answer names (repeatable)',
+      'the response to the input request KEY (e.g. an elicitation\'s {"action":"accept","content":{...}}); without KEY=, to every request no other --answer names',
     example: `--answer 'confirm={"action":"accept","content":{"confirm":true}}'`,
   }),
 )

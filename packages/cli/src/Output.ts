@@ -221,6 +221,31 @@ export const Servers = Schema.Struct({
 })
 
 /**
+ * `mcp-handles tools --json`: the server asked, and its tools as `tools/list` gave them.
+ *
+ * @since 0.4.0
+ * @category schemas
+ */
+export const Tools = Schema.Struct({
+  /** The server's name (for a URL, the name `call` would record it under). */
+  server: Schema.String,
+  url: Schema.String,
+  tools: Schema.Array(
+    Schema.Struct({
+      name: Schema.String,
+      title: Schema.NullOr(Schema.String),
+      description: Schema.NullOr(Schema.String),
+      /** `execution.taskSupport` as advertised; null when the server gives none (never a task). */
+      taskSupport: Schema.NullOr(Schema.String),
+      /** The tool's `idempotentHint` annotation (false when absent). */
+      idempotent: Schema.Boolean,
+      /** The tool's input schema, whole; null when it sent none that is a JSON object. */
+      inputSchema: Schema.NullOr(JsonObject),
+    }),
+  ),
+})
+
+/**
  * `mcp-handles gc --json`.
  *
  * @since 0.2.0

@@ -26,6 +26,8 @@ export interface FlagDoc {
   readonly placeholder: string | undefined
   /** The values a choice accepts, offered by completion. */
   readonly choices: ReadonlyArray<string> | undefined
+  /** For a whole number: the least value it accepts. */
+  readonly minimum: number | undefined
   /** Paths complete as files. */
   readonly completeFiles: boolean
   readonly repeated: boolean
@@ -118,6 +120,7 @@ const baseDoc = (name: string, text: FlagText): FlagDoc => ({
   aliases: [],
   placeholder: undefined,
   choices: undefined,
+  minimum: undefined,
   completeFiles: false,
   repeated: false,
   defaultText: undefined,
@@ -151,13 +154,20 @@ export const text = (
   })
 
 /**
- * An option with a whole number.
+ * An option with a whole number of at least `minimum`.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const integer = (name: string, text: FlagText & { readonly placeholder: string }): Flag<number> =>
-  flag(Options.integer(name), { ...baseDoc(name, text), placeholder: text.placeholder })
+export const integer = (
+  name: string,
+  text: FlagText & { readonly placeholder: string; readonly minimum: number },
+): Flag<number> =>
+  flag(Options.integer(name), {
+    ...baseDoc(name, text),
+    placeholder: text.placeholder,
+    minimum: text.minimum,
+  })
 
 /**
  * An option with one of a few values.

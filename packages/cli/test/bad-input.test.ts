@@ -133,6 +133,36 @@ describe("bad input", () => {
   })
 })
 
+describe("large arguments", () => {
+  let big: Workspace
+  beforeAll(() => {
+    big = workspace()
+  })
+  afterAll(() => big?.dispose())
+
+  it("are refused over 1 MiB with a way out, and sent under --max-args-bytes", async () => {
+    const file = join(big.dir, "big.json")
+    writeFileSync(file, JSON.stringify({ text: "x".repeat(2 * 1024 * 1024) }))
+    const refused = await big.run("call", server.url, "job", "--args", `@${file}`, "--key", "big-1")
+    expect(refused.code, refused.stderr).toBe(2)
+    expect(oneLine(refused)).toMatch(/exceeds the limit of 1048576.*--max-args-bytes/)
+    // Nothing was recorded: the same key is free for the call that raises the limit.
+    const sent = await big.run(
+      "call",
+      server.url,
+      "job",
+      "--args",
+      `@${file}`,
+      "--key",
+      "big-1",
+      "--max-args-bytes",
+      String(4 * 1024 * 1024),
+    )
+    expect(sent.code, sent.stderr).toBe(0)
+    expect(sent.stderr).toMatch(/^big-1: recorded/m)
+  })
+})
+
 describe("reading never creates a store", () => {
   let fresh: Workspace
   beforeAll(() => {
@@ -186,8 +216,18 @@ describe("usage mistakes", () => {
     [["list", "--status"], "mcp-handles: --status needs a value: --status open"],
     [
       ["list", "--status", "sleeping"],
-      "mcp-handles: list: Expected one of the following cases: open, terminal, in-doubt, all (see mcp-handles list --help)",
+      'mcp-handles: --status: "sleeping" is not one of open, terminal, in-doubt, all (see mcp-handles list --help)',
     ],
+    [
+      ["list", "--status=opn"],
+      'mcp-handles: --status: "opn" is not one of open, terminal, in-doubt, all (did you mean open?)',
+    ],
+    [["list", "--interval", "-1"], "mcp-handles: --interval: must be at least 1, not -1"],
+    [
+      ["list", "--interval", "abc"],
+      'mcp-handles: --interval: "abc" is not a whole number, e.g. --interval 5',
+    ],
+    [["cancel", "k", "--wait", "-3"], "mcp-handles: --wait: must be at least 0, not -3"],
   ] as const)("%j: one line, exit 2", async (args, line) => {
     const ran = await ws.run(...args)
     expect(ran.code).toBe(2)

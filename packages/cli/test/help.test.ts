@@ -39,6 +39,7 @@ describe("the definitions", () => {
       "abandon",
       "gc",
       "servers",
+      "tools",
       "completion",
     ])
     for (const doc of docs) {
@@ -49,6 +50,10 @@ describe("the definitions", () => {
       for (const flag of doc.flags) {
         expect(flag.description.length, `${doc.name} ${flag.name}`).toBeGreaterThan(10)
         expect(flag.example.startsWith(flag.name), `${doc.name} ${flag.name}: ${flag.example}`).toBe(true)
+      }
+      for (const flag of doc.flags) {
+        // The help adds "repeatable" from the definition; a description that says it too doubles it.
+        expect(flag.description, `${doc.name} ${flag.name}`).not.toMatch(/repeatable/)
       }
       for (const arg of doc.args) {
         expect(arg.description.length, `${doc.name} ${arg.name}`).toBeGreaterThan(5)

@@ -22,6 +22,20 @@ const fx = fixture({
   faults: [{ when: { method: "tasks/get", nth: 1 }, fault: { kind: "malformed-json" } }],
 })
 
+// A server without faults, whose task says a lot while it works.
+const talkative = fixture({
+  tools: [
+    {
+      name: "talky",
+      shape: "task",
+      durationMs: 300,
+      pollIntervalMs: 50,
+      workingMessage: `${"step by step, ".repeat(8)}and the last words of a long status message`,
+      outcome: { kind: "result" },
+    },
+  ],
+})
+
 describe("piped output", () => {
   it("10,000 rows of list --json pass through cat whole", async () => {
     const dir = join(fx.ws.dir, "big")
@@ -69,5 +83,13 @@ describe("piped output", () => {
     })
     expect(ran.stdout.trimEnd().split("\n")).toHaveLength(1)
     expect(ran.stderr).toMatch(/^mcp-handles: warning: /m)
+  })
+
+  it("off a terminal, a status line keeps the server's whole message (a log must not lose it)", async () => {
+    const ran = await talkative.ws.run("call", talkative.server.url, "talky", "--key", "p2")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stderr).toMatch(
+      /^p2: working · "(step by step, ){8}and the last words of a long status message"$/m,
+    )
   })
 })

@@ -98,11 +98,13 @@ export interface FakeServer {
   readonly stop: () => void
 }
 
-export const fakeServer = (dir: string, config: Config.Config): Promise<FakeServer> =>
+/** `fake-mcp-server` with `config`; without one, as shipped (its conformance profile). */
+export const fakeServer = (dir: string, config?: Config.Config): Promise<FakeServer> =>
   new Promise((resolve, reject) => {
     const file = join(dir, "server.json")
-    writeFileSync(file, JSON.stringify(config))
-    const child = spawnGroup(process.execPath, [fakeServerBin, "--port", "0", "--config", file], {
+    if (config !== undefined) writeFileSync(file, JSON.stringify(config))
+    const flags = config === undefined ? [] : ["--config", file]
+    const child = spawnGroup(process.execPath, [fakeServerBin, "--port", "0", ...flags], {
       stdio: ["ignore", "pipe", "inherit"],
     })
     createInterface({ input: child.stdout }).once("line", (line) => {
@@ -158,10 +160,10 @@ export interface Fixture {
 }
 
 /**
- * A workspace and a fake server with `config`, made before the file's tests and removed after
+ * A workspace and a fake server with `config` (as shipped without one), made before the file's tests and removed after
  * them (call it at the top of the file).
  */
-export const fixture = (config: Config.Config): Fixture => {
+export const fixture = (config?: Config.Config): Fixture => {
   let ws: Workspace | undefined
   let server: FakeServer | undefined
   beforeAll(async () => {

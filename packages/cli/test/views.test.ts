@@ -133,8 +133,9 @@ describe("list for on-call", () => {
   })
 
   it("--stuck keeps the calls that need someone, each with the reason", async () => {
+    // Stuck calls found: exit 3, so cron or CI can alert on it.
     const ran = await ws.run("list", "--stuck")
-    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.code, ran.stderr).toBe(3)
     const notes = Object.fromEntries(
       ran.stdout
         .trimEnd()
@@ -154,6 +155,10 @@ describe("list for on-call", () => {
     expect(ran.stdout).not.toContain("task-stray-0000000000")
 
     const json = await ws.run("list", "--stuck", "--json")
+    expect(json.code, json.stderr).toBe(3)
+    // Nothing stuck: exit 0.
+    const calm = await ws.run("list", "--stuck", "--scope", "quiet")
+    expect([calm.code, calm.stdout]).toEqual([0, "no stuck calls in scope quiet\n"])
     const rows = Schema.decodeUnknownSync(Output.List, { onExcessProperty: "error" })(JSON.parse(json.stdout))
     expect(rows.map((r) => [r.key, r.stuck === null])).toEqual([
       ["orphaned", false],

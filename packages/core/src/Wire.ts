@@ -154,6 +154,9 @@ export type CallAnswer =
  */
 export interface ToolInfo {
   readonly name: string
+  /** The tool's `title`, when the server gives one (for people, as `mcp-handles tools` shows it). */
+  readonly title?: string | undefined
+  readonly description?: string | undefined
   readonly idempotentHint: boolean
   /** `execution.taskSupport` as advertised ("forbidden" | "optional" | "required"), if any. */
   readonly taskSupport: string | undefined

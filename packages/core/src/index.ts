@@ -5,6 +5,20 @@
  */
 
 /**
+ * The calls part of the store port: rows, compare-and-set, claims, leases, pages.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as CallStore from "./CallStore.js"
+/**
+ * The calls part of the driver port, and the rules every store shares for it.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as CallStoreDriver from "./CallStoreDriver.js"
+/**
  * The claim, spread and owner-release rules of the store contract, read in memory.
  *
  * @since 0.2.0
@@ -61,6 +75,20 @@ export * as InstanceHold from "./InstanceHold.js"
  */
 export * as Json from "./Json.js"
 /**
+ * The outbox part of the store port: outcomes handed to consumers, acknowledgements, GC.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as OutboxStore from "./OutboxStore.js"
+/**
+ * The outbox part of the driver port, and its rules read in memory.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as OutboxStoreDriver from "./OutboxStoreDriver.js"
+/**
  * How a call ended, or why it rests.
  *
  * @since 0.1.0
@@ -103,12 +131,33 @@ export * as Redaction from "./Redaction.js"
  */
 export * as ServerIdentity from "./ServerIdentity.js"
 /**
+ * The servers part of the store port: names, URLs, identities, rebind.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ServerStore from "./ServerStore.js"
+/**
+ * The servers part of the driver port, and the shared rules of the servers table.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as ServerStoreDriver from "./ServerStoreDriver.js"
+/**
  * What the SQL stores share: indexed columns, status lists, the open error.
  *
  * @since 0.2.0
  * @category modules
  */
 export * as SqlStore from "./SqlStore.js"
+/**
+ * How a store fails: `StoreError`, `VersionConflict`, `TaskIdTaken`, `InstanceIdInUse`.
+ *
+ * @since 0.4.0
+ * @category modules
+ */
+export * as StoreError from "./StoreError.js"
 /**
  * The client: durable tool calls over MCP Tasks.
  *

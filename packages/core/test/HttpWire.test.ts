@@ -526,6 +526,26 @@ describe("discovery", () => {
     }),
   )
 
+  it.live("tools/list keeps each tool's title and description, for people", () =>
+    Effect.gen(function* () {
+      answerWith((request) =>
+        result(request, {
+          resultType: "complete",
+          tools: [
+            { name: "a", title: "Tool A", description: "Does a", inputSchema: { type: "object" } },
+            { name: "b", inputSchema: { type: "object" } },
+          ],
+        }),
+      )
+      const tools = yield* (yield* wire()).listTools(server)
+      expect(tools.map(({ name, title, description }) => ({ name, title, description }))).toEqual([
+        { name: "a", title: "Tool A", description: "Does a" },
+        { name: "b", title: undefined, description: undefined },
+      ])
+      expect(Object.keys(tools[1] ?? {})).not.toContain("description")
+    }),
+  )
+
   it.live("tools/list that repeats a cursor is malformed, not a loop", () =>
     Effect.gen(function* () {
       answerWith((request) => result(request, { resultType: "complete", tools: [], nextCursor: "same" }))

@@ -170,6 +170,41 @@ describe("TaskClient", () => {
     )
   })
 
+  describe("a call the server refuses before any task (-32602)", () => {
+    it.effect(
+      "keeps its key: the same call attaches to the failure, another is refused naming the difference",
+      () =>
+        Effect.gen(function* () {
+          const h = yield* makeHarness({ tools: [slowTool()] })
+          const p = yield* startProcess(h, { background: false })
+          const first = yield* runFor(p.client.callTool("fake", "slwo", { n: 1 }, { key: "k" }), 1_000)
+          const failed = yield* runFor(first.outcome, 1_000)
+          expect(failed._tag === "Failed" && failed.error.code).toBe(-32602)
+          const calls = () => h.server.ledger.snapshot().requests.filter((r) => r.method === "tools/call")
+          expect(calls()).toHaveLength(1)
+
+          // The same call again: attached, the same failure, nothing sent.
+          const again = yield* runFor(p.client.callTool("fake", "slwo", { n: 1 }, { key: "k" }), 1_000)
+          expect(again.launched).toBe(false)
+          expect(yield* runFor(again.outcome, 1_000)).toEqual(failed)
+          expect(calls()).toHaveLength(1)
+
+          // The typo fixed, under the same key: refused, saying what differs and how the key stands.
+          const fixed = yield* Effect.either(p.client.callTool("fake", "slow", { n: 1 }, { key: "k" }))
+          expect(Either.isLeft(fixed) && fixed.left._tag).toBe("KeyReused")
+          expect(Either.isLeft(fixed) && fixed.left.message).toBe(
+            'key "k" is already used: it names an earlier call of tool slwo, not slow (failed: -32602 Unknown tool: slwo); a key names one call, so pass another key for this one',
+          )
+          const otherArgs = yield* Effect.either(p.client.callTool("fake", "slwo", { n: 2 }, { key: "k" }))
+          expect(Either.isLeft(otherArgs) && otherArgs.left.message).toContain(
+            "an earlier call of slwo with other arguments (failed: -32602",
+          )
+          expect(calls()).toHaveLength(1)
+          expect(h.server.ledger.snapshot().launches).toHaveLength(0)
+        }),
+    )
+  })
+
   describe("polling", () => {
     it.effect("polls exactly at the server's current interval, even when it changes", () =>
       Effect.gen(function* () {

@@ -75,18 +75,21 @@ const fixtureTools: readonly Tool[] = [
   {
     // tools-call-image.
     name: "test_image_content",
+    description: "Answers with an image (a 1x1 PNG)",
     shape: "direct",
     outcome: { kind: "result", content: [{ type: "image", data: png, mimeType: "image/png" }] },
   },
   {
     // tools-call-audio.
     name: "test_audio_content",
+    description: "Answers with audio (one silent WAV sample)",
     shape: "direct",
     outcome: { kind: "result", content: [{ type: "audio", data: wav, mimeType: "audio/wav" }] },
   },
   {
     // tools-call-embedded-resource.
     name: "test_embedded_resource",
+    description: "Answers with an embedded text resource",
     shape: "direct",
     outcome: {
       kind: "result",
@@ -105,6 +108,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // tools-call-mixed-content.
     name: "test_multiple_content_types",
+    description: "Answers with a text, an image and an embedded resource",
     shape: "direct",
     outcome: {
       kind: "result",
@@ -125,12 +129,15 @@ const fixtureTools: readonly Tool[] = [
   {
     // tools-call-error: a tool error (isError), not a JSON-RPC error.
     name: "test_error_handling",
+    description: "Answers with a tool error (isError)",
     shape: "direct",
     outcome: { kind: "result", text: "This tool intentionally returns an error for testing", isError: true },
   },
   {
     // tools-call-with-progress: 0, 50, 100 of 100, about 50 ms apart, when a progressToken is given.
     name: "test_tool_with_progress",
+    description:
+      "Reports progress 0, 50 and 100 about 50 ms apart when the call has a progress token, then answers",
     shape: "direct",
     progress: { steps: [0, 50, 100], total: 100, intervalMs: 50 },
     outcome: { kind: "result", text: "Progress reported" },
@@ -146,7 +153,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // http-custom-header-server-validation: a string argument mirrored into Mcp-Param-Region.
     name: "test_param_header",
-    description: "Echoes the region it was routed by",
+    description: "Echoes the region it was routed by (its Mcp-Param-Region header)",
     inputSchema: {
       type: "object",
       properties: { region: { type: "string", "x-mcp-header": "Region" } },
@@ -159,6 +166,7 @@ const fixtureTools: readonly Tool[] = [
     // input-required-result-basic-elicitation (and -missing-input-response, -result-type,
     // -ignore-extra-params, -validate-input): one elicitation, then "Hello, <name>!".
     name: "test_input_required_result_elicitation",
+    description: 'Asks a name (an elicitation, over a multi round-trip), then answers "Hello, {name}!"',
     shape: "direct",
     mrtrRounds: [{ user_name: elicit("What is your name?", "name", "string") }],
     outcome: { kind: "result", text: "Hello, {{inputs.user_name.content.name}}!" },
@@ -166,6 +174,8 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-basic-sampling.
     name: "test_input_required_result_sampling",
+    description:
+      "Asks the client's model a question (sampling, over a multi round-trip), then answers with what it said",
     shape: "direct",
     mrtrRounds: [{ capital_question: sample("What is the capital of France?", 100) }],
     outcome: { kind: "result", text: "The model said: {{inputs.capital_question.content.text}}" },
@@ -173,6 +183,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-basic-list-roots.
     name: "test_input_required_result_list_roots",
+    description: "Asks for the client's roots (over a multi round-trip), then lists them",
     shape: "direct",
     mrtrRounds: [{ client_roots: listRoots }],
     outcome: { kind: "result", text: "Roots: {{inputs.client_roots.roots}}" },
@@ -180,6 +191,8 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-request-state: the answer names "state-ok" once the state checked out.
     name: "test_input_required_result_request_state",
+    description:
+      'Asks to confirm over a multi round-trip and checks the request state it minted ("state-ok")',
     shape: "direct",
     mrtrRounds: [{ confirm: elicit("Please confirm", "ok", "boolean") }],
     outcome: { kind: "result", text: "state-ok" },
@@ -187,6 +200,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-multiple-input-requests: three kinds of input in one round.
     name: "test_input_required_result_multiple_inputs",
+    description: "Asks for a name, a model's greeting and the roots in one round",
     shape: "direct",
     mrtrRounds: [
       {
@@ -200,6 +214,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-multi-round: two rounds, a new requestState each.
     name: "test_input_required_result_multi_round",
+    description: "Asks a name, then a colour, in two rounds with a new request state each",
     shape: "direct",
     mrtrRounds: [
       { step1: elicit("Step 1: What is your name?", "name", "string") },
@@ -213,6 +228,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-tampered-state: a requestState this server did not mint is -32602.
     name: "test_input_required_result_tampered_state",
+    description: "Refuses a request state it did not mint (-32602)",
     shape: "direct",
     mrtrRounds: [{ confirm: elicit("Please confirm", "ok", "boolean") }],
     outcome: { kind: "result", text: "state-ok" },
@@ -220,6 +236,7 @@ const fixtureTools: readonly Tool[] = [
   {
     // input-required-result-capability-check: only what the client declared is asked for.
     name: "test_input_required_result_capabilities",
+    description: "Asks only for the inputs the client declared it can answer",
     shape: "direct",
     undeclaredInputs: "omit",
     mrtrRounds: [
@@ -249,14 +266,14 @@ export const conformance: Config = {
     {
       // tools-call-simple-text. Listed first: http-header-validation calls the first tool with `{}`.
       name: "test_simple_text",
-      description: "Returns a fixed text",
+      description: "Answers a fixed text at once",
       shape: "direct",
       outcome: { kind: "result", text: "This is a simple text response for testing." },
     },
     {
       // Sync-only: "Hello, {name}!".
       name: "greet",
-      description: "Greets someone, synchronously",
+      description: 'Answers "Hello, {name}!" at once',
       inputSchema: { type: "object", properties: { name: { type: "string" } } },
       annotations: { readOnlyHint: true, idempotentHint: true },
       shape: "direct",
@@ -265,7 +282,8 @@ export const conformance: Config = {
     {
       // Task-supporting: `seconds` of work, then a result; settles `cancelled` when cancelled.
       name: "slow_compute",
-      description: "Computes for `seconds` seconds",
+      description:
+        'Works `seconds` seconds (default 1), then answers "Computed {label} after {seconds}s"; cancellable',
       inputSchema: {
         type: "object",
         properties: { seconds: { type: "number" }, label: { type: "string" } },
@@ -278,7 +296,7 @@ export const conformance: Config = {
     {
       // Task support `required`; ends with a tool error (completed, isError) after about a second.
       name: "failing_job",
-      description: "Always ends with a tool error",
+      description: "Works 1 s, then completes with a tool error (isError)",
       taskSupport: "required",
       durationMs: 1000,
       outcome: { kind: "result", text: "The job failed", isError: true },
@@ -286,7 +304,7 @@ export const conformance: Config = {
     {
       // Ends `failed` with a JSON-RPC error inlined.
       name: "protocol_error_job",
-      description: "Always fails with a protocol error",
+      description: "Works 200 ms, then fails with a JSON-RPC error (-32603)",
       taskSupport: "optional",
       durationMs: 200,
       outcome: { kind: "error", code: -32603, message: "Internal error while running the job" },
@@ -294,7 +312,7 @@ export const conformance: Config = {
     {
       // Parks on one elicitation, completes when it is answered.
       name: "confirm_delete",
-      description: "Asks for confirmation, then deletes",
+      description: 'Asks to confirm (field `confirm`) at once, then answers "Deleted {filename}"',
       inputSchema: { type: "object", properties: { filename: { type: "string" } } },
       annotations: { destructiveHint: true },
       taskSupport: "optional",
@@ -305,7 +323,7 @@ export const conformance: Config = {
     {
       // Two elicitations outstanding at once (partial answers keep the task input_required).
       name: "multi_input",
-      description: "Asks two questions at once",
+      description: "Asks two questions at once; done once both are answered",
       taskSupport: "optional",
       inputSteps: [
         {
@@ -322,7 +340,7 @@ export const conformance: Config = {
     {
       // tasks-mrtr-composition: one MRTR round for `user_name`, then a task whose result echoes it.
       name: "test_tool_with_task",
-      description: "Gathers a name over MRTR, then works as a task",
+      description: "Asks a name over a multi round-trip, then greets it from a 200 ms task",
       taskSupport: "required",
       mrtrRounds: [
         {
@@ -346,7 +364,7 @@ export const conformance: Config = {
     {
       // server-stateless: needs the `sampling` capability the probe does not declare (-32021).
       name: "test_missing_capability",
-      description: "Requires the sampling capability",
+      description: "Needs the client's sampling capability (-32021 without it)",
       shape: "direct",
       requiresClientCapabilities: { sampling: {} },
       outcome: { kind: "result", text: "sampled" },
@@ -354,7 +372,7 @@ export const conformance: Config = {
     {
       // server-stateless: the response stream carries only an input_required result, no requests.
       name: "test_streaming_elicitation",
-      description: "Asks for input over MRTR",
+      description: 'Asks to continue over a multi round-trip, then answers "continued"',
       shape: "direct",
       mrtrRounds: [{ answer: confirm("Continue?", "confirm") }],
       outcome: { kind: "result", text: "continued" },
@@ -362,7 +380,7 @@ export const conformance: Config = {
     {
       // server-stateless: must not log without `_meta` logLevel (this server never logs).
       name: "test_logging_tool",
-      description: "Would log, but only when asked to",
+      description: "Would log only when the request asks for a log level; it never logs",
       shape: "direct",
       outcome: { kind: "result", text: "no logs" },
     },

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
+import * as Either from "effect/Either"
 import * as Config from "./Config.js"
 import * as FakeServer from "./FakeServer.js"
 import { listen } from "./internal/nodeHttp.js"
@@ -12,7 +13,7 @@ const usage = `Usage: fake-mcp-server [--port N] [--host H] [--config FILE | --p
 
   --port N        port to listen on (0 picks a free one; default 0)
   --host H        interface to bind (default 127.0.0.1)
-  --config FILE   a Config (see Config.ts) as JSON
+  --config FILE   a Config (see Config.ts) as JSON; an unknown key is refused, naming the key meant
   --profile NAME  a built-in configuration: "conformance"
   --state FILE    keep tasks in this JSON file, so they survive a restart of the process
   --path P        MCP endpoint path in the printed URL (default /mcp; every non-control path serves MCP)
@@ -110,15 +111,23 @@ const loadConfig = (file: string | undefined, profile: string | undefined): Conf
     return Profile.conformance
   }
   if (file === undefined) return Profile.conformance
-  const parsed: unknown = JSON.parse(readFileSync(file, "utf8"))
-  if (
-    typeof parsed !== "object" ||
-    parsed === null ||
-    !Array.isArray((parsed as { tools?: unknown }).tools)
-  ) {
-    throw new Error(`${file}: a config needs a "tools" array`)
+  const text = readFileSync(file, "utf8")
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    throw new Error(`${file}: not JSON (${error instanceof Error ? error.message : String(error)})`)
   }
-  return parsed as Config.Config
+  const decoded = Config.decode(parsed)
+  if (Either.isLeft(decoded)) {
+    const { problems } = decoded.left
+    throw new Error(
+      problems.length === 1
+        ? `${file}: ${problems[0]}`
+        : `${file}: ${problems.length} problems:\n${problems.map((problem) => `  ${problem}`).join("\n")}`,
+    )
+  }
+  return decoded.right
 }
 
 main().catch((error: unknown) => {

@@ -125,6 +125,30 @@ describe("fake-mcp-server binary", () => {
     expect(stderr).toContain('needs a "tools" array')
   })
 
+  it("refuses a config with an unknown key, naming its path and the key meant, and serves nothing", async () => {
+    const file = join(work, "misspelt.json")
+    writeFileSync(
+      file,
+      JSON.stringify({ tools: [{ name: "job", durationMs: 60_000, statusMessage: "working on it" }] }),
+    )
+    const child = spawnGroup(process.execPath, [bin, "--port", "0", "--config", file], {
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk
+    })
+    expect(await exitOf(child)).toBe(1)
+    expect(stdout).toBe("")
+    expect(stderr.trim()).toBe(
+      `fake-mcp-server: ${file}: tools[0].statusMessage: unknown key (did you mean workingMessage?)`,
+    )
+  })
+
   describe("--exit-with-parent", () => {
     /**
      * A parent process (in a group of its own) that starts the server as a plain child, prints

@@ -7,13 +7,11 @@
  * @since 0.1.0
  */
 
-import * as crypto from "node:crypto"
 import * as Migrator from "@effect/sql/Migrator"
 import * as Sql from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClientModule from "@effect/sql-pg/PgClient"
 import { PgClient } from "@effect/sql-pg/PgClient"
-import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HandleStoreDriver from "@mcp-handles/core/HandleStoreDriver"
 import * as InstanceHold from "@mcp-handles/core/InstanceHold"
@@ -24,15 +22,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import { calls } from "./internal/calls.js"
 import { consumers } from "./internal/consumers.js"
 import * as DatabaseClock from "./internal/database-clock.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
 import { outcomeDelivery } from "./internal/outcomes.js"
-import * as Rows from "./internal/rows.js"
 import { servers } from "./internal/servers.js"
 import type { StatementRunner } from "./internal/statement-runner.js"
 import { isTransient } from "./internal/transient.js"
@@ -239,19 +236,6 @@ const describeFailure = (error: unknown): string =>
       ? error.message
       : String(error)
 
-/**
- * The task id as its indexed column holds it: as a JSON string literal, since a server's id may
- * hold a NUL or a lone surrogate, which a text column refuses.
- */
-const taskIdColumn = (taskId: string | null): string | null =>
-  taskId === null ? null : JSON.stringify(taskId)
-
-/** A unique violation (23505) of the named index, wherever the driver put the details. */
-const violates = (error: SqlError, index: string): boolean => {
-  const cause = error.cause as { code?: unknown; constraint?: unknown } | undefined
-  return cause?.code === "23505" && cause.constraint === index
-}
-
 /** Which version the schema is at, 0 when it has never been migrated. */
 const currentVersion = (sql: Sql.SqlClient, schema: string) =>
   Effect.gen(function* () {
@@ -319,9 +303,6 @@ const incompatible = (schema: string, found: number): OpenError => {
   })
 }
 
-const corrupt = (operation: string) => (error: ParseResult.ParseError) =>
-  new HandleStore.StoreError({ operation, message: `row does not decode: ${error.message}`, cause: error })
-
 /**
  * Builds the store on the `PgClient` in context, migrating its schema first (unless told not to).
  *
@@ -372,263 +353,14 @@ const makeDriver = (
   sql: PgClient,
   schema: string,
   run: StatementRunner,
-): Omit<HandleStoreDriver.HandleStoreDriver, "now" | "lockInstance" | "writable"> => {
-  const t = sql(`${schema}.${Migrations.table}`)
-  const columns = sql.literal(Rows.selectColumns)
-  const open = sql.literal(`(${SqlStore.openStatusList})`)
-  // The rows of an instance's servers (`HandleStore.ServerFilter`): by identity, or by the name
-  // part of it (an identity is the name, a colon and 16 hex digits; an id without them is its own
-  // name).
-  const servedBy = (servers: HandleStore.ServerFilter | undefined) => {
-    if (servers === undefined) return sql`TRUE`
-    const byId = servers.ids.length > 0 ? sql`server_id IN ${sql.in(servers.ids)}` : sql`FALSE`
-    const byName =
-      servers.names.length > 0
-        ? sql`(CASE WHEN length(server_id) > 17 AND substr(server_id, length(server_id) - 16, 1) = ':'
-            THEN substr(server_id, 1, length(server_id) - 17) ELSE server_id END) IN ${sql.in(servers.names)}`
-        : sql`FALSE`
-    return sql`(${byId} OR ${byName})`
-  }
-
-  const decode = (operation: string) => (raw: unknown) =>
-    Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
-  const encode = (operation: string, record: HandleRecord.HandleRecord) =>
-    Effect.mapError(
-      Rows.encodeRow(record),
-      (error) =>
-        new HandleStore.StoreError({
-          operation,
-          message: `record does not encode: ${error.message}`,
-          cause: error,
-        }),
-    )
-
-  const selectOne = (operation: string, scope: string, key: string) =>
-    sql`SELECT ${columns} FROM ${t} WHERE scope = ${scope} AND key = ${key}`.withoutTransform.pipe(
-      Effect.flatMap((rows) =>
-        rows[0] === undefined ? Effect.succeedNone : Effect.asSome(decode(operation)(rows[0])),
-      ),
-    )
-
-  const insertOrGet = (record: HandleRecord.HandleRecord) =>
-    Effect.gen(function* () {
-      const v = yield* encode("insertOrGet", record)
-      // Identifies this call's insert, so that a retry after a connection died mid-commit knows
-      // the row it finds is its own (created) rather than someone else's (attach).
-      const token = crypto.randomUUID()
-      const attempt = Effect.gen(function* () {
-        const inserted = yield* sql`INSERT INTO ${t}
-            (scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, write_id)
-          VALUES (${v.scope}, ${v.key}, ${v.serverId}, ${v.status}, ${v.nextPollAt}, ${v.leaseOwner},
-            ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid)
-          ON CONFLICT (scope, key) DO NOTHING
-          RETURNING ${columns}`.withoutTransform
-        if (inserted[0] !== undefined) {
-          const row = yield* decode("insertOrGet")(inserted[0])
-          return Option.some({ record: row.record, created: true })
-        }
-        // ON CONFLICT waited for the other inserter to commit, so a fresh statement sees its row.
-        const existing = yield* selectOne("insertOrGet", record.scope, record.key)
-        return Option.map(existing, (row) => ({ record: row.record, created: row.writeId === token }))
-      })
-      // The row can vanish between the two statements only if a GC sweep deleted a settled row
-      // of that key; then the key is free again and the insert is retried.
-      return yield* run(
-        "insertOrGet",
-        attempt.pipe(
-          Effect.repeat({ until: Option.isSome, times: 3 }),
-          Effect.flatMap(
-            Option.match({
-              onNone: () =>
-                Effect.fail(
-                  new HandleStore.StoreError({
-                    operation: "insertOrGet",
-                    message: "the key's row was deleted between insert and read, repeatedly",
-                  }),
-                ),
-              onSome: Effect.succeed,
-            }),
-          ),
-        ),
-      )
-    })
-
-  const update = (next: HandleRecord.HandleRecord) =>
-    Effect.gen(function* () {
-      const v = yield* encode("update", next)
-      const token = crypto.randomUUID()
-      const attempt = Effect.gen(function* () {
-        const written = yield* sql`UPDATE ${t} SET
-            server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
-            lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
-            settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(next.taskId)},
-            version = ${v.version}, write_id = ${token}::uuid
-          WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version - 1}
-          RETURNING 1 AS ok`.withoutTransform.pipe(
-          Effect.map((rows) => rows.length === 1),
-          Effect.catchIf(
-            (error) => violates(error, Migrations.taskIndex),
-            () => Effect.succeed("task-id-taken" as const),
-          ),
-        )
-        if (written !== false) return written === true ? ("written" as const) : written
-        // Nothing matched: a lost compare-and-set, unless this is a retry and our previous
-        // attempt committed before its connection died. Only then does the row carry our token
-        // at exactly the version our write produced.
-        const current = yield* selectOne("update", next.scope, next.key)
-        return Option.isSome(current) &&
-          current.value.writeId === token &&
-          current.value.record.version === next.version
-          ? ("written" as const)
-          : ("version-conflict" as const)
-      })
-      return yield* run("update", attempt)
-    })
-
-  return {
-    insertOrGet,
-    get: (scope, key) =>
-      run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),
-    update,
-
-    // One statement: the inner SELECT locks due rows, skipping rows another claimer holds at this
-    // moment, and the UPDATE stamps them. A claim that dies with its connection is harmless: the
-    // rows it took are leased to the same owner, which reclaims them on the retry.
-    // Every row with a due time (open rows, and settled ones with a stray task still to cancel) but
-    // one in doubt, which waits on the application.
-    claimDue: ({ owner, now, leaseMs, limit, servers }) =>
-      run(
-        "claimDue",
-        sql`UPDATE ${t} SET lease_owner = ${owner}, lease_expires_at = ${now + leaseMs},
-            version = version + 1, write_id = NULL
-          WHERE id IN (
-            SELECT id FROM ${t}
-            WHERE next_poll_at <= ${now} AND status <> 'in_doubt'
-              AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
-              AND ${servedBy(servers)}
-            ORDER BY next_poll_at, id
-            LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED
-          )
-          RETURNING ${columns}`.withoutTransform.pipe(
-          Effect.flatMap((rows) => Effect.forEach(rows, decode("claimDue"))),
-          // RETURNING has no order; the contract's is oldest due first.
-          Effect.map((rows) =>
-            rows
-              .sort((a, b) => (a.record.nextPollAt ?? 0) - (b.record.nextPollAt ?? 0) || a.id - b.id)
-              .map((row) => row.record),
-          ),
-        ),
-      ),
-
-    // The boot spread in one statement per batch, rows locked with SKIP LOCKED like a claim and
-    // never read back. The lease runs to the end of the widest window plus leaseMs.
-    spreadDue: (options) => {
-      const { now, owner } = options
-      const takeOver =
-        options.takeOver.length > 0 ? sql`lease_owner IN ${sql.in(options.takeOver)}` : sql`FALSE`
-      return run(
-        "spreadDue",
-        sql`UPDATE ${t} SET
-            next_poll_at = due.next, lease_owner = ${owner}, lease_expires_at = due.next + ${options.leaseMs},
-            version = ${t}.version + 1, write_id = NULL
-          FROM (
-            SELECT id, greatest(${now}::bigint, next_poll_at + span::bigint) + floor(random() * span)::bigint AS next
-            FROM (
-              SELECT id, next_poll_at, CASE WHEN json_typeof(body->'snapshot'->'pollIntervalMs') = 'number'
-                  THEN greatest(${options.minIntervalMs}::float8,
-                    least(${options.maxIntervalMs}::float8, ceil((body->'snapshot'->>'pollIntervalMs')::float8)))
-                  ELSE ${options.defaultIntervalMs}::float8 END AS span
-              FROM ${t}
-            WHERE status IN ${open} AND status <> 'pending' AND next_poll_at <= ${now}
-              AND (lease_owner IS NULL OR lease_owner = ${owner} OR ${takeOver} OR lease_expires_at <= ${now})
-              AND json_typeof(body->'taskId') = 'string'
-              AND (json_typeof(body->'cancel') IS DISTINCT FROM 'object' OR body->'cancel'->>'sent' = 'true')
-              AND ${servedBy(options.servers)}
-              ORDER BY next_poll_at, id
-              LIMIT ${options.limit}
-              FOR UPDATE SKIP LOCKED
-            ) AS picked
-          ) AS due
-          WHERE ${t}.id = due.id
-          RETURNING ${t}.id`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
-      )
-    },
-
-    release: (scope, key, owner) =>
-      run(
-        "release",
-        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
-          WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}`.withoutTransform.pipe(
-          Effect.asVoid,
-        ),
-      ),
-
-    // Both are safe to retry as they stand: a renewal sets an absolute expiry, and a release
-    // after a lost reply finds only what is still leased (its count is then a lower bound).
-    renewLease: ({ scope, key, owner, until }) =>
-      run(
-        "renewLease",
-        sql`UPDATE ${t} SET lease_expires_at = ${until}
-          WHERE scope = ${scope} AND key = ${key} AND lease_owner = ${owner}
-          RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length === 1)),
-      ),
-
-    // One statement for every row a holder watches (`Claiming.isRenewable`); the rows travel as
-    // one JSON parameter. Safe to retry like a single renewal: it sets absolute times.
-    renewLeases: ({ owner, rows, until }) =>
-      run(
-        "renewLeases",
-        sql`UPDATE ${t} SET lease_expires_at = ${until},
-            next_poll_at = greatest(coalesce(${t}.next_poll_at, ${until}::float8), ${until}::float8)
-          FROM json_to_recordset(${JSON.stringify(rows.map(({ scope, key }) => ({ scope, key })))}::json)
-            AS wanted(scope text, key text)
-          WHERE ${t}.scope = wanted.scope AND ${t}.key = wanted.key AND ${t}.lease_owner = ${owner}
-            AND ${t}.status IN ('working', 'input_required')
-            AND (json_typeof(${t}.body->'cancel') IS DISTINCT FROM 'object' OR ${t}.body->'cancel'->>'sent' = 'true')
-          RETURNING ${t}.scope, ${t}.key`.withoutTransform.pipe(
-          Effect.map((renewed) => renewed.map((row) => ({ scope: String(row.scope), key: String(row.key) }))),
-        ),
-      ),
-
-    releaseOwner: ({ owner, now }) =>
-      run(
-        "releaseOwner",
-        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
-          WHERE lease_owner = ${owner} AND (next_poll_at IS NULL OR next_poll_at > ${now})
-          RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
-      ),
-
-    list: (query) => {
-      const allScopes = query.scope === undefined
-      const where = allScopes ? [sql`TRUE`] : [sql`scope = ${query.scope}`]
-      if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
-      if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
-      if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
-      if (query.after !== undefined)
-        where.push(
-          allScopes
-            ? sql`(created_at, key, scope) > (${query.after.createdAt}, ${query.after.key}, ${query.after.scope ?? ""})`
-            : sql`(created_at, key) > (${query.after.createdAt}, ${query.after.key})`,
-        )
-      // Across scopes, the scope breaks ties of creation time and key.
-      const order = sql.literal(allScopes ? "created_at, key, scope" : "created_at, key")
-      return run(
-        "list",
-        sql`SELECT ${columns} FROM ${t} WHERE ${sql.and(where)} ORDER BY ${order} LIMIT ${query.limit}`.withoutTransform.pipe(
-          Effect.flatMap((rows) => Effect.forEach(rows, decode("list"))),
-          Effect.map((rows) => rows.map((row) => row.record)),
-        ),
-      )
-    },
-
-    ...outcomeDelivery(sql, schema, run),
-    // Consumers and GC (issue 28).
-    ...consumers(sql, schema, run),
-    // Servers (issues 15 item 7 and 16).
-    ...servers(sql, schema, run),
-  }
-}
+): Omit<HandleStoreDriver.HandleStoreDriver, "now" | "lockInstance" | "writable"> => ({
+  ...calls(sql, schema, run),
+  ...outcomeDelivery(sql, schema, run),
+  // Consumers and GC (issue 28).
+  ...consumers(sql, schema, run),
+  // Servers (issues 15 item 7 and 16).
+  ...servers(sql, schema, run),
+})
 
 /**
  * The store as a layer over the `PgClient` in context, with options read from `Config`.

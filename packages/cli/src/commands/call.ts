@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
+import * as Json from "@mcp-handles/core/Json"
 import type * as Wire from "@mcp-handles/core/Wire"
 import * as Effect from "effect/Effect"
 import * as Match from "effect/Match"
@@ -29,12 +30,15 @@ const serverUrl = Spec.arg("server-url", {
     "the MCP server's URL, or NAME=URL to record it under a name of yours; credentials go in --header or --header-env, never in the URL",
   example: "http://127.0.0.1:3000/mcp",
 })
-const tool = Spec.arg("tool", { description: "the tool to call", example: "report" })
+const tool = Spec.arg("tool", {
+  description: "the tool to call (mcp-handles tools SERVER lists them)",
+  example: "slow_compute",
+})
 const args = Spec.withDefault(
   Spec.text("args", {
     placeholder: "JSON|@FILE",
     description: "the arguments: a JSON object, or @FILE to read it from a file",
-    example: `--args '{"chapter":1}'`,
+    example: `--args '{"seconds":2,"label":"tides"}'`,
   }),
   "{}",
   "{}",
@@ -46,6 +50,17 @@ const key = Spec.optional(
       "the idempotency key (default: a new UUID); calling again with the same key attaches to the call instead of launching it again",
     example: "--key report-1",
   }),
+)
+const maxArgsBytes = Spec.withDefault(
+  Spec.integer("max-args-bytes", {
+    placeholder: "BYTES",
+    description:
+      "the largest --args accepted, in bytes of JSON; a server may still refuse what it finds too large",
+    example: "--max-args-bytes 8388608",
+    minimum: 1,
+  }),
+  Json.defaults.argumentLimits.maxBytes,
+  `${Json.defaults.argumentLimits.maxBytes} (1 MiB)`,
 )
 const detach = Spec.boolean("detach", {
   description: "return once the call is recorded; `mcp-handles resume` follows it later",
@@ -78,38 +93,45 @@ export const parseArguments = (raw: string): Effect.Effect<unknown, CliError> =>
   })
 
 /**
+ * One line for a request a server did not answer usefully, saying what to check.
+ *
+ * @since 0.4.0
+ */
+export const wireFailure = (
+  server: Wire.ServerEndpoint,
+  method: string,
+): ((error: Wire.WireError) => CliError) =>
+  Match.type<Wire.WireError>().pipe(
+    Match.tagsExhaustive({
+      NotSent: (e) => failed(`cannot reach ${server.url}: ${e.reason}`),
+      NoAnswer: (e) => failed(`${server.url} did not answer ${method} (${e.reason}); is it an MCP server?`),
+      Unauthorized: (e) =>
+        failed(
+          `${server.url} refused the request (HTTP ${e.status}): check the credentials (--header, --header-env)`,
+        ),
+      ServerBusy: (e) => failed(`${server.url} is busy (HTTP ${e.status}); try again later`),
+      MalformedAnswer: (e) => failed(`${server.url} does not look like an MCP server: ${e.reason}`),
+      RpcErrorAnswer: (e) =>
+        failed(
+          method === "server/discover"
+            ? `${server.url} does not speak the MCP 2026-07-28 protocol: server/discover answered ${e.error.code} ${e.error.message}`
+            : `${server.url} answered ${method} with ${e.error.code} ${e.error.message}`,
+        ),
+      UnsupportedVersion: (e) =>
+        failed(
+          `${server.url} speaks no protocol version this client does (it supports ${e.supported.join(", ") || "none"})`,
+        ),
+    }),
+  )
+
+/**
  * Asks the server who it is before anything is written: an unreachable URL, or one that does
  * not speak MCP, is reported as such instead of leaving a row that can never progress.
  *
  * @since 0.1.0
  */
 export const preflight = (wire: Wire.Wire, server: Wire.ServerEndpoint): Effect.Effect<void, CliError> =>
-  wire.discover(server).pipe(
-    Effect.asVoid,
-    Effect.mapError(
-      Match.type<Wire.WireError>().pipe(
-        Match.tagsExhaustive({
-          NotSent: (e) => failed(`cannot reach ${server.url}: ${e.reason}`),
-          NoAnswer: (e) =>
-            failed(`${server.url} did not answer server/discover (${e.reason}); is it an MCP server?`),
-          Unauthorized: (e) =>
-            failed(
-              `${server.url} refused the request (HTTP ${e.status}): check the credentials (--header, --header-env)`,
-            ),
-          ServerBusy: (e) => failed(`${server.url} is busy (HTTP ${e.status}); try again later`),
-          MalformedAnswer: (e) => failed(`${server.url} does not look like an MCP server: ${e.reason}`),
-          RpcErrorAnswer: (e) =>
-            failed(
-              `${server.url} does not speak the MCP 2026-07-28 protocol: server/discover answered ${e.error.code} ${e.error.message}`,
-            ),
-          UnsupportedVersion: (e) =>
-            failed(
-              `${server.url} speaks no protocol version this client does (it supports ${e.supported.join(", ") || "none"})`,
-            ),
-        }),
-      ),
-    ),
-  )
+  wire.discover(server).pipe(Effect.asVoid, Effect.mapError(wireFailure(server, "server/discover")))
 
 /**
  * @since 0.1.0
@@ -124,10 +146,12 @@ export const spec = Spec.command(
       "Input requests are answered with --answer KEY=JSON, or by a prompt on a terminal; with neither, call stops following a call that waits on input (exit 3) instead of hanging. Ctrl-C detaches (exit 130): the call stays open for resume, it is never cancelled. This is the only command that creates a store.",
     ],
     examples: [
-      { command: `mcp-handles call http://127.0.0.1:3000/mcp report --args '{"chapter":1}' --key report-1` },
+      {
+        command: `mcp-handles call http://127.0.0.1:3000/mcp slow_compute --args '{"seconds":2}' --key report-1`,
+      },
       {
         command:
-          "mcp-handles call https://mcp.example.com/mcp report --header-env 'Authorization=MCP_TOKEN' --detach",
+          "mcp-handles call https://mcp.example.com/mcp slow_compute --header-env 'Authorization=MCP_TOKEN' --detach",
         note: "authenticated, returns once recorded",
       },
     ],
@@ -150,6 +174,7 @@ export const spec = Spec.command(
     tool,
     args,
     key,
+    maxArgsBytes,
     detach,
     answer: Input.answer,
     push: Common.push,
@@ -175,11 +200,21 @@ export const spec = Spec.command(
         headers,
         drives: true,
         push: options.push,
+        maxArgsBytes: options.maxArgsBytes,
       })
       session.authorize([server.id])
       const handle = yield* session.client
         .callTool(server.name, options.tool, callArgs, { key: callKey })
-        .pipe(Effect.mapError(fromKnown))
+        .pipe(
+          Effect.mapError((error) =>
+            // Too large: say how to send it anyway.
+            error._tag === "InvalidJson" &&
+            error.what === "arguments" &&
+            /exceeds the limit/.test(error.reason)
+              ? usage(`--args: ${error.reason} (raise it with --max-args-bytes)`)
+              : fromKnown(error),
+          ),
+        )
       const record = handle.record
       const verb = handle.launched ? "recorded" : "attached to the existing call"
       Screen.status.clear()

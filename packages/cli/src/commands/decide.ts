@@ -25,6 +25,7 @@ const wait = Spec.withDefault(
     placeholder: "SECONDS",
     description: "how long to keep observing the task after the cancel was sent",
     example: "--wait 30",
+    minimum: 0,
   }),
   10,
   "10",

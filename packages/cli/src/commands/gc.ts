@@ -52,7 +52,7 @@ const forgetConsumer = Spec.repeated(
   Spec.text("forget-consumer", {
     placeholder: "NAME",
     description:
-      "forget a decommissioned consumer before sweeping, so it no longer holds calls it never acknowledged (repeatable)",
+      "forget a decommissioned consumer before sweeping, so it no longer holds calls it never acknowledged",
     example: "--forget-consumer audit",
   }),
 )

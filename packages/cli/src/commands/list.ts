@@ -9,7 +9,7 @@ import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { fromKnown } from "../CliError.js"
+import { exitCodes, fromKnown } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Output from "../Output.js"
 import * as Row from "../Row.js"
@@ -53,6 +53,7 @@ const interval = Spec.withDefault(
     placeholder: "SECONDS",
     description: "how often --watch refreshes",
     example: "--interval 5",
+    minimum: 1,
   }),
   2,
   "2",
@@ -97,7 +98,7 @@ export const spec = Spec.command(
   {
     summary: "List the calls in the store (the local replacement for tasks/list)",
     description: [
-      "Every call of the scope (of every scope with --all-scopes), oldest first: its status, server (by name), task id (redacted), the instance holding its lease (OWNER), when a driver last polled it and is due to next, how many polls the server answered (POLLS), its age, and the server's last word or our last problem (NOTE).",
+      "Every call of the scope (of every scope with --all-scopes), oldest first: its status, server (by name), task id (redacted), the instance holding its lease (OWNER: ID#driver while that instance follows the call until it rests, a bare ID while its sweep holds it for one step), when a driver last polled it and is due to next, how many polls the server answered (POLLS), its age, and the server's last word or our last problem (NOTE).",
       "list only reads: it never changes a row, and fails (naming the path) when there is no store.",
     ],
     examples: [
@@ -109,6 +110,10 @@ export const spec = Spec.command(
         note: "a live view of a fleet's store",
       },
       { command: "mcp-handles list --json | jq -r '.[] | select(.status == \"in_doubt\") | .key'" },
+    ],
+    exitCodes: [
+      [0, "listed (with --stuck: nothing looks stuck)"],
+      [3, "with --stuck (without --watch): at least one call looks stuck, for alerting from cron or CI"],
     ],
   },
   {
@@ -133,6 +138,7 @@ export const spec = Spec.command(
           ? chosen
           : (yield* ServerRegistry.endpointFor(chosen)).name
       const statuses = options.stuck ? HandleRecord.openStatuses : statusesOf(options.status)
+      // A frame's text, and whether --stuck found anything (the exit status says so).
       const frame = Effect.gen(function* () {
         const listed = options.allScopes
           ? yield* Common.listAllScopes(session, { statuses })
@@ -159,27 +165,39 @@ export const spec = Spec.command(
         const rows = options.stuck
           ? ofServer.filter((r) => Stuck.reason(r, context.now) !== undefined)
           : ofServer
+        const stuck = options.stuck && rows.length > 0
         if (options.json) {
-          return `${Output.encode(
-            Output.List,
-            rows.map((r) => Row.make(r, context)),
-          )}\n`
+          return {
+            stuck,
+            text: `${Output.encode(
+              Output.List,
+              rows.map((r) => Row.make(r, context)),
+            )}\n`,
+          }
         }
         if (rows.length === 0) {
           const which = options.stuck ? "stuck " : options.status === "all" ? "" : `${options.status} `
-          return `no ${which}calls ${options.allScopes ? "in any scope" : `in scope ${session.scope}`}\n`
+          return {
+            stuck,
+            text: `no ${which}calls ${options.allScopes ? "in any scope" : `in scope ${session.scope}`}\n`,
+          }
         }
-        return `${Row.table(rows, context, { stuck: options.stuck, allScopes: options.allScopes })}\n`
+        return {
+          stuck,
+          text: `${Row.table(rows, context, { stuck: options.stuck, allScopes: options.allScopes })}\n`,
+        }
       })
       if (!options.watch) {
-        process.stdout.write(yield* frame)
+        const { stuck, text } = yield* frame
+        process.stdout.write(text)
+        if (stuck) yield* Common.exitWith(exitCodes.attention)
         return
       }
       const live = process.stdout.isTTY === true && process.env.TERM !== "dumb"
       const title = `every ${options.interval}s · ${StoreSpec.describeSpec(session.spec)} · ${options.allScopes ? "all scopes" : `scope ${session.scope}`}`
       yield* Effect.forever(
         Effect.gen(function* () {
-          const text = yield* frame
+          const { text } = yield* frame
           if (options.json) process.stdout.write(text)
           else if (live) {
             const stamp = new Date().toISOString().slice(11, 19)

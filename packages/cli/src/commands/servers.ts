@@ -19,15 +19,14 @@ const set = Spec.repeated(
   Spec.text("set", {
     placeholder: "NAME=URL",
     description:
-      "record a server under NAME, or move NAME to another URL: its calls are then polled there (repeatable; a bare URL is named after its host)",
+      "record a server under NAME, or move NAME to another URL: its calls are then polled there; a bare URL is named after its host",
     example: "--set research=https://mcp.example.com/mcp",
   }),
 )
 const remove = Spec.repeated(
   Spec.text("remove", {
     placeholder: "NAME",
-    description:
-      "forget a server's URL (its calls stay; they are skipped until the name is set again) (repeatable)",
+    description: "forget a server's URL (its calls stay; they are skipped until the name is set again)",
     example: "--remove research",
   }),
 )

@@ -5,6 +5,7 @@
  * @internal
  */
 import { it } from "@effect/vitest"
+import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import { HandleStore, type NewHandle } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -34,3 +35,7 @@ export const storeTest =
   <E>(layer: Layer.Layer<HandleStore, E>) =>
   (title: string, body: (store: HandleStore) => Effect.Effect<void, unknown>) =>
     it.effect(title, () => Effect.flatMap(HandleStore, body).pipe(Effect.provide(layer)))
+
+/** A stored record moved to another state, as the client would write it. */
+export const withState = (record: HandleRecord, fields: Partial<HandleRecord>): HandleRecord =>
+  new HandleRecord({ ...record, ...fields })

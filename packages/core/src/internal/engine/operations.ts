@@ -101,6 +101,33 @@ const checkName = (what: "key" | "scope", name: string) =>
       ? Effect.fail(new ClientError.InvalidKey({ what, reason: "must not contain control characters" }))
       : Effect.succeed(name)
 
+/**
+ * Why a key's row is not the call asked for, in the caller's terms: what differs, and how the
+ * earlier call stands. A call the server refused (an unknown tool) keeps its key, like any call
+ * that came to rest: a retry of the same call gets the same failure, so the one with the typo
+ * fixed needs a key of its own.
+ */
+const keyReuse = (
+  record: HandleRecord.HandleRecord,
+  serverName: string,
+  tool: string,
+  argumentsHash: string,
+): string | undefined => {
+  const server = ServerIdentity.nameOf(record.serverId)
+  const differs =
+    server !== serverName
+      ? `on server ${server}, not ${serverName}`
+      : record.tool !== tool
+        ? `of tool ${record.tool}, not ${tool}`
+        : record.argumentsHash !== argumentsHash
+          ? `of ${tool} with other arguments`
+          : undefined
+  if (differs === undefined) return undefined
+  const state =
+    record.error === null ? record.status : `${record.status}: ${record.error.code} ${record.error.message}`
+  return `it names an earlier call ${differs} (${state}); a key names one call, so pass another key for this one`
+}
+
 export const callTool =
   (ctx: Engine): TaskClient.TaskClient["callTool"] =>
   (serverName, tool, rawArgs, callOptions = {}) =>
@@ -134,18 +161,8 @@ export const callTool =
       })
       if (!created) {
         // The same server by name: the app may have moved it to another URL since.
-        if (
-          ServerIdentity.nameOf(record.serverId) !== serverName ||
-          record.tool !== tool ||
-          record.argumentsHash !== argumentsHash
-        ) {
-          return yield* Effect.fail(
-            new ClientError.KeyReused({
-              key,
-              reason: `it names a call of ${record.tool} on ${record.serverId} with other arguments`,
-            }),
-          )
-        }
+        const reason = keyReuse(record, serverName, tool, argumentsHash)
+        if (reason !== undefined) return yield* Effect.fail(new ClientError.KeyReused({ key, reason }))
         return handleOf(ctx, record, false)
       }
       const driver = yield* ensureDriving(

@@ -248,6 +248,8 @@ export const decodeDiscover = (result: JsonObject): Either.Either<DiscoverInfo, 
 
 const ToolWire = Schema.Struct({
   name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
   annotations: Schema.optional(Schema.Struct({ idempotentHint: Schema.optional(Schema.Boolean) })),
   execution: Schema.optional(Schema.Struct({ taskSupport: Schema.optional(Schema.String) })),
   // Kept as sent: what it declares is judged when the tool is called (see paramHeaders.ts).
@@ -275,6 +277,8 @@ export const decodeToolsPage = (result: JsonObject): Either.Either<ToolsPage, st
       Either.right<ToolsPage>({
         tools: page.tools.map((tool) => ({
           name: tool.name,
+          ...(tool.title === undefined ? {} : { title: tool.title }),
+          ...(tool.description === undefined ? {} : { description: tool.description }),
           idempotentHint: tool.annotations?.idempotentHint ?? false,
           taskSupport: tool.execution?.taskSupport,
           ...(tool.inputSchema !== null &&
