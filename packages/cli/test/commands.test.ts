@@ -71,23 +71,15 @@ describe("call", () => {
   it("listens for the call's task where the server offers it; --push off only polls", async () => {
     const listens = async () =>
       (await fx.server.ledger()).requests.filter((r) => r.method === "subscriptions/listen").length
+    const job = (n: number, key: string, ...more: Array<string>) =>
+      fx.ws.run("call", fx.server.url, "job", "--args", JSON.stringify({ n }), "--key", key, ...more)
     const before = await listens()
-    const on = await fx.ws.run("call", fx.server.url, "job", "--args", '{"n":5}', "--key", "push-on")
+    const on = await job(5, "push-on")
     expect(on.code, on.stderr).toBe(0)
     expect(on.stdout.trim()).toBe("push-on: completed: done 5")
     const between = await listens()
     expect(between, "subscriptions/listen sent by call").toBeGreaterThan(before)
-    const off = await fx.ws.run(
-      "call",
-      fx.server.url,
-      "job",
-      "--args",
-      '{"n":6}',
-      "--key",
-      "push-off",
-      "--push",
-      "off",
-    )
+    const off = await job(6, "push-off", "--push", "off")
     expect(off.code, off.stderr).toBe(0)
     expect(off.stdout.trim()).toBe("push-off: completed: done 6")
     expect(await listens(), "subscriptions/listen sent with --push off").toBe(between)

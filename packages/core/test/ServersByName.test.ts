@@ -25,14 +25,20 @@ const tools = [
 
 const movedUrl = "http://moved.test/mcp"
 
+/** Instance a writes call k against the harness's URL under the name `fake`. */
+const writtenByA = Effect.gen(function* () {
+  const h = yield* makeHarness({ tools })
+  const a = yield* startProcess(h, { instanceId: "a", background: false })
+  const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+  return { h, a, handle }
+})
+
 describe("servers by name", () => {
   it.effect(
     "a client records its servers; one at another URL under the same name drives the rows written before only once an operator moved the name",
     () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools })
-        const a = yield* startProcess(h, { instanceId: "a", background: false })
-        const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+        const { h, a, handle } = yield* writtenByA
         const writtenUnder = handle.record.serverId
         expect(writtenUnder).toBe(yield* ServerIdentity.of({ name: "fake", url: serverUrl }))
         const [first] = yield* h.store.listServers
@@ -79,9 +85,7 @@ describe("servers by name", () => {
     "a running client follows an operator's move of a name at its next sweep, without a restart, with one read per sweep",
     () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools })
-        const a = yield* startProcess(h, { instanceId: "a", background: false })
-        const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+        const { h, a, handle } = yield* writtenByA
         a.crash()
         yield* TestClock.adjust("1 minute")
         // B runs on, configured with the name at another URL: A's row is not B's to drive.
