@@ -126,6 +126,26 @@ describe("servers by name", () => {
       }),
   )
 
+  it.effect("a server list the store cannot read, even by a defect, stops no sweep", () =>
+    Effect.gen(function* () {
+      const { h, a } = yield* writtenByA
+      a.crash()
+      yield* TestClock.adjust("1 minute")
+      // Read once as the client starts; every later read (one per sweep) dies.
+      let reads = 0
+      const failing = withStore(h, {
+        ...h.store,
+        listServers: Effect.suspend(() =>
+          reads++ === 0 ? h.store.listServers : Effect.die(new Error("a bug in the store driver")),
+        ),
+      })
+      yield* startProcess(failing, { instanceId: "b", background: { tickMs: 500 } })
+      yield* elapse(2_000, 100)
+      expect(reads).toBeGreaterThan(2)
+      expect(Option.getOrThrow(yield* h.store.get("default", "k")).status).toBe("completed")
+    }),
+  )
+
   it.effect("rebind moves a server's rows to another: a client that knows only the other finishes them", () =>
     Effect.gen(function* () {
       const h = yield* makeHarness({ tools })

@@ -110,9 +110,12 @@ export const startProcess = (
     const store = Object.fromEntries(
       Object.entries(harness.store).map(([op, fn]) => [
         op,
-        // `now` is the store's clock, not an operation: passed through as it is.
+        // `now` is the store's clock, not an operation: passed through as it is. An operation
+        // that is an Effect (`listServers`) never answers a dead process either.
         typeof fn !== "function"
-          ? fn
+          ? op === "now" || !Effect.isEffect(fn)
+            ? fn
+            : guard(fn)
           : (...args: Array<unknown>) =>
               guard(
                 Effect.suspend(() => {

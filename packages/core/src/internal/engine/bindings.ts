@@ -10,6 +10,7 @@
  * and again once per sweep, so that an operator's move made while the client runs is followed at
  * the sweep's cadence, not at the next restart: one small read per sweep, none per poll.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as HandleStore from "../../HandleStore.js"
 import * as ServerIdentity from "../../ServerIdentity.js"
@@ -72,4 +73,12 @@ export const refresh = (ctx: Engine): Effect.Effect<void> =>
       added: names.filter((name) => !before.includes(name)),
       removed: before.filter((name) => !names.includes(name)),
     })
-  }).pipe(Effect.catchAll((error) => Effect.logDebug("could not read the server bindings", error)))
+  }).pipe(
+    // The sweep goes on whatever befalls this read (a store driver's defect included): its
+    // bindings stay as they were, as they did before bindings were read per sweep.
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.interrupt
+        : Effect.logWarning("could not read the server bindings; keeping the ones known", cause),
+    ),
+  )
