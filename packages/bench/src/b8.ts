@@ -237,7 +237,8 @@ const mcpHandles = async (url: string, dir: string, intervalMs: number): Promise
   const counts: Record<string, number> = {}
   let polls = 0
   const runtime = ManagedRuntime.make(
-    TaskClient.layer({ servers: [{ name: "fake", url }], instanceId: "b8" }).pipe(
+    // CPU per poll is weighed: no stream stands in for the polls (B7 weighs push).
+    TaskClient.layer({ servers: [{ name: "fake", url }], instanceId: "b8", push: false }).pipe(
       Layer.provide(
         Layer.mergeAll(
           countingStore(

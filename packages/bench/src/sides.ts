@@ -91,6 +91,8 @@ export const mcpHandlesSide = async (options: {
     servers: [{ name: "fake", url: options.url }],
     instanceId: "bench",
     background: options.background,
+    // Both sides poll, as ext-tasks does: B7 weighs push against polling.
+    push: false,
   }).pipe(
     Layer.provide(
       Layer.mergeAll(

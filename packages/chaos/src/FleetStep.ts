@@ -145,7 +145,12 @@ const streamSteps: ReadonlyArray<fc.WeightedArbitrary<FleetStep>> = [
 ]
 
 const fleetSteps = (push: boolean): fc.Arbitrary<FleetStep> =>
-  fc.oneof<Array<fc.WeightedArbitrary<FleetStep>>>(...baseSteps, ...(push ? streamSteps : []))
+  fc.oneof<Array<fc.WeightedArbitrary<FleetStep>>>(
+    ...baseSteps,
+    ...(push ? streamSteps : []),
+    // Last, as the stream steps before it.
+    ...Steps.storeFaultSteps,
+  )
 
 const baseSteps: ReadonlyArray<fc.WeightedArbitrary<FleetStep>> = [
   ...Steps.keySteps(onKey, 4),

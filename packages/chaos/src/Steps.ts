@@ -77,6 +77,15 @@ export const inputSteps: ReadonlyArray<Weighted<WorldStep>> = [
 ]
 
 /**
+ * The next write of a fact fails once (a store that is busy for a moment): the process lives on.
+ *
+ * @since 0.4.0
+ */
+export const storeFaultSteps: ReadonlyArray<Weighted<WorldStep>> = [
+  { weight: 2, arbitrary: fc.constant<WorldStep>({ kind: "factWriteFails" }) },
+]
+
+/**
  * The server restarts, or time moves on by up to `maxAdvanceMs`.
  *
  * @since 0.2.0
@@ -130,6 +139,8 @@ export const describeWorldStep = (step: WorldStep): string => {
       return `advance ${step.ms} ms`
     case "streams":
       return step.what === "drop" ? "listen streams dropped" : "listen streams half-open"
+    case "factWriteFails":
+      return "the next fact write fails once"
     default:
       return step.kind
   }

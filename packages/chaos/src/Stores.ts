@@ -61,8 +61,9 @@ const onRealTime = (store: HandleStore.HandleStore, inFlight: InFlight): HandleS
 export type Operation = (...args: Array<unknown>) => Effect.Effect<unknown, unknown, never>
 
 /**
- * The store with each of its operations replaced by `around(name, operation)`. Its other fields
- * (`now`, the store's clock) pass through as they are.
+ * The store with each of its operations replaced by `around(name, operation)`, those that are an
+ * Effect rather than a function (`listServers`) included, as operations of no arguments. `now`,
+ * the store's clock, passes through as it is.
  *
  * @since 0.2.0
  */
@@ -74,10 +75,14 @@ export const wrap = (
   ) => (...args: Array<unknown>) => Effect.Effect<unknown, unknown, Scope.Scope>,
 ): HandleStore.HandleStore =>
   Object.fromEntries(
-    Object.entries(store).map(([op, fn]) => [
-      op,
-      typeof fn === "function" ? around(op as keyof HandleStore.HandleStore, fn as Operation) : fn,
-    ]),
+    Object.entries(store).map(([op, member]) => {
+      const name = op as keyof HandleStore.HandleStore
+      if (typeof member === "function") return [op, around(name, member as Operation)]
+      if (name === "now" || !Effect.isEffect(member)) return [op, member]
+      // Run like the others: on real time, counted in flight, and never for a dead process.
+      const operation: Operation = () => member as Effect.Effect<unknown, unknown, never>
+      return [op, Effect.suspend(() => around(name, operation)())]
+    }),
   ) as unknown as HandleStore.HandleStore
 
 /**

@@ -33,7 +33,8 @@ export class VirtualClock implements Clock.Clock {
   }
   readonly currentTimeMillis: Effect.Effect<number> = Effect.sync(() => this.now)
   unsafeCurrentTimeNanos(): bigint {
-    return BigInt(this.now) * 1_000_000n
+    // Time may stand between two milliseconds (a jittered sleep): BigInt takes only integers.
+    return BigInt(Math.round(this.now * 1_000_000))
   }
   readonly currentTimeNanos: Effect.Effect<bigint> = Effect.sync(() => this.unsafeCurrentTimeNanos())
 

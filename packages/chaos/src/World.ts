@@ -113,6 +113,8 @@ export interface Stats {
   crashes: number
   restarts: number
   serverFaults: number
+  /** Store writes failed on purpose (`factWriteFails`). */
+  storeFaults: number
   serverRestarts: number
   calls: number
   settles: number
@@ -127,6 +129,7 @@ export const emptyStats = (): Stats => ({
   crashes: 0,
   restarts: 0,
   serverFaults: 0,
+  storeFaults: 0,
   serverRestarts: 0,
   calls: 0,
   settles: 0,
@@ -171,6 +174,8 @@ export interface World {
   readonly procs: Array<Proc>
   /** Armed one-shot server faults. */
   faults: Array<ServerFault>
+  /** Armed: the next write of a fact, by any process, fails once (`factWriteFails`). */
+  factWriteFault: boolean
   /** Input requests waiting for an `answer`/`refuse` step. */
   inputWaiters: Array<Deferred.Deferred<Json.JsonValue, string>>
   autoAnswer: boolean
@@ -293,6 +298,7 @@ const make = (
       procCount: 0,
       procs: [],
       faults: [],
+      factWriteFault: false,
       inputWaiters: [],
       autoAnswer: false,
       garbledCreates: new Set(),
@@ -428,6 +434,43 @@ const observeGc = (world: World, options: HandleStore.GcOptions, run: Effect.Eff
   })
 
 /**
+ * Whether a write is of a fact, judged from the row before it: a task id arrives (`TaskCreated`,
+ * a late answer), a second task for the key is kept as a stray, or a direct answer settles a
+ * call that had no task (an abandon, which is an intent, settles as cancelled).
+ */
+const isFact = (before: HandleRecord.HandleRecord, after: HandleRecord.HandleRecord) =>
+  (before.taskId === null && after.taskId !== null) ||
+  after.strayTasks.length > before.strayTasks.length ||
+  (after.taskId === null &&
+    (before.status === "pending" || before.status === "in_doubt") &&
+    HandleRecord.isTerminal(after.status) &&
+    after.status !== "cancelled")
+
+/**
+ * Runs an `update` while a `factWriteFails` fault is armed: a write of a fact fails instead, once
+ * (the first one to get here takes the fault), and is not made.
+ */
+const failingFact = (
+  world: World,
+  after: HandleRecord.HandleRecord,
+  write: Effect.Effect<unknown, unknown>,
+) =>
+  Effect.flatMap(Effect.orDie(world.store.get(after.scope, after.key)), (before) => {
+    if (!world.factWriteFault || before._tag === "None" || !isFact(before.value, after)) return write
+    world.factWriteFault = false
+    world.stats.storeFaults++
+    world.trace.push(
+      `  fault: the store fails a fact write of ${after.key} (${before.value.status} → ${after.status}, task ${after.taskId === null ? "none" : `…${after.taskId.slice(-6)}`})`,
+    )
+    return Effect.fail(
+      new HandleStore.StoreError({
+        operation: "update",
+        message: "chaos: the store did not take this write",
+      }),
+    )
+  })
+
+/**
  * Starts a client process on the world's store; it becomes the world's current process.
  *
  * @since 0.1.0
@@ -486,7 +529,9 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
             const run =
               op === "deleteSettledBefore"
                 ? observeGc(world, args[0] as HandleStore.GcOptions, direct)
-                : direct
+                : op === "update" && world.factWriteFault
+                  ? failingFact(world, args[0] as HandleRecord.HandleRecord, direct)
+                  : direct
             const point = armed
             if (point?.at === "store" && fires(point.op === op)) {
               if (point.phase === "before-write") {
@@ -553,7 +598,8 @@ export const startProcess = (world: World, options: ProcessOptions): Effect.Effe
       onInputRequired: options.onInputRequired?.(() => proc) ?? worldInput,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeout: Duration.millis(options.callTimeoutMs) }),
       background: options.background ? { tickMs: 500 } : false,
-      ...(options.push === undefined ? {} : { push: options.push }),
+      // Off unless asked for (the client's own default is on): without it the models check polling.
+      push: options.push ?? false,
     }).pipe(
       Layer.provide(
         Layer.mergeAll(
@@ -649,6 +695,7 @@ const reply = (world: World, answer: boolean): Effect.Effect<void> =>
 export const calm = (world: World): Effect.Effect<void> =>
   Effect.suspend(() => {
     world.faults = []
+    world.factWriteFault = false
     return reply(world, true)
   })
 
@@ -668,6 +715,12 @@ export type WorldStep =
    * open, and nothing more is sent on them, keep-alives included).
    */
   | { readonly kind: "streams"; readonly what: "drop" | "mute" }
+  /**
+   * The next store write of a fact (a task id, a direct result, a late answer: what only the
+   * server's answer says), by whichever process makes it, fails once with a StoreError; the
+   * process lives on. The id it carries must still reach the row (issue 28, finding 1).
+   */
+  | { readonly kind: "factWriteFails" }
 
 const worldStepKinds: ReadonlySet<string> = new Set([
   "answer",
@@ -676,6 +729,7 @@ const worldStepKinds: ReadonlySet<string> = new Set([
   "serverRestart",
   "advance",
   "streams",
+  "factWriteFails",
 ])
 
 /** @since 0.1.0 */
@@ -702,6 +756,9 @@ export const runWorldStep = (world: World, step: WorldStep): Effect.Effect<void>
         world.stats.serverFaults++
         if (step.what === "drop") world.server.dropStreams()
         else world.server.muteStreams()
+        return
+      case "factWriteFails":
+        world.factWriteFault = true
         return
     }
   })

@@ -104,7 +104,7 @@ try {
             })
       const d = (key: keyof typeof totals) => totals[key] - before[key]
       say(
-        `  model ${store.padEnd(8)}: ${d("sequences")} sequences, ${d("steps")} steps, ${d("crashes")} crashes, ${d("restarts")} restarts, ${d("serverFaults")} server faults, ${d("serverRestarts")} server restarts, ${d("checks")} checks (${(result.millis / 1000).toFixed(1)} s)`,
+        `  model ${store.padEnd(8)}: ${d("sequences")} sequences, ${d("steps")} steps, ${d("crashes")} crashes, ${d("restarts")} restarts, ${d("serverFaults")} server faults, ${d("storeFaults")} store faults, ${d("serverRestarts")} server restarts, ${d("checks")} checks (${(result.millis / 1000).toFixed(1)} s)`,
       )
     }
   }

@@ -107,6 +107,24 @@ export const servers = Spec.repeated(
 )
 
 /**
+ * Whether a command that follows calls listens for their status (`subscriptions/listen`) where
+ * the server offers it, polling as the safety net; `off` only polls. On by default, as in the
+ * library.
+ *
+ * @since 0.4.0
+ * @category options
+ */
+export const push = Spec.withDefault(
+  Spec.choice("push", ["on", "off"], {
+    description:
+      "listen for the calls' status where the server offers subscriptions/listen (polling only as a safety net, and where it does not); off only polls",
+    example: "--push off",
+  }),
+  "on",
+  "on",
+)
+
+/**
  * @since 0.1.0
  * @category options
  */
@@ -175,6 +193,8 @@ export interface SessionOptions {
    * edit the server list, or delete settled rows) and run beside a live application.
    */
   readonly drives?: boolean | undefined
+  /** `--push`, for the commands that follow calls; the others keep the client's default. */
+  readonly push?: "on" | "off" | undefined
   /** The largest arguments a call may send, in bytes (`call --max-args-bytes`). */
   readonly maxArgsBytes?: number | undefined
 }
@@ -237,6 +257,7 @@ export const open = (
       claimInstance: sessionOptions.drives === true,
       // The servers came from the store: recording them again would only write to it.
       recordServers: false,
+      ...(sessionOptions.push === undefined ? {} : { push: sessionOptions.push === "on" }),
       ...(sessionOptions.maxArgsBytes === undefined
         ? {}
         : {

@@ -75,6 +75,25 @@ describe("call", () => {
     expect(existsSync(join(fx.ws.dir, ".mcp-handles", "tasks.db.servers.json"))).toBe(false)
   })
 
+  it("listens for the call's task where the server offers it; --push off only polls", async () => {
+    const listens = async () =>
+      (await fx.server.ledger()).requests.filter((r) => r.method === "subscriptions/listen").length
+    const job = (n: number, key: string, ...more: Array<string>) =>
+      fx.ws.run("call", fx.server.url, "job", "--args", JSON.stringify({ n }), "--key", key, ...more)
+    const before = await listens()
+    const on = await job(5, "push-on")
+    expect(on.code, on.stderr).toBe(0)
+    expect(on.stdout.trim()).toBe("push-on: completed: done 5")
+    const between = await listens()
+    expect(between, "subscriptions/listen sent by call").toBeGreaterThan(before)
+    const off = await job(6, "push-off", "--push", "off")
+    expect(off.code, off.stderr).toBe(0)
+    expect(off.stdout.trim()).toBe("push-off: completed: done 6")
+    expect(await listens(), "subscriptions/listen sent with --push off").toBe(between)
+    const polled = (await fx.server.ledger()).tasks.find((t) => t.idempotencyKey === "push-off")
+    expect(polled?.polls.length).toBeGreaterThan(0)
+  })
+
   it("prints JSON with --json, and attaches to an existing key instead of launching again", async () => {
     const first = await fx.ws.run(
       "call",

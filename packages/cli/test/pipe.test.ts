@@ -75,7 +75,8 @@ describe("piped output", () => {
   })
 
   it("a failed poll is logged on stderr; stdout is only the JSON document", async () => {
-    const ran = await fx.ws.run("call", fx.server.url, "job", "--key", "p1", "--json")
+    // The failed poll is the point: no stream brings the task's end instead.
+    const ran = await fx.ws.run("call", fx.server.url, "job", "--key", "p1", "--json", "--push", "off")
     expect(ran.code, ran.stderr).toBe(0)
     expect(Schema.decodeUnknownSync(Output.Call)(JSON.parse(ran.stdout))).toMatchObject({
       outcome: "Completed",

@@ -148,7 +148,10 @@ export interface Options {
    * it, one stream per endpoint carries the status of every open task this instance drives, each
    * written like a poll answer; while the stream is healthy those tasks are polled only as a
    * safety net (once per `safetyNetMs`), and when it drops they are polled at their own interval
-   * while it is opened again with backoff. `true` for the defaults. Default off.
+   * while it is opened again with backoff. A server without it (no Tasks extension in
+   * `server/discover`, `subscriptions/listen` answered "method not found", a 2025-11-25
+   * endpoint, a wire that cannot listen) is polled as without push. Default on (`true`, or
+   * settings to change its pace); `false` only polls.
    */
   readonly push?: boolean | PushOptions | undefined
 }

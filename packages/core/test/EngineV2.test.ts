@@ -209,7 +209,9 @@ describe("issue 12: engine v2", () => {
   it.effect("5. a cancel racing a driver's write is recorded and sent, not silently dropped", () =>
     Effect.gen(function* () {
       const h = yield* makeHarness({ tools: [slow()] })
-      const a = yield* startProcess(h, { instanceId: "a", background: false })
+      // a polls, and sends a cancel recorded elsewhere before its next poll (with push: within
+      // a heartbeat, as Push.test.ts shows).
+      const a = yield* startProcess(h, { instanceId: "a", background: false, push: false })
       const handle = yield* runFor(a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       yield* elapse(1_500)
       // Instance b's first write races a write of the driving instance: the driver's poll lands
@@ -262,7 +264,8 @@ describe("issue 12: engine v2", () => {
         tools: [slow({ durationMs: 4_000 })],
         faults: [{ when: { method: "tasks/cancel", nth: 1 }, fault: { kind: "latency", ms: 2_000 } }],
       })
-      const a = yield* startProcess(h, { instanceId: "a", background: { tickMs: 100 } })
+      // Polling going on is what is weighed: no stream stands in for it.
+      const a = yield* startProcess(h, { instanceId: "a", background: { tickMs: 100 }, push: false })
       yield* runFor(a.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       yield* elapse(1_500)
       const cancelling = yield* Effect.fork(a.client.cancel("k"))
@@ -294,7 +297,8 @@ describe("issue 12: engine v2", () => {
             slow({ name: "tick", durationMs: 600_000 }),
           ],
         })
-        const a = yield* startProcess(h, { instanceId: "a", background: false })
+        // The unrelated task's polls are what is weighed: no stream stands in for them.
+        const a = yield* startProcess(h, { instanceId: "a", background: false, push: false })
         yield* runFor(a.client.callTool("fake", "ask", {}, { key: "ask" }), 1_000)
         yield* runFor(a.client.callTool("fake", "tick", {}, { key: "tick" }), 1_000)
         yield* elapse(2_000)
@@ -303,6 +307,7 @@ describe("issue 12: engine v2", () => {
         yield* startProcess(h, {
           instanceId: "b",
           background: { tickMs: 100 },
+          push: false,
           ...(handler === undefined ? {} : { onInputRequired: handler }),
         })
         const from = 2_100 + 5_000

@@ -161,7 +161,8 @@ describe("issue 12: a misbehaving server", () => {
             if (method !== "tasks/get" || result?.status !== "completed") return undefined
             return { ...(answer as object), result: { ...result, result: refused() } }
           })
-          const p = yield* startProcess(h, { background: false })
+          // The answer a poll gets is rewritten: no stream brings the task's end instead.
+          const p = yield* startProcess(h, { background: false, push: false })
           const handle = yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
           const outcome = yield* runFor(handle.outcome, 8_000)
           expect(outcome._tag).toBe("Failed")

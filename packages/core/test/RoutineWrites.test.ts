@@ -61,7 +61,8 @@ describe("routine writes", () => {
             ),
           ),
       })
-      const client = (yield* startProcess(recording, { instanceId: "a" })).client
+      // Polls are what is weighed: no stream stands in for them.
+      const client = (yield* startProcess(recording, { instanceId: "a", push: false })).client
       yield* runFor(client.callTool("fake", "job", {}, { key: "k" }), 1_000)
       yield* elapse(3_500)
       yield* runFor(client.cancel("k"), 1_000)

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import fc from "fast-check"
-import { elapse, makeHarness, runFor, serverUrl, startProcess } from "./support/harness.js"
+import { elapse, makeHarness, runFor, serverUrl, startProcess, withStore } from "./support/harness.js"
 
 const tools = [
   {
@@ -25,14 +25,20 @@ const tools = [
 
 const movedUrl = "http://moved.test/mcp"
 
+/** Instance a writes call k against the harness's URL under the name `fake`. */
+const writtenByA = Effect.gen(function* () {
+  const h = yield* makeHarness({ tools })
+  const a = yield* startProcess(h, { instanceId: "a", background: false })
+  const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+  return { h, a, handle }
+})
+
 describe("servers by name", () => {
   it.effect(
     "a client records its servers; one at another URL under the same name drives the rows written before only once an operator moved the name",
     () =>
       Effect.gen(function* () {
-        const h = yield* makeHarness({ tools })
-        const a = yield* startProcess(h, { instanceId: "a", background: false })
-        const handle = yield* runFor(a.client.callTool("fake", "job", { n: 1 }, { key: "k" }), 1_000)
+        const { h, a, handle } = yield* writtenByA
         const writtenUnder = handle.record.serverId
         expect(writtenUnder).toBe(yield* ServerIdentity.of({ name: "fake", url: serverUrl }))
         const [first] = yield* h.store.listServers
@@ -73,6 +79,71 @@ describe("servers by name", () => {
         expect(again.launched).toBe(false)
         expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
       }),
+  )
+
+  it.effect(
+    "a running client follows an operator's move of a name at its next sweep, without a restart, with one read per sweep",
+    () =>
+      Effect.gen(function* () {
+        const { h, a, handle } = yield* writtenByA
+        a.crash()
+        yield* TestClock.adjust("1 minute")
+        // B runs on, configured with the name at another URL: A's row is not B's to drive.
+        let reads = 0
+        const counting = withStore(h, {
+          ...h.store,
+          listServers: Effect.zipRight(
+            Effect.sync(() => reads++),
+            h.store.listServers,
+          ),
+        })
+        const movedServer = { name: "fake", url: movedUrl }
+        const b = yield* startProcess(counting, {
+          instanceId: "b",
+          servers: [movedServer],
+          background: { tickMs: 500 },
+        })
+        yield* elapse(5_000, 500)
+        expect(Option.getOrThrow(yield* h.store.get("default", "k")).polls).toBe(0)
+        // An operator moves the name here (`mcp-handles servers --set fake=URL`) while B runs:
+        // B's next sweep takes the row up (its task ended meanwhile: one poll says so).
+        const readsBefore = reads
+        yield* h.store.recordServer({
+          name: "fake",
+          url: movedUrl,
+          id: yield* ServerIdentity.of(movedServer),
+          now: yield* h.store.now,
+        })
+        yield* elapse(2_000, 100)
+        const row = Option.getOrThrow(yield* h.store.get("default", "k"))
+        expect(row.status).toBe("completed")
+        expect(row.polls).toBe(1)
+        expect(row.serverId, "the row keeps the identity it was written under").toBe(handle.record.serverId)
+        // One read of the bindings per sweep (one every 500 ms), none per poll.
+        expect(reads - readsBefore).toBeGreaterThan(0)
+        expect(reads - readsBefore).toBeLessThanOrEqual(2_000 / 500 + 1)
+        yield* b.close
+      }),
+  )
+
+  it.effect("a server list the store cannot read, even by a defect, stops no sweep", () =>
+    Effect.gen(function* () {
+      const { h, a } = yield* writtenByA
+      a.crash()
+      yield* TestClock.adjust("1 minute")
+      // Read once as the client starts; every later read (one per sweep) dies.
+      let reads = 0
+      const failing = withStore(h, {
+        ...h.store,
+        listServers: Effect.suspend(() =>
+          reads++ === 0 ? h.store.listServers : Effect.die(new Error("a bug in the store driver")),
+        ),
+      })
+      yield* startProcess(failing, { instanceId: "b", background: { tickMs: 500 } })
+      yield* elapse(2_000, 100)
+      expect(reads).toBeGreaterThan(2)
+      expect(Option.getOrThrow(yield* h.store.get("default", "k")).status).toBe("completed")
+    }),
   )
 
   it.effect("rebind moves a server's rows to another: a client that knows only the other finishes them", () =>

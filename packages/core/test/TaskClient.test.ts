@@ -220,7 +220,8 @@ describe("TaskClient", () => {
             }),
           ],
         })
-        const p = yield* startProcess(h, { background: false })
+        // What is weighed is polls: no stream stands in for them.
+        const p = yield* startProcess(h, { background: false, push: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         yield* runFor(handle.outcome, 30_000)
         const [task] = h.server.ledger.snapshot().tasks
@@ -239,7 +240,8 @@ describe("TaskClient", () => {
     it.effect("an interval of 0 is clamped to the floor instead of hot-looping", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({ tools: [slowTool({ durationMs: 2_000, pollIntervalMs: 0 })] })
-        const p = yield* startProcess(h, { background: false })
+        // What is weighed is polls: no stream stands in for them.
+        const p = yield* startProcess(h, { background: false, push: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         yield* runFor(handle.outcome, 10_000)
         const [task] = h.server.ledger.snapshot().tasks
@@ -258,7 +260,8 @@ describe("TaskClient", () => {
             },
           ],
         })
-        const p = yield* startProcess(h, { background: false })
+        // What is weighed is polls: no stream stands in for them.
+        const p = yield* startProcess(h, { background: false, push: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         const outcome = yield* runFor(handle.outcome, 30_000)
         expect(outcome._tag).toBe("Completed")
@@ -405,7 +408,8 @@ describe("TaskClient", () => {
     it.effect("records the intent, sends tasks/cancel, and observes the task to its end", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({ tools: [slowTool({ durationMs: 60_000 })] })
-        const p = yield* startProcess(h, { background: false })
+        // Observed by polls after the cancel (with push, the stream would tell the end instead).
+        const p = yield* startProcess(h, { background: false, push: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}), 1_000)
         yield* elapse(2_000)
         const cancelled = yield* runFor(p.client.cancel(handle.key), 1_000)
@@ -601,7 +605,13 @@ describe("TaskClient", () => {
       it.effect(`a crash ${name}: after restart nothing is orphaned or launched twice`, () =>
         Effect.gen(function* () {
           const h = yield* makeHarness({ tools: [slowTool({ durationMs: 3_000, ...over })] })
-          const first = yield* startProcess(h, { background: false }, point)
+          // A crash at a poll needs the poll: with push the first one comes only at the safety net.
+          const atPoll = name.includes("poll")
+          const first = yield* startProcess(
+            h,
+            { background: false, ...(atPoll ? { push: false } : {}) },
+            point,
+          )
           yield* Effect.fork(first.client.callTool("fake", "slow", { n: 1 }, { key: "k" }))
           yield* elapse(2_000)
           expect(first.crashed()).toBe(true)
@@ -629,7 +639,8 @@ describe("TaskClient", () => {
     it.effect("reconcile spreads the first polls of many open tasks over one interval", () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000, pollIntervalMs: 10_000 })] })
-        const first = yield* startProcess(h, { background: false })
+        // The first polls are what is weighed: no stream stands in for them.
+        const first = yield* startProcess(h, { background: false, push: false })
         yield* runFor(
           Effect.forEach(
             Array.from({ length: 40 }, (_, i) => i),
@@ -639,7 +650,7 @@ describe("TaskClient", () => {
         )
         first.crash()
         yield* elapse(60_000, 1_000)
-        const second = yield* startProcess(h, { background: false })
+        const second = yield* startProcess(h, { background: false, push: false })
         const report = yield* runFor(second.client.reconcile, 1_000)
         expect(report.resumed).toBe(40)
         // Callers waiting on the calls drive them from the rescheduled poll times.

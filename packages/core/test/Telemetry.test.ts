@@ -53,7 +53,8 @@ describe("Telemetry", () => {
       const h = yield* makeHarness({
         tools: [slow(3_000)],
       })
-      const p = yield* startProcess(h, { background: false })
+      // The polls' spans are traced: no stream stands in for them.
+      const p = yield* startProcess(h, { background: false, push: false })
       const okPolls = Metric.tagged(Telemetry.polls, "outcome", "ok")
       const pollsBefore = yield* counterValue(okPolls)
       const handle = yield* runFor(p.client.callTool("fake", "slow", { n: 1 }, { key: "k1" }), 1_000)
@@ -199,7 +200,8 @@ describe("Telemetry", () => {
         const h = yield* makeHarness({
           tools: [slow(2_000)],
         })
-        const p = yield* startProcess(h, { background: false })
+        // A poll's span is among those exported: no stream stands in for the polls.
+        const p = yield* startProcess(h, { background: false, push: false })
         const handle = yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k3" }), 1_000)
         yield* runFor(handle.outcome, 10_000)
         yield* p.close

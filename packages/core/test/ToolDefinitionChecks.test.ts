@@ -120,7 +120,8 @@ describe("definitions learnt again on a header mismatch", () => {
           yield* makeHarness({ tools: [deploy(undefined)] }),
           yield* makeHarness({ tools: [deploy("Region")] }),
         )
-        const p = yield* startProcess(harness, { background: false })
+        // The requests are listed exactly: no listen stream among them.
+        const p = yield* startProcess(harness, { background: false, push: false })
         const first = yield* runFor(
           p.client.callTool("fake", "deploy", { region: "eu" }, { key: "a" }),
           1_000,

@@ -179,6 +179,7 @@ export const spec = Spec.command(
     maxArgsBytes,
     detach,
     answer: Input.answer,
+    push: Common.push,
   },
   (options) =>
     Effect.gen(function* () {
@@ -200,6 +201,7 @@ export const spec = Spec.command(
         input,
         headers,
         drives: true,
+        push: options.push,
         maxArgsBytes: options.maxArgsBytes,
       })
       session.authorize([server.id])

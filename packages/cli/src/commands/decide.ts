@@ -123,6 +123,7 @@ export const reissue = Spec.command(
     key: keyArg,
     detach,
     answer: Input.answer,
+    push: Common.push,
     json: Common.json,
     reveal: Common.reveal,
   },
@@ -136,6 +137,7 @@ export const reissue = Spec.command(
         input,
         headers,
         drives: true,
+        push: options.push,
       })
       const before = yield* session.client.get(options.key).pipe(Effect.mapError(fromKnown))
       session.authorize([before.serverId])

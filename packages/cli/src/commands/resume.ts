@@ -76,6 +76,7 @@ export const spec = Spec.command(
     ...Auth.options,
     onlyServer,
     answer: Input.answer,
+    push: Common.push,
     json: Common.json,
     reveal: Common.reveal,
   },
@@ -89,6 +90,7 @@ export const spec = Spec.command(
         input,
         headers,
         drives: true,
+        push: options.push,
       })
       const say = (text: string) => {
         if (!options.json) Screen.status.print(text)

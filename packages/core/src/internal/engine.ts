@@ -7,11 +7,12 @@ import * as Scope from "effect/Scope"
 import * as ClientError from "../ClientError.js"
 import * as HandleStore from "../HandleStore.js"
 import * as Polling from "../Polling.js"
-import * as ServerIdentity from "../ServerIdentity.js"
+import type * as ServerIdentity from "../ServerIdentity.js"
 import type * as TaskClient from "../TaskClient.js"
 import type * as TaskReference from "../TaskReference.js"
 import * as Wire from "../Wire.js"
 import * as Answer from "./engine/answer.js"
+import * as Bindings from "./engine/bindings.js"
 import * as Context from "./engine/context.js"
 import * as Drivers from "./engine/drivers.js"
 import * as Leases from "./engine/leases.js"
@@ -50,7 +51,7 @@ export const make = (
       yield* Effect.provideService(ctx.store.lockInstance(ctx.owner), Scope.Scope, ctx.clientScope)
     // Servers by name (issue 15 item 7): the store learns where each configured name is now, so
     // every process on it (the CLI, another instance) can reach the rows this app writes.
-    yield* bindServers(ctx, options.recordServers !== false)
+    yield* Bindings.bind(ctx, options.recordServers !== false)
     yield* Effect.forkIn(Drivers.runAlarms(ctx), ctx.clientScope)
     yield* Effect.forkIn(Leases.heartbeat(ctx), ctx.clientScope)
     yield* Effect.forkIn(
@@ -109,43 +110,3 @@ export const make = (
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
     return { client, signals: ctx.signals }
   })
-
-/**
- * Records the configured servers in the store (best effort: a store that cannot, such as a
- * read-only role, still serves calls; a URL whose query looks like it carries a secret is not
- * written down), and learns which names the store binds to this instance's URLs: rows of any
- * identity under those names are driven here. A name the store binds to another URL is left as
- * it is: another instance may be using it, and only an operator moves a name (`mcp-handles
- * servers --set`, `--rebind`); meanwhile this instance drives only the rows written against
- * its own URL.
- */
-const bindServers = (ctx: Context.Engine, record: boolean) =>
-  Effect.gen(function* () {
-    const stored = new Map((yield* ctx.store.listServers).map((server) => [server.name, server]))
-    const now = yield* ctx.store.now
-    const bound: Array<string> = []
-    for (const { endpoint, id } of ctx.serversByName.values()) {
-      const current = stored.get(endpoint.name)
-      if (current !== undefined && current.id !== id) {
-        yield* Effect.logWarning(
-          "the store binds this server name to another URL: its calls written there are not driven here",
-          {
-            server: endpoint.name,
-            storeUrl: current.url,
-            fix: `mcp-handles servers --set ${endpoint.name}=URL moves the name (and its calls) to one URL`,
-          },
-        )
-        continue
-      }
-      if (current !== undefined) bound.push(endpoint.name)
-      if (!record || ServerIdentity.secretQueryParams(endpoint.url).length > 0) continue
-      const url = yield* ServerIdentity.normaliseUrl(endpoint.url)
-      yield* ctx.store.recordServer({ name: endpoint.name, url, id, now })
-      if (current === undefined) bound.push(endpoint.name)
-    }
-    ctx.servers.names = bound
-  }).pipe(
-    Effect.catchAll((error) =>
-      Effect.logWarning("could not record the configured servers in the store", error),
-    ),
-  )

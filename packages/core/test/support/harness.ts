@@ -29,6 +29,15 @@ export interface Harness {
   readonly store: HandleStore.HandleStore
 }
 
+/**
+ * The servers of the tests running now: each pushes what changed after every clock step (clients
+ * listen by default). A server leaves when the test that made it ends.
+ */
+const pushing = new Set<FakeServer.FakeServer>()
+
+/** Suspends until interrupted, holding no timer (`Effect.never` keeps an interval alive). */
+const hang: Effect.Effect<never> = Effect.async<never>(() => {})
+
 export const makeHarness = (config: Config.Config): Effect.Effect<Harness> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
@@ -36,7 +45,17 @@ export const makeHarness = (config: Config.Config): Effect.Effect<Harness> =>
       clock: { now: () => clock.unsafeCurrentTimeMillis() },
       // Latency faults wait on the TestClock too.
       sleep: (ms) => Effect.runPromise(Effect.sleep(Duration.millis(ms)).pipe(Effect.withClock(clock))),
+      // Its own timer would push on real time, whenever the machine gets to it: instead it looks
+      // for changes to push after every clock step (`flush`), until the test that made it ends.
+      notifyEveryMs: 0,
     })
+    pushing.add(server)
+    yield* Effect.fork(
+      Effect.ensuring(
+        hang,
+        Effect.sync(() => pushing.delete(server)),
+      ),
+    )
     const store = yield* MemoryStore.make
     return { server, store }
   })
@@ -91,9 +110,12 @@ export const startProcess = (
     const store = Object.fromEntries(
       Object.entries(harness.store).map(([op, fn]) => [
         op,
-        // `now` is the store's clock, not an operation: passed through as it is.
+        // `now` is the store's clock, not an operation: passed through as it is. An operation
+        // that is an Effect (`listServers`) never answers a dead process either.
         typeof fn !== "function"
-          ? fn
+          ? op === "now" || !Effect.isEffect(fn)
+            ? fn
+            : guard(fn as Effect.Effect<unknown, unknown>)
           : (...args: Array<unknown>) =>
               guard(
                 Effect.suspend(() => {
@@ -165,9 +187,15 @@ export const slowTool = (over: Partial<Config.Config["tools"][number]> = {}) => 
 /** What `runFor` and `elapse` do after each clock step by default: nothing more. */
 const noStep = (): void => {}
 
-/** Lets promise-based work (the in-process server behind fetch) run between clock steps. */
-export const flush = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))).pipe(
-  Effect.repeatN(3),
+/**
+ * Lets promise-based work (the in-process server behind fetch) run between clock steps; the
+ * servers push what changed first.
+ */
+export const flush = Effect.zipRight(
+  Effect.sync(() => {
+    for (const server of pushing) server.notify()
+  }),
+  Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))).pipe(Effect.repeatN(3)),
 )
 
 /**

@@ -165,7 +165,8 @@ export interface Engine {
   /**
    * The rows this instance can drive, and so claims: those written against its servers'
    * identities, and those of any identity under a name the store binds to this instance's URL
-   * (an operator moved the name here). Names are filled in once the store's bindings are read.
+   * (an operator moved the name here). Names are filled in once the store's bindings are read,
+   * when the client starts and again every sweep (see bindings.ts).
    */
   readonly servers: { readonly ids: ReadonlyArray<string>; names: ReadonlyArray<string> }
   readonly drivers: Map<string, Driver>

@@ -89,7 +89,8 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
     const configured = options.push
     const settings = typeof configured === "object" ? configured : {}
     return {
-      enabled: configured !== undefined && configured !== false,
+      // On unless turned off: a server without `subscriptions/listen` is polled (see listener.ts).
+      enabled: configured !== false,
       safetyNetMs: settings.safetyNetMs ?? defaults.safetyNetMs,
       batchMs: settings.batchMs ?? defaults.batchMs,
       backoffMs: settings.backoffMs ?? defaults.backoffMs,
@@ -170,11 +171,15 @@ export const hasPending = (ctx: Engine, id: string): boolean => ctx.push.pending
 /**
  * When the row is due. A row the safety net holds back is due at the safety net, kept here: the
  * next poll its row says is its lease's (see `keep`). Once its stream is gone it is polled at its
- * own interval after it was last seen.
+ * own interval after it was last seen. A row with a cancel to send is due when its row says.
  */
 export const dueOf = (ctx: Engine, id: string, record: HandleRecord.HandleRecord, due: number): number => {
   const push = ctx.push
   if (!push.heldBack.has(id)) return due
+  // A cancel to send is due at the row's own time (its retry's backoff after a failed send): the
+  // safety net puts off polls, never a cancel, or a task that runs shorter than the safety net
+  // ends without the cancel ever reaching the server.
+  if (record.cancel !== null && !record.cancel.sent) return due
   const seen = push.lastSeen.get(id)
   if (seen === undefined) return due
   if (covers(push, id)) return seen + push.safetyNetMs

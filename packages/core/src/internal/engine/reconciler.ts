@@ -14,6 +14,7 @@ import type * as HandleStore from "../../HandleStore.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import { recordInterval } from "./answers.js"
+import * as Bindings from "./bindings.js"
 import { defaults, type Engine, rowId } from "./context.js"
 import { advance, cancelStrays } from "./drive.js"
 import { ensureDriving, reissueByPolicy } from "./drivers.js"
@@ -104,6 +105,8 @@ export const sweep = (
   Effect.gen(function* () {
     const { batchSize, concurrency } = backgroundOptions(ctx)
     const tally: Tally = { resumed: 0, inDoubt: 0, reissued: 0 }
+    // A name an operator moved while this client runs is claimed (or let go) from this sweep on.
+    yield* Bindings.refresh(ctx)
     // Only rows due when the sweep began: a row it reschedules or polls is not due again within
     // this sweep, so a large backlog cannot keep it claiming forever.
     const start = yield* ctx.store.now
