@@ -49,6 +49,8 @@ const longJob = (over: Partial<Config.Tool> = {}): Config.Tool => ({
   ...over,
 })
 
+// These count polls and writes of the polling path: push (on by default) is off here.
+// These count the polls and writes of the polling path: push (on by default) is off here.
 describe("quiet polls", () => {
   it.scoped("N polls that find their tasks still working cost at most N/10 store writes", () =>
     Effect.gen(function* () {
@@ -60,7 +62,7 @@ describe("quiet polls", () => {
       const h = sqlite.harness
       // Without the background sweep: its claims (two a second, whatever is open) are the
       // instance's cost, not the polls'.
-      const client = (yield* startProcess(h, { instanceId: "a", background: false })).client
+      const client = (yield* startProcess(h, { instanceId: "a", background: false, push: false })).client
       for (let i = 0; i < 4; i++) {
         yield* runFor(client.callTool("fake", i % 2 === 0 ? "job" : "slower", {}, { key: `k${i}` }), 1_000)
       }
@@ -102,6 +104,7 @@ describe("quiet polls", () => {
       const seenByHandler: Array<string | undefined> = []
       const client = (yield* startProcess(h, {
         instanceId: "a",
+        push: false,
         // When the handler is asked, the row already says the task waits for that input.
         onInputRequired: (request) =>
           Effect.map(h.store.get(request.scope, request.key), (row) => {
@@ -158,7 +161,7 @@ describe("quiet polls", () => {
             // Dies right after the answer of its nth poll: nth - 1 polls since the last write.
             const a = yield* startProcess(
               h,
-              { instanceId: "a", leaseMs },
+              { instanceId: "a", leaseMs, push: false },
               { at: "fetch", method: "tasks/get", nth, phase: "after-answer" },
             )
             yield* runFor(a.client.callTool("fake", "job", {}, { key: "k" }), 1_000)
@@ -169,6 +172,7 @@ describe("quiet polls", () => {
             const b = yield* startProcess(h, {
               instanceId: next === "the same instance id" ? "a" : "b",
               leaseMs,
+              push: false,
             })
             // Its sweep takes the row over (no caller waits on it yet).
             yield* elapse(40_000, 100)
