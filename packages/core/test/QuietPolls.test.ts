@@ -49,7 +49,6 @@ const longJob = (over: Partial<Config.Tool> = {}): Config.Tool => ({
   ...over,
 })
 
-// These count polls and writes of the polling path: push (on by default) is off here.
 // These count the polls and writes of the polling path: push (on by default) is off here.
 describe("quiet polls", () => {
   it.scoped("N polls that find their tasks still working cost at most N/10 store writes", () =>
