@@ -58,7 +58,8 @@ describe("a received task id survives one failed write", () => {
 
   it.effect("the store stays down for a minute: the id is written once it answers", () =>
     Effect.gen(function* () {
-      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 120_000 })] })
+      // The task outlasts the test: with push on, a task ending at 120 s is seen ending at once.
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
       let down = true
       const outage = withStore(h, {
         ...h.store,
