@@ -466,14 +466,15 @@ describe("issue 12: engine v2", () => {
     () =>
       Effect.gen(function* () {
         const h = yield* makeHarness({ tools: [slow({ durationMs: 10_000 })] })
-        const first = yield* startProcess(h, { instanceId: "a", background: false })
+        // It weighs when a poll comes: push (on by default) would cover the task instead.
+        const first = yield* startProcess(h, { instanceId: "a", background: false, push: false })
         yield* runFor(first.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
         const due = (yield* row(h, "k"))?.nextPollAt ?? Number.NaN
         first.crash()
         yield* elapse(200)
         // Not yet due when the new process boots.
         expect(due).toBeGreaterThan(200)
-        yield* startProcess(h, { instanceId: "a", background: { tickMs: 100 } })
+        yield* startProcess(h, { instanceId: "a", background: { tickMs: 100 }, push: false })
         yield* elapse(5_000)
         const [task] = h.server.ledger.tasks
         const firstPoll = task?.polls[0]
