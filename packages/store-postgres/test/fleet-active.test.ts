@@ -54,7 +54,8 @@ const elicit = (message: string) => ({
   method: "elicitation/create",
   params: {
     message,
-    requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
+    // The workers answer {ok, by}: both are fields of the form (an answer is checked against it).
+    requestedSchema: { type: "object", properties: { ok: { type: "boolean" }, by: { type: "string" } } },
   },
 })
 const job = Fleet.job(POLL_INTERVAL_MS)
