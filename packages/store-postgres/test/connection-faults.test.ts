@@ -177,7 +177,7 @@ const checkOutcome = (
     for (const r of rows) {
       expect(r.status).toBe("completed")
       expect(r.attempts).toBe(3)
-      expect(r.result).toEqual({ ok: r.key })
+      expect(r.result).toEqual({ content: [], ok: r.key })
     }
   })
 
