@@ -24,7 +24,7 @@ import * as Data from "effect/Data"
  * @since 0.1.0
  * @category models
  */
-export type InputHandler = (request: PromiseClient.PromiseInputRequest) => Promise<Json.JsonValue>
+export type InputHandler = (request: PromiseClient.PromiseInputRequest) => Promise<Json.JsonInput>
 
 /**
  * No handler waits for this call's questions in this process (and there is no fallback): the

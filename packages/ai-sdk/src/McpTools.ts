@@ -95,7 +95,7 @@ export interface Options {
   /** The router the client was opened with (`onInputRequired: input.onInputRequired`). */
   readonly input?: InputRouter.InputRouter | undefined
   /** Answers the server's questions for this conversation's calls while they are waited on. */
-  readonly onInput?: ((request: ToolInputRequest) => Promise<Json.JsonValue>) | undefined
+  readonly onInput?: ((request: ToolInputRequest) => Promise<Json.JsonInput>) | undefined
   /** Add `check_call` and `wait_for_call` in `wait` mode too. Default: only in `handle` mode. */
   readonly companions?: boolean | undefined
 }

@@ -19,6 +19,22 @@ export interface JsonObject {
 }
 
 /**
+ * What an input handler may return: a `JsonValue` whose objects may also hold `undefined`
+ * (what TypeScript infers for `ok ? { action: "accept", content } : { action: "decline" }`).
+ * `undefined` keys are left out, as `JSON.stringify` leaves them out.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonInput =
+  | null
+  | boolean
+  | number
+  | string
+  | ReadonlyArray<JsonInput>
+  | { readonly [key: string]: JsonInput | undefined }
+
+/**
  * Limits on a JSON value, checked before anything is written.
  *
  * @since 0.1.0

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { DurationInput } from "./DurationInput.js"
-import type { JsonLimits, JsonObject, JsonValue } from "./Json.js"
+import type { JsonInput, JsonLimits, JsonObject } from "./Json.js"
 import type { ServerRequest } from "./ServerRequest.js"
 import type { Store } from "./Store.js"
 
@@ -52,7 +52,7 @@ export interface OpenOptions {
    * sent, never asked for twice. Without one, a wait on a call that asks for input rejects with
    * `InputRequired` (answer it with `answer`).
    */
-  readonly onInputRequired?: ((request: InputRequest) => Promise<JsonValue>) | undefined
+  readonly onInputRequired?: ((request: InputRequest) => Promise<JsonInput>) | undefined
   /** How long one input handler may take; past it the question is asked again later. Default 10 minutes. */
   readonly inputTimeout?: DurationInput | undefined
   /** Give up waiting for a `tools/call` answer after this long and mark the call in doubt. */

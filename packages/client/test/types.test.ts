@@ -69,6 +69,7 @@ describe("the client's types are core's", () => {
     holds<Equals<Client.Status, Core.HandleRecord.Status>>()
     holds<Equals<Client.JsonValue, Core.Json.JsonValue>>()
     holds<Equals<Client.JsonObject, Core.Json.JsonObject>>()
+    holds<Equals<Client.JsonInput, Core.Json.JsonInput>>()
     holds<Mutual<Client.SerializedTaskReference, Core.TaskReference.SerializedTaskReference>>()
     holds<Equals<Client.ToolInfo, Core.Wire.ToolInfo>>()
   })

@@ -47,6 +47,23 @@ const isJsonValue = (value: unknown): value is JsonValue => {
 }
 
 /**
+ * What a caller may hand back as JSON: a `JsonValue` whose objects may also hold `undefined`.
+ * TypeScript infers exactly that for `ok ? { action: "accept", content } : { action: "decline" }`
+ * (the second branch gets `content?: undefined`), so answer handlers return this; `validate`
+ * with `undefinedKeys: "drop"` drops those keys, as `JSON.stringify` would.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonInput =
+  | null
+  | boolean
+  | number
+  | string
+  | ReadonlyArray<JsonInput>
+  | { readonly [key: string]: JsonInput | undefined }
+
+/**
  * A JSON value. Declared by a guard rather than built as a recursive union of schemas: every
  * row read decodes its arguments with it, and the union cost a store read more than the query
  * (B8). The value is passed through as it is, never copied.
@@ -131,6 +148,10 @@ export const validate = (
   what: string,
   value: unknown,
   limits: JsonLimits,
+  options?: {
+    /** `"refuse"` (the default) fails on a key whose value is `undefined`; `"drop"` leaves it out. */
+    readonly undefinedKeys?: "refuse" | "drop" | undefined
+  },
 ): Effect.Effect<JsonValue, InvalidJson> =>
   Effect.suspend(() => {
     const seen = new Set<object>()
@@ -153,7 +174,10 @@ export const validate = (
         for (const key of Object.keys(input)) {
           if (key === "__proto__") throw new RejectedJson("a __proto__ key is refused")
           const item = (input as Record<string, unknown>)[key]
-          if (item === undefined) throw new RejectedJson(`key ${JSON.stringify(key)} is undefined`)
+          if (item === undefined) {
+            if (options?.undefinedKeys === "drop") continue
+            throw new RejectedJson(`key ${JSON.stringify(key)} is undefined`)
+          }
           Object.defineProperty(out, key, { value: copy(item, depth + 1), enumerable: true, writable: true })
         }
         return out

@@ -26,7 +26,7 @@ import type { GcReport, HandleStore, ListPage } from "./HandleStore.js"
 import * as HttpWire from "./HttpWire.js"
 import * as AsyncDispose from "./internal/asyncDispose.js"
 import * as PromiseFeeds from "./internal/promiseFeeds.js"
-import type { JsonValue } from "./Json.js"
+import type { JsonInput } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
 import * as TaskClient from "./TaskClient.js"
@@ -81,7 +81,7 @@ export interface OpenOptions
   /** Where handles live: a store layer (`SqliteStore.layer()`, `PgStore.layerUrl(url)`, `MemoryStore.layer`). */
   readonly store: Layer.Layer<HandleStore, unknown>
   /** Answers input requests; its answer is stored before it is sent. */
-  readonly onInputRequired?: ((request: PromiseInputRequest) => Promise<JsonValue>) | undefined
+  readonly onInputRequired?: ((request: PromiseInputRequest) => Promise<JsonInput>) | undefined
   /** How long one input handler may take: `"10m"`, `"30s"`, or an Effect duration. Default 10 minutes. */
   readonly inputTimeout?: DurationInput.DurationInput | undefined
   /** Give up waiting for a `tools/call` answer after this long (`"2m"`) and mark the call in doubt. */

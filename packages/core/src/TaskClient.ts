@@ -31,7 +31,7 @@ import { make as makeEngine } from "./internal/engine.js"
 import * as Events from "./internal/events.js"
 import * as Outcomes from "./internal/outcomes.js"
 import * as Telemetry from "./internal/telemetry.js"
-import type { InvalidJson, JsonLimits, JsonObject, JsonValue } from "./Json.js"
+import type { InvalidJson, JsonInput, JsonLimits, JsonObject } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
 import type { InvalidServerUrl } from "./ServerIdentity.js"
@@ -67,7 +67,7 @@ export interface InputRequest {
  * @since 0.1.0
  * @category models
  */
-export type InputHandler = (request: InputRequest) => Effect.Effect<JsonValue, unknown>
+export type InputHandler = (request: InputRequest) => Effect.Effect<JsonInput, unknown>
 
 /**
  * How a client is built. Every field but `servers` is optional, and `undefined` means the

@@ -218,6 +218,28 @@ describe("no silent wait for input", { timeout: 90_000 }, () => {
     },
   )
 
+  it.effect(
+    "an answer's undefined keys are left out, as JSON.stringify leaves them (what `ok ? {..., content} : {...}` infers)",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools })
+        const p = yield* startProcess(h, { instanceId: "a" })
+        const handle = yield* runFor(p.client.callTool("fake", "delete", {}, { key: "d" }), 1_000)
+        expect((yield* runFor(Effect.flip(handle.outcome), 5_000))._tag).toBe("InputRequired")
+        const answered = yield* p.client.answer("d", "confirm", {
+          action: "accept",
+          content: { confirm: true, reason: undefined },
+          _meta: undefined,
+        })
+        expect(answered.answers["confirm"]?.response).toStrictEqual({
+          action: "accept",
+          content: { confirm: true },
+        })
+        const outcome = yield* runFor(p.client.settle("d"), 20_000, 200)
+        expect(outcome._tag === "Completed" && ToolResult.text(outcome.result)).toBe("deleted: true")
+      }),
+  )
+
   it.effect("waitForInput keeps waiting for an answer from elsewhere", () =>
     Effect.gen(function* () {
       const h = yield* makeHarness({ tools })

@@ -101,12 +101,15 @@ export const checkAnswer = (
   request: ServerRequest.ServerRequest,
   value: unknown,
 ): Effect.Effect<Json.JsonValue, Json.InvalidJson | ClientError.InvalidAnswer> =>
-  Effect.flatMap(Json.validate(`answer to input ${inputKey}`, value, ctx.argumentLimits), (answer) => {
-    const problems = ServerRequest.answerProblems(request, answer)
-    return problems.length === 0
-      ? Effect.succeed(answer)
-      : Effect.fail(new ClientError.InvalidAnswer({ key, inputKey, problems }))
-  })
+  Effect.flatMap(
+    Json.validate(`answer to input ${inputKey}`, value, ctx.argumentLimits, { undefinedKeys: "drop" }),
+    (answer) => {
+      const problems = ServerRequest.answerProblems(request, answer)
+      return problems.length === 0
+        ? Effect.succeed(answer)
+        : Effect.fail(new ClientError.InvalidAnswer({ key, inputKey, problems }))
+    },
+  )
 
 /** A wire failure in words, for `lastProblem` and logs. */
 export const problemOf = (error: Wire.WireError): string => {
