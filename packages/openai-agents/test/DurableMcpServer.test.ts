@@ -135,11 +135,14 @@ describe("an aborted wait", () => {
     await using client = await fx.open()
     const id = runId()
     const server = durableMcpServer(client, { server: "fake", runId: id })
-    const args = { seconds: 0.5, label: "handed off" }
+    // Long enough to be seen working on a loaded machine.
+    const args = { seconds: 3, label: "handed off" }
     const key = keyOf(id, "slow_compute", args)
     const stop = new AbortController()
     const running = run(agent(oneCall("slow_compute", args), [server]), "Compute", { signal: stop.signal })
-    await expect.poll(async () => (await client.get(key).catch(() => undefined))?.status).toBe("working")
+    await expect
+      .poll(async () => (await client.get(key).catch(() => undefined))?.status, { timeout: 10_000 })
+      .toBe("working")
     stop.abort()
     await running.catch(() => undefined)
     expect((await client.settle(key))._tag).toBe("Completed")
@@ -152,9 +155,11 @@ describe("an aborted wait", () => {
     const id = runId()
     const server = durableMcpServer(client, { server: "fake", runId: id })
     const stop = new AbortController()
-    const calling = server.callTool("slow_compute", { seconds: 0.5 }, null, { signal: stop.signal })
-    const key = keyOf(id, "slow_compute", { seconds: 0.5 }, 0)
-    await expect.poll(async () => (await client.get(key).catch(() => undefined))?.status).toBe("working")
+    const calling = server.callTool("slow_compute", { seconds: 3 }, null, { signal: stop.signal })
+    const key = keyOf(id, "slow_compute", { seconds: 3 }, 0)
+    await expect
+      .poll(async () => (await client.get(key).catch(() => undefined))?.status, { timeout: 10_000 })
+      .toBe("working")
     stop.abort()
     const content = await calling
     expect(content[0]?.text).toContain("it runs on and its result is kept")

@@ -28,7 +28,8 @@ const open = () =>
     polling: { minIntervalMs: 50 },
   })
 
-const args = { seconds: 1, label: "resumed" }
+// Long enough to be seen working on a loaded machine.
+const args = { seconds: 3, label: "resumed" }
 // The model asks the user first (a tool that needs approval: the run stops, its state is saved),
 // then computes.
 const script: Script = (_, step) =>
@@ -76,7 +77,7 @@ it("a run resumed twice from the same RunState launches its MCP call once", asyn
     for (const interruption of state.getInterruptions()) state.approve(interruption)
     const stop = new AbortController()
     const running = run(agent, state, { signal: stop.signal })
-    await expect.poll(() => working(client)).toBe(1)
+    await expect.poll(() => working(client), { timeout: 10_000 }).toBe(1)
     stop.abort()
     await running.catch(() => undefined)
   }
@@ -88,7 +89,7 @@ it("a run resumed twice from the same RunState launches its MCP call once", asyn
   const state = await RunState.fromString(agent, saved)
   for (const interruption of state.getInterruptions()) state.approve(interruption)
   const result = await run(agent, state)
-  expect(result.finalOutput).toBe("final: Computed resumed after 1s")
+  expect(result.finalOutput).toBe("final: Computed resumed after 3s")
   expect(launches()).toHaveLength(1)
   expect(launches()[0]?.idempotencyKey).toBe(key)
   expect(launches()[0]?.taskId).toBe((await client.get(key)).taskId)
