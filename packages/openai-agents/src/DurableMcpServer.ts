@@ -117,16 +117,13 @@ export type MCPTool = Awaited<ReturnType<MCPServer["listTools"]>>[number]
 const metaKey = "io.mcp-handles/key"
 const metaRun = "io.mcp-handles/run"
 
-const schemaOf = (info: Wire.ToolInfo): MCPTool["inputSchema"] => {
-  const schema = (info.inputSchema ?? {}) as Record<string, unknown>
-  return {
-    ...schema,
-    type: "object",
-    properties: (schema.properties as Record<string, unknown> | undefined) ?? {},
-    required: (schema.required as Array<string> | undefined) ?? [],
-    additionalProperties: (schema.additionalProperties as boolean | undefined) ?? false,
-  } as MCPTool["inputSchema"]
-}
+/**
+ * The tool's input schema as the server sent it, as the SDK's own servers pass it on: the SDK
+ * fills in what is missing (`type`, `properties`, `required`) and decides `additionalProperties`
+ * by its strict mode, so nothing is invented here.
+ */
+const schemaOf = (info: Wire.ToolInfo): MCPTool["inputSchema"] =>
+  ({ type: "object", properties: {}, ...info.inputSchema }) as MCPTool["inputSchema"]
 
 class Server implements DurableMcpServer {
   readonly name: string

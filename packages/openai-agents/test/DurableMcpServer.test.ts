@@ -22,8 +22,12 @@ describe("durableMcpServer in the SDK's agent loop", () => {
     )
     expect(tools.find((tool) => tool.name === "greet")).toMatchObject({
       description: 'Answers "Hello, {name}!" at once',
-      inputSchema: { type: "object", properties: { name: { type: "string" } }, required: [] },
+      inputSchema: { type: "object", properties: { name: { type: "string" } } },
     })
+    // As sent: additionalProperties is left to the SDK's strict mode, as its own servers do.
+    expect(tools.find((tool) => tool.name === "greet")?.inputSchema).not.toHaveProperty(
+      "additionalProperties",
+    )
     // Cached until invalidated: the same listing.
     expect(await server.listTools()).toBe(await server.listTools())
     const listed = await server.listTools()
