@@ -36,10 +36,10 @@ const script: Script = (_, step) =>
   step === 0 ? [{ name: "ask_user", args: {} }] : step === 1 ? [{ name: "slow_compute", args }] : undefined
 
 /** The agent as each process builds it: the same definition, a client of its own. */
-const agentOn = (client: Awaited<ReturnType<typeof open>>) =>
+const agentOn = (client: Awaited<ReturnType<typeof open>>, steps: Script = script, id = "resume-1") =>
   new Agent({
     name: "resumer",
-    model: new ScriptedModel(script),
+    model: new ScriptedModel(steps),
     tools: [
       tool({
         name: "ask_user",
@@ -50,7 +50,7 @@ const agentOn = (client: Awaited<ReturnType<typeof open>>) =>
         execute: async () => "go on",
       }),
     ],
-    mcpServers: [durableMcpServer(client, { server: "fake", runId: "resume-1" })],
+    mcpServers: [durableMcpServer(client, { server: "fake", runId: id })],
   })
 
 it("a run resumed twice from the same RunState launches its MCP call once", async () => {
@@ -93,4 +93,35 @@ it("a run resumed twice from the same RunState launches its MCP call once", asyn
   expect(launches()).toHaveLength(1)
   expect(launches()[0]?.idempotencyKey).toBe(key)
   expect(launches()[0]?.taskId).toBe((await client.get(key)).taskId)
+})
+
+it("a resumed run's call is not taken for an identical call of an earlier turn", async () => {
+  // Greets Ada, asks the user (the state is saved there), then greets Ada again: the same tool,
+  // the same arguments, the first of its turn both times.
+  const greetTwice: Script = (_, step) =>
+    step === 0 || step === 2
+      ? [{ name: "greet", args: { name: "Ada" } }]
+      : step === 1
+        ? [{ name: "ask_user", args: {} }]
+        : undefined
+  let saved: string
+  {
+    await using client = await open()
+    const result = await run(agentOn(client, greetTwice, "resume-2"), "Greet Ada twice")
+    expect(result.interruptions).toHaveLength(1)
+    saved = result.state.toString()
+  }
+  // Another process resumes: a new run context, whose ordinals start again at 1.
+  await using client = await open()
+  const agent = agentOn(client, greetTwice, "resume-2")
+  const state = await RunState.fromString(agent, saved)
+  for (const interruption of state.getInterruptions()) state.approve(interruption)
+  const result = await run(agent, state)
+  expect(result.finalOutput).toBe("final: Hello, Ada!")
+  // Two greetings, two launches: the turn (carried in the state's usage) tells them apart.
+  const greetings = server.ledger.launches.filter((launch) => launch.idempotencyKey?.startsWith("resume-2:"))
+  expect(greetings.map((launch) => launch.idempotencyKey)).toEqual([
+    CallKey.derive({ runId: "resume-2", turn: 1, tool: "greet", args: { name: "Ada" }, ordinal: 1 }),
+    CallKey.derive({ runId: "resume-2", turn: 3, tool: "greet", args: { name: "Ada" }, ordinal: 1 }),
+  ])
 })
