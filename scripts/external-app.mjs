@@ -23,8 +23,9 @@
  *   <!-- example: NAME; prints TEXT -->         passes only if its output holds TEXT (that the
  *                                               call completed, not merely that the process ended)
  *
- * A framework adapter (`@mcp-handles/ai-sdk`) must sit beside one copy of its framework (`ai`),
- * the framework's newest release on the registry.
+ * A framework adapter (`@mcp-handles/ai-sdk`, `@mcp-handles/openai-agents`) must sit beside one
+ * copy of its framework (`ai`, `@openai/agents-core`), the framework's newest release on the
+ * registry.
  *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
  * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
@@ -195,7 +196,7 @@ const copiesOf = (app, name) => {
 }
 
 /** Each framework adapter and the framework it is a peer of. */
-const frameworks = { "@mcp-handles/ai-sdk": "ai" }
+const frameworks = { "@mcp-handles/ai-sdk": "ai", "@mcp-handles/openai-agents": "@openai/agents-core" }
 
 /**
  * A framework adapter runs beside one copy of its framework, the framework's newest release: the

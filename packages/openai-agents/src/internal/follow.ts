@@ -1,0 +1,106 @@
+/**
+ * One durable call, from the SDK's `callTool` to a result: recorded and launched (or attached to,
+ * when its key is on record), then waited on until it rests, answering its questions on the way.
+ * Stopping the wait (the SDK's abort signal) hands the call off: it runs on, recorded, and is
+ * never cancelled from here.
+ */
+import { type Json, Outcome, type PromiseClient } from "@mcp-handles/core"
+import * as ToolOutput from "../ToolOutput.js"
+
+/** @internal */
+export interface Call {
+  readonly client: PromiseClient.PromiseTaskClient
+  readonly server: string
+  readonly scope: string | undefined
+  readonly tool: string
+  readonly args: Record<string, unknown>
+  readonly key: string
+  readonly signal: AbortSignal | undefined
+  readonly onInput: ((request: PromiseClient.PromiseInputRequest) => Promise<Json.JsonInput>) | undefined
+}
+
+const tagOf = (error: unknown): unknown => (error as { _tag?: unknown } | null)?._tag
+
+/** Resolves with `undefined` once `signal` aborts, unless `work` settled first. */
+const unlessAborted = async <A>(
+  work: Promise<A>,
+  signal: AbortSignal | undefined,
+): Promise<A | undefined> => {
+  if (signal === undefined) return await work
+  // Given up on, not cancelled: a rejection after the abort must not go unheard.
+  work.catch(() => undefined)
+  let onAbort = () => {}
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined)
+    signal.addEventListener("abort", onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([work, aborted])
+  } finally {
+    signal.removeEventListener("abort", onAbort)
+  }
+}
+
+/** What the model reads of a call whose wait stopped: where it stands now. */
+const handedOff = async (call: Call): Promise<ToolOutput.CallToolResult> => {
+  const record = await call.client.get(call.key, call.scope).catch((error: unknown) => {
+    // Aborted before its intent was written: it is still on its way, and will be recorded.
+    if (tagOf(error) === "UnknownKey") return undefined
+    throw error
+  })
+  if (record === undefined) return ToolOutput.handedOff(call.key, "pending")
+  const rested = Outcome.fromRecord(record)
+  return rested === undefined ? ToolOutput.handedOff(call.key, record.status) : ToolOutput.fromOutcome(rested)
+}
+
+/** Answers the open requests through `client.answer`: checked, stored before it is sent, once. */
+const answer = async (call: Call, requests: ReadonlyArray<{ inputKey: string; request: unknown }>) => {
+  const onInput = call.onInput
+  if (onInput === undefined) return
+  for (const open of requests) {
+    const request = {
+      scope: call.scope ?? "",
+      key: call.key,
+      tool: call.tool,
+      inputKey: open.inputKey,
+      request: open.request,
+    } as PromiseClient.PromiseInputRequest
+    const response = await onInput(request)
+    await call.client.answer(call.key, open.inputKey, response, call.scope).catch((error: unknown) => {
+      // Answered meanwhile (by another process, the CLI), or no longer asked: nothing to send.
+      if (tagOf(error) === "CannotAnswer") return
+      throw error
+    })
+  }
+}
+
+/** @internal */
+export const call = async (call: Call): Promise<ToolOutput.CallToolResult> => {
+  // Not recorded yet: an aborted run launches nothing.
+  call.signal?.throwIfAborted()
+  const launched = await unlessAborted(
+    call.client.callTool(call.server, call.tool, call.args, {
+      key: call.key,
+      ...(call.scope === undefined ? {} : { scope: call.scope }),
+    }),
+    call.signal,
+  )
+  if (launched === undefined) return await handedOff(call)
+  for (;;) {
+    try {
+      const outcome = await call.client.settle(call.key, call.scope, {
+        ...(call.signal === undefined ? {} : { signal: call.signal }),
+        // Without a handler here, the question waits for an answer from elsewhere.
+        waitForInput: call.onInput === undefined,
+      })
+      return ToolOutput.fromOutcome(outcome)
+    } catch (error) {
+      if (call.signal?.aborted === true) return await handedOff(call)
+      if (tagOf(error) !== "InputRequired") throw error
+      await answer(
+        call,
+        (error as { requests: ReadonlyArray<{ inputKey: string; request: unknown }> }).requests,
+      )
+    }
+  }
+}
