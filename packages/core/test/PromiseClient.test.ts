@@ -93,6 +93,71 @@ describe("openTaskClient", () => {
   })
 })
 
+// An input handler whose answer does not fit the request: the wait rejects, typed, with why.
+describe("openTaskClient, with a handler that answers wrongly", () => {
+  const server = FakeServer.unsafeMake({
+    tools: [
+      {
+        name: "ask",
+        shape: "task",
+        durationMs: 300,
+        pollIntervalMs: 100,
+        inputSteps: [
+          {
+            atMs: 0,
+            requests: {
+              name: {
+                method: "elicitation/create",
+                params: {
+                  mode: "form",
+                  message: "Name?",
+                  requestedSchema: {
+                    type: "object",
+                    properties: { name: { type: "string" } },
+                    required: ["name"],
+                  },
+                },
+              },
+            },
+          },
+        ],
+        outcome: { kind: "result", text: "hi {{inputs.name.content.name}}" },
+      },
+    ],
+  })
+
+  it("rejects outcome() with InputRequired and the problems; answer() then finishes the call", async () => {
+    const events: Array<string> = []
+    await using client = await openTaskClient({
+      store: MemoryStore.layer,
+      servers: [{ name: "fake", url: "http://fake.test/mcp" }],
+      http: { fetch: (input, init) => server.handler(new Request(input, init)) },
+      onInputRequired: async () => ({ action: "accept", content: { nom: "Ada" } }),
+    })
+    const feed = (async () => {
+      for await (const event of client.events("w", { pollIntervalMs: 20 })) events.push(event._tag)
+    })()
+    const handle = await client.callTool("fake", "ask", {}, { key: "w" })
+    await expect(handle.outcome()).rejects.toMatchObject({
+      _tag: "InputRequired",
+      requests: [
+        {
+          inputKey: "name",
+          problems: [
+            'the required field "name" is missing',
+            '"nom" is not a field of the form (its fields: name)',
+          ],
+        },
+      ],
+    })
+    await client.answer("w", "name", { action: "accept", content: { name: "Ada" } })
+    const outcome = await client.settle("w")
+    expect(outcome._tag === "Completed" && outcome.result.content).toEqual([{ type: "text", text: "hi Ada" }])
+    await feed
+    expect(events.filter((tag) => tag === "InvalidAnswer")).toHaveLength(1)
+  })
+})
+
 // What a Promise user meets: Error subclasses with a tag and a sentence, a close that ends every
 // wait, `await using`, durations as the CLI writes them.
 describe("openTaskClient, natively", () => {
