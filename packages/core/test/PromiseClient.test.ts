@@ -6,7 +6,7 @@ import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import * as Duration from "effect/Duration"
 import { describe, expect, it } from "vitest"
-import { runGroup } from "../../../scripts/testing/process-groups.mjs"
+import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import * as AsyncDispose from "../src/internal/asyncDispose.js"
 import { listen } from "./support/wire.js"
 
@@ -310,12 +310,35 @@ describe("openTaskClient and the process", () => {
     execFileSync("npx", ["tsc", "-b", "packages/store-memory/tsconfig.src.json"], { cwd: root })
     const real = await serve()
     try {
-      const closed = await runGroup(process.execPath, [fixture, real.url, "close"], { timeoutMs: 20_000 })
+      // Only a process that never ends reaches this bound: a slow machine only takes longer.
+      const closed = await runGroup(process.execPath, [fixture, real.url, "close"], { timeoutMs: 90_000 })
       expect(closed.stdout.trim()).toBe("Completed")
       expect(closed.code).toBe(0)
-      const open = await runGroup(process.execPath, [fixture, real.url, "leave-open"], { timeoutMs: 5_000 })
-      expect(open.stdout.trim()).toBe("Completed")
-      expect(open.signal).toBe("SIGKILL")
+      // The window a client left open must keep the process alive is counted from its outcome,
+      // not from the spawn: a loaded machine once spent the whole 5 s starting the child. A slow
+      // machine can only make it easier for this check to pass, never make it fail.
+      const open = spawnGroup(process.execPath, [fixture, real.url, "leave-open"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      const ended = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        open.once("close", (code, signal) => resolve(signal ?? code)),
+      )
+      let stdout = ""
+      await new Promise<void>((resolve) => {
+        open.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+          stdout += chunk
+          if (stdout.includes("\n")) resolve()
+        })
+        void ended.then(() => resolve())
+      })
+      expect(stdout.trim()).toBe("Completed")
+      const early = await Promise.race([
+        ended,
+        new Promise<"running">((resolve) => setTimeout(() => resolve("running"), 3_000)),
+      ])
+      expect(early, "the process ended with its client open").toBe("running")
+      killGroup(open)
+      expect(await ended).toBe("SIGKILL")
     } finally {
       await real.close()
     }
