@@ -182,7 +182,8 @@ describe("no silent wait for input", { timeout: 90_000 }, () => {
     const lines: Array<string> = []
     const warnings: Array<string> = []
     const logger = Logger.make(({ message, logLevel }) => {
-      const line = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+      const parts: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
+      const line = parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" ")
       lines.push(line)
       if (logLevel._tag === "Warning") warnings.push(line)
     })
@@ -325,7 +326,10 @@ describe("no silent wait for input", { timeout: 90_000 }, () => {
         yield* runFor(p.client.callTool("fake", "delete", {}, { key: "d" }), 1_000)
         yield* runFor(Effect.sleep("5 seconds"), 6_000)
         expect(asked).toBeGreaterThan(5)
-        expect(logs.warnings.filter((line) => line.includes("input handler failed"))).toHaveLength(1)
+        const warned = logs.warnings.filter((line) => line.includes("input handler failed"))
+        expect(warned).toHaveLength(1)
+        // It says what the handler said (an Error's own JSON is {}).
+        expect(warned[0]).toContain("Error: nobody waits for this call here")
         expect((yield* p.client.get("d")).status).toBe("input_required")
       }).pipe(Effect.provide(logs.layer))
     },

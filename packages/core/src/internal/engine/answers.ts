@@ -110,7 +110,7 @@ export const askInput = (
         yield* Effect.logDebug("input handler failed again; the request stays unanswered", {
           key: record.key,
           inputKey,
-          ...(problems === undefined ? { cause } : { problems }),
+          ...(problems === undefined ? { reason: failureOf(cause) } : { problems }),
         })
       } else if (problems !== undefined) {
         yield* Effect.logWarning(
@@ -120,15 +120,26 @@ export const askInput = (
       } else {
         yield* Effect.logWarning(
           "input handler failed; the request stays unanswered (asked again at each poll)",
-          {
-            key: record.key,
-            inputKey,
-            cause,
-          },
+          { key: record.key, inputKey, reason: failureOf(cause) },
         )
       }
     }
     return answers
+  })
+
+/**
+ * A handler's failure in words: an Error's own JSON is `{}`, so a log line would say nothing of
+ * what the handler said (ai-sdk's NoInputHandler, an app's own error).
+ */
+const failureOf = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (error) =>
+      error instanceof Error
+        ? `${"_tag" in error && typeof error._tag === "string" ? error._tag : error.name}: ${error.message}`
+        : typeof error === "string"
+          ? error
+          : JSON.stringify(error),
   })
 
 /** The question is answered, or no longer asked: what went wrong with it is over. */
