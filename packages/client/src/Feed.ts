@@ -110,6 +110,18 @@ export type ClientEvent =
       readonly inputKey: string
       readonly request: ServerRequest
     }
+  | {
+      /**
+       * This process's input handler answered a request with what does not fit it: nothing was
+       * stored or sent, the request stays open, and a wait on the call here rejects with
+       * `InputRequired`. Reported once per request.
+       */
+      readonly _tag: "InvalidAnswer"
+      readonly scope: string
+      readonly key: string
+      readonly inputKey: string
+      readonly problems: ReadonlyArray<string>
+    }
 
 /**
  * An async iterable of events; leaving a `for await` loop or `close()` stops it.

@@ -185,13 +185,22 @@ export class CannotAnswer extends Schema.TaggedError<CannotAnswer>()("CannotAnsw
 export interface OpenRequest {
   readonly inputKey: string
   readonly request: ServerRequest
+  /**
+   * Why the answer of the handler here does not fit the request (see `InvalidAnswer`); unset
+   * when no handler here answers it.
+   *
+   * @since 0.4.0
+   */
+  readonly problems?: ReadonlyArray<string> | undefined
 }
 
 /**
  * A wait (`settle`, `outcome`) stopped because the call waits for input that no handler here
- * answers (no `onInputRequired`): without it the wait would last until the task's TTL. The call
- * goes on; answer it with `answer(key, inputKey, response)` from this or any process, then wait
- * again. `{ waitForInput: true }` keeps waiting instead.
+ * answers: there is no `onInputRequired`, or its answer does not fit the request (`problems` on
+ * the request says why; the handler is asked again at each poll, and the call's events report
+ * it as `InvalidAnswer`). Without it the wait would last until the task's TTL. The call goes on;
+ * answer it with `answer(key, inputKey, response)` from this or any process, then wait again.
+ * `{ waitForInput: true }` keeps waiting instead.
  *
  * @since 0.4.0
  * @category errors
@@ -203,6 +212,11 @@ export class InputRequired extends Data.TaggedError("InputRequired")<{
 }> {
   override get message(): string {
     const keys = this.requests.map((r) => r.inputKey).join(", ")
-    return `${this.key} waits for input (${keys}) and no handler here answers it; answer it with answer(${JSON.stringify(this.key)}, inputKey, response)`
+    const answer = `answer it with answer(${JSON.stringify(this.key)}, inputKey, response)`
+    const refused = this.requests.filter((r) => r.problems !== undefined)
+    if (refused.length === 0)
+      return `${this.key} waits for input (${keys}) and no handler here answers it; ${answer}`
+    const why = refused.map((r) => `${r.inputKey}: ${(r.problems ?? []).join("; ")}`).join("; ")
+    return `${this.key} waits for input (${keys}): the handler's answer does not fit the request (${why}); ${answer}`
   }
 }

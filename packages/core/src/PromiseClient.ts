@@ -228,7 +228,12 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     ...durations.right,
     ...(onInputRequired === undefined
       ? {}
-      : { onInputRequired: (request) => Effect.tryPromise(() => onInputRequired(request)) }),
+      : {
+          // The handler's own rejection (e.g. ai-sdk's NoInputHandler), not an UnknownException
+          // around it: the warning then says what the handler said.
+          onInputRequired: (request) =>
+            Effect.tryPromise({ try: () => onInputRequired(request), catch: (error) => error }),
+        }),
   }).pipe(
     Layer.provide(
       Layer.mergeAll(

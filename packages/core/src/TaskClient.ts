@@ -488,7 +488,7 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 export const make = (
   options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
-  Effect.zipWith(makeEngine(options), Store.HandleStore, ({ client, signals }, store) => {
+  Effect.zipWith(makeEngine(options), Store.HandleStore, ({ client, signals, refusedAnswers }, store) => {
     const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
     return {
       ...client,
@@ -503,7 +503,7 @@ export const make = (
         member: options.instanceId ?? defaults.instanceId,
         defaultScope: scopeOf(undefined),
       }),
-      ...Events.make(store, { defaultScope: scopeOf(undefined), written: signals.wait }),
+      ...Events.make(store, { defaultScope: scopeOf(undefined), written: signals.wait, refusedAnswers }),
       ...TaskReference.make(store, {
         servers: options.servers,
         owner: options.instanceId ?? defaults.instanceId,
@@ -655,4 +655,19 @@ export type ClientEvent =
       readonly key: string
       readonly inputKey: string
       readonly request: ServerRequest
+    }
+  | {
+      /**
+       * The input handler of this process answered a request with what does not fit it (see
+       * `ServerRequest.answerProblems`): nothing was stored or sent, the request stays open, and
+       * a wait on the call here fails with `InputRequired`. Reported once per request, to the
+       * events of the process whose handler answered.
+       *
+       * @since 0.4.0
+       */
+      readonly _tag: "InvalidAnswer"
+      readonly scope: string
+      readonly key: string
+      readonly inputKey: string
+      readonly problems: ReadonlyArray<string>
     }

@@ -6,7 +6,7 @@ import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import * as Duration from "effect/Duration"
 import { describe, expect, it } from "vitest"
-import { runGroup } from "../../../scripts/testing/process-groups.mjs"
+import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import * as AsyncDispose from "../src/internal/asyncDispose.js"
 import { listen } from "./support/wire.js"
 
@@ -90,6 +90,71 @@ describe("openTaskClient", () => {
     } finally {
       await client.close()
     }
+  })
+})
+
+// An input handler whose answer does not fit the request: the wait rejects, typed, with why.
+describe("openTaskClient, with a handler that answers wrongly", () => {
+  const server = FakeServer.unsafeMake({
+    tools: [
+      {
+        name: "ask",
+        shape: "task",
+        durationMs: 300,
+        pollIntervalMs: 100,
+        inputSteps: [
+          {
+            atMs: 0,
+            requests: {
+              name: {
+                method: "elicitation/create",
+                params: {
+                  mode: "form",
+                  message: "Name?",
+                  requestedSchema: {
+                    type: "object",
+                    properties: { name: { type: "string" } },
+                    required: ["name"],
+                  },
+                },
+              },
+            },
+          },
+        ],
+        outcome: { kind: "result", text: "hi {{inputs.name.content.name}}" },
+      },
+    ],
+  })
+
+  it("rejects outcome() with InputRequired and the problems; answer() then finishes the call", async () => {
+    const events: Array<string> = []
+    await using client = await openTaskClient({
+      store: MemoryStore.layer,
+      servers: [{ name: "fake", url: "http://fake.test/mcp" }],
+      http: { fetch: (input, init) => server.handler(new Request(input, init)) },
+      onInputRequired: async () => ({ action: "accept", content: { nom: "Ada" } }),
+    })
+    const feed = (async () => {
+      for await (const event of client.events("w", { pollIntervalMs: 20 })) events.push(event._tag)
+    })()
+    const handle = await client.callTool("fake", "ask", {}, { key: "w" })
+    await expect(handle.outcome()).rejects.toMatchObject({
+      _tag: "InputRequired",
+      requests: [
+        {
+          inputKey: "name",
+          problems: [
+            'the required field "name" is missing',
+            '"nom" is not a field of the form (its fields: name)',
+          ],
+        },
+      ],
+    })
+    await client.answer("w", "name", { action: "accept", content: { name: "Ada" } })
+    const outcome = await client.settle("w")
+    expect(outcome._tag === "Completed" && outcome.result.content).toEqual([{ type: "text", text: "hi Ada" }])
+    await feed
+    expect(events.filter((tag) => tag === "InvalidAnswer")).toHaveLength(1)
   })
 })
 
@@ -245,12 +310,35 @@ describe("openTaskClient and the process", () => {
     execFileSync("npx", ["tsc", "-b", "packages/store-memory/tsconfig.src.json"], { cwd: root })
     const real = await serve()
     try {
-      const closed = await runGroup(process.execPath, [fixture, real.url, "close"], { timeoutMs: 20_000 })
+      // Only a process that never ends reaches this bound: a slow machine only takes longer.
+      const closed = await runGroup(process.execPath, [fixture, real.url, "close"], { timeoutMs: 90_000 })
       expect(closed.stdout.trim()).toBe("Completed")
       expect(closed.code).toBe(0)
-      const open = await runGroup(process.execPath, [fixture, real.url, "leave-open"], { timeoutMs: 5_000 })
-      expect(open.stdout.trim()).toBe("Completed")
-      expect(open.signal).toBe("SIGKILL")
+      // The window a client left open must keep the process alive is counted from its outcome,
+      // not from the spawn: a loaded machine once spent the whole 5 s starting the child. A slow
+      // machine can only make it easier for this check to pass, never make it fail.
+      const open = spawnGroup(process.execPath, [fixture, real.url, "leave-open"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      const ended = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        open.once("close", (code, signal) => resolve(signal ?? code)),
+      )
+      let stdout = ""
+      await new Promise<void>((resolve) => {
+        open.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+          stdout += chunk
+          if (stdout.includes("\n")) resolve()
+        })
+        void ended.then(() => resolve())
+      })
+      expect(stdout.trim()).toBe("Completed")
+      const early = await Promise.race([
+        ended,
+        new Promise<"running">((resolve) => setTimeout(() => resolve("running"), 3_000)),
+      ])
+      expect(early, "the process ended with its client open").toBe("running")
+      killGroup(open)
+      expect(await ended).toBe("SIGKILL")
     } finally {
       await real.close()
     }

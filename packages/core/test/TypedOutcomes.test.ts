@@ -10,10 +10,12 @@ import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as ServerRequest from "@mcp-handles/core/ServerRequest"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as ToolResult from "@mcp-handles/core/ToolResult"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { makeHarness, runFor, startProcess } from "./support/harness.js"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
@@ -178,10 +180,14 @@ describe("answers are checked against the request", () => {
 describe("no silent wait for input", { timeout: 90_000 }, () => {
   const capture = () => {
     const lines: Array<string> = []
-    const logger = Logger.make(({ message }) => {
-      lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    const warnings: Array<string> = []
+    const logger = Logger.make(({ message, logLevel }) => {
+      const parts: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
+      const line = parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" ")
+      lines.push(line)
+      if (logLevel._tag === "Warning") warnings.push(line)
     })
-    return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+    return { lines, warnings, layer: Logger.replace(Logger.defaultLogger, logger) }
   }
 
   it.effect(
@@ -252,5 +258,80 @@ describe("no silent wait for input", { timeout: 90_000 }, () => {
       const outcome = yield* runFor(waiting.await.pipe(Effect.flatten), 20_000, 200)
       expect(outcome._tag === "Completed" && ToolResult.text(outcome.result)).toBe("deleted: false")
     }),
+  )
+
+  it.effect(
+    "a handler whose answer does not fit: outcome fails with InputRequired and the problems, one InvalidAnswer event, one warning, waitForInput keeps waiting",
+    () => {
+      const logs = capture()
+      return Effect.gen(function* () {
+        const h = yield* makeHarness({ tools })
+        let asked = 0
+        const p = yield* startProcess(h, {
+          instanceId: "a",
+          onInputRequired: () =>
+            Effect.sync(() => {
+              asked++
+              return { action: "accept", content: { confirmed: true } }
+            }),
+        })
+        const events = yield* Effect.fork(Stream.runCollect(p.client.events("d", { pollIntervalMs: 100 })))
+        const handle = yield* runFor(p.client.callTool("fake", "delete", {}, { key: "d" }), 1_000)
+        const waiting = yield* Effect.fork(p.client.settle("d", undefined, { waitForInput: true }))
+        const stopped = yield* runFor(Effect.flip(handle.outcome), 5_000)
+        expect(stopped._tag).toBe("InputRequired")
+        const problems = [
+          'the required field "confirm" is missing',
+          '"confirmed" is not a field of the form (its fields: confirm)',
+        ]
+        expect((stopped as TaskClient.InputRequired).requests.map((r) => [r.inputKey, r.problems])).toEqual([
+          ["confirm", problems],
+        ])
+        expect(stopped.message).toContain("does not fit the request")
+        // Polls go on asking; the warning is said once, not at every poll.
+        yield* runFor(Effect.sleep("3 seconds"), 4_000)
+        expect(asked).toBeGreaterThan(3)
+        expect(logs.warnings.filter((line) => line.includes("does not fit"))).toHaveLength(1)
+        // A later wait stops at once, as long as the question stays open.
+        expect((yield* runFor(Effect.flip(p.client.settle("d")), 1_000))._tag).toBe("InputRequired")
+        expect(waiting.unsafePoll(), "waitForInput keeps waiting").toBeNull()
+
+        yield* p.client.answer("d", "confirm", { action: "accept", content: { confirm: true } })
+        const outcome = yield* runFor(waiting.await.pipe(Effect.flatten), 20_000, 200)
+        expect(outcome._tag === "Completed" && ToolResult.text(outcome.result)).toBe("deleted: true")
+        const seen = Chunk.toArray(yield* runFor(events.await.pipe(Effect.flatten), 5_000))
+        expect(seen.filter((event) => event._tag === "InvalidAnswer")).toEqual([
+          { _tag: "InvalidAnswer", scope: "default", key: "d", inputKey: "confirm", problems },
+        ])
+      }).pipe(Effect.provide(logs.layer))
+    },
+  )
+
+  it.effect(
+    "a handler that keeps failing (nobody here waits for the call) warns once per question, not per poll",
+    () => {
+      const logs = capture()
+      return Effect.gen(function* () {
+        const h = yield* makeHarness({ tools })
+        let asked = 0
+        const p = yield* startProcess(h, {
+          instanceId: "a",
+          // What an input router without a route does: the question stays open for a later run.
+          onInputRequired: () =>
+            Effect.suspend(() => {
+              asked++
+              return Effect.fail(new Error("nobody waits for this call here"))
+            }),
+        })
+        yield* runFor(p.client.callTool("fake", "delete", {}, { key: "d" }), 1_000)
+        yield* runFor(Effect.sleep("5 seconds"), 6_000)
+        expect(asked).toBeGreaterThan(5)
+        const warned = logs.warnings.filter((line) => line.includes("input handler failed"))
+        expect(warned).toHaveLength(1)
+        // It says what the handler said (an Error's own JSON is {}).
+        expect(warned[0]).toContain("Error: nobody waits for this call here")
+        expect((yield* p.client.get("d")).status).toBe("input_required")
+      }).pipe(Effect.provide(logs.layer))
+    },
   )
 })

@@ -12,6 +12,7 @@ import type * as TaskClient from "../TaskClient.js"
 import type * as TaskReference from "../TaskReference.js"
 import * as Wire from "../Wire.js"
 import * as Answer from "./engine/answer.js"
+import * as Answers from "./engine/answers.js"
 import * as Bindings from "./engine/bindings.js"
 import * as Context from "./engine/context.js"
 import * as Drivers from "./engine/drivers.js"
@@ -31,6 +32,8 @@ export const make = (
     readonly client: Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
     /** Writes of rows in this process, for the members built outside the engine (events). */
     readonly signals: Context.RowSignals
+    /** A row's open questions whose handler here answered with what does not fit (events). */
+    readonly refusedAnswers: (id: string) => ReadonlyMap<string, ReadonlyArray<string>>
   },
   ServerIdentity.InvalidServerUrl | HandleStore.InstanceIdInUse | HandleStore.StoreError,
   HandleStore.HandleStore | Wire.Wire | Polling.Polling | Scope.Scope
@@ -108,5 +111,5 @@ export const make = (
           : ctx.wire.listTools(server.endpoint)
       },
     } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
-    return { client, signals: ctx.signals }
+    return { client, signals: ctx.signals, refusedAnswers: (id: string) => Answers.refusedAnswers(ctx, id) }
   })

@@ -27,6 +27,8 @@ interface Seen {
   readonly message: string | undefined
   readonly progressAt: number | undefined
   readonly inputKeys: ReadonlySet<string>
+  /** Requests whose refused answer (this process's handler) was reported. */
+  readonly refusedKeys: ReadonlySet<string>
   readonly createdAt: number
   readonly done: boolean
 }
@@ -40,7 +42,11 @@ const sameEntry = (a: HandleRecord.HistoryEntry, b: HandleRecord.HistoryEntry) =
   a.at === b.at && a.from === b.from && a.to === b.to && a.cause === b.cause && a.instance === b.instance
 
 /** The events that `record` holds beyond `seen` (everything when unseen), and what is seen now. */
-const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array<ClientEvent>, Seen] => {
+const diff = (
+  record: HandleRecord.HandleRecord,
+  seen: Seen | undefined,
+  refused: ReadonlyMap<string, ReadonlyArray<string>>,
+): [Array<ClientEvent>, Seen] => {
   const events: Array<ClientEvent> = []
   const { scope, key, history } = record
   const last = seen?.lastEntry
@@ -74,6 +80,12 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
     inputKeys.add(inputKey)
     events.push({ _tag: "InputRequested", scope, key, inputKey, request: ServerRequest.decode(request) })
   }
+  const refusedKeys = new Set(seen?.refusedKeys)
+  for (const [inputKey, problems] of refused) {
+    if (refusedKeys.has(inputKey) || record.status !== "input_required") continue
+    refusedKeys.add(inputKey)
+    events.push({ _tag: "InvalidAnswer", scope, key, inputKey, problems })
+  }
   return [
     events,
     {
@@ -81,6 +93,7 @@ const diff = (record: HandleRecord.HandleRecord, seen: Seen | undefined): [Array
       message: message ?? seen?.message,
       progressAt: progress?.at ?? seen?.progressAt,
       inputKeys,
+      refusedKeys,
       createdAt: record.createdAt,
       done: HandleRecord.isTerminal(record.status),
     },
@@ -96,6 +109,8 @@ export const make = (
      * reported the moment it is written, its last event as its outcome resolves.
      */
     readonly written: (id: string, timeoutMs: number) => Effect.Effect<void>
+    /** A row's open requests whose handler here answered with what does not fit, and why. */
+    readonly refusedAnswers: (id: string) => ReadonlyMap<string, ReadonlyArray<string>>
   },
 ) => {
   /**
@@ -116,7 +131,11 @@ export const make = (
           if (state.seen !== undefined) return [[] as Array<ClientEvent>, Option.none<KeyState>()] as const
           return [[] as Array<ClientEvent>, Option.some<KeyState>({ seen: undefined, first: false })] as const
         }
-        const [events, seen] = diff(found.value, state.seen)
+        const [events, seen] = diff(
+          found.value,
+          state.seen,
+          config.refusedAnswers(HandleRecord.rowId(scope, key)),
+        )
         return [
           events,
           seen.done ? Option.none<KeyState>() : Option.some<KeyState>({ seen, first: false }),
@@ -155,7 +174,7 @@ export const make = (
           polled.add(id)
           const seen = rows.get(id)
           if (seen?.done) return
-          const [found, next] = diff(record, seen)
+          const [found, next] = diff(record, seen, config.refusedAnswers(id))
           // At the start, only where each call is: its later changes are the events.
           if (!first) events.push(...found)
           rows.set(id, next)

@@ -2,7 +2,9 @@
  * What the engine makes of the server's answers before the transition sees them: results it
  * refuses to keep, the next poll time, the TTL backstop, input questions put to the app.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ClientError from "../../ClientError.js"
 import type * as HandleRecord from "../../HandleRecord.js"
@@ -12,7 +14,7 @@ import * as Polling from "../../Polling.js"
 import * as ServerRequest from "../../ServerRequest.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Wire from "../../Wire.js"
-import type { Engine } from "./context.js"
+import { type Engine, type HandlerTrouble, rowId } from "./context.js"
 
 export { localError }
 
@@ -57,7 +59,10 @@ export const ttlDeadline = (record: HandleRecord.HandleRecord): number | undefin
  * Puts each question to the handler, one at a time. A handler that fails, dies, takes longer
  * than the input timeout, or answers with something that does not fit the request (see
  * `ServerRequest.answerProblems`) leaves its question unanswered (it is asked again later);
- * nothing it does can stop the caller.
+ * nothing it does can stop the caller. What went wrong is logged as a warning once per question
+ * (the next polls ask again, and would repeat it), and an answer that does not fit is kept in
+ * memory until the question is answered: the caller's wait stops on it (`InputRequired` with the
+ * problems) and `events` reports it (`InvalidAnswer`), instead of a wait that never ends.
  */
 export const askInput = (
   ctx: Engine,
@@ -68,6 +73,7 @@ export const askInput = (
   Effect.gen(function* () {
     const answers: Record<string, Json.JsonValue> = {}
     if (handler === undefined) return answers
+    const id = rowId(record.scope, record.key)
     for (const [inputKey, raw] of Object.entries(requests)) {
       const request = ServerRequest.decode(raw)
       const answer = yield* Effect.suspend(() =>
@@ -79,19 +85,78 @@ export const askInput = (
         }),
         Effect.flatMap((value) => checkAnswer(ctx, record.key, inputKey, request, value)),
         Effect.sandbox,
-        Effect.tapError((cause) =>
-          Effect.logWarning("input handler failed; the request stays unanswered", {
-            key: record.key,
-            inputKey,
-            cause,
-          }),
-        ),
-        Effect.option,
+        Effect.either,
       )
-      if (Option.isSome(answer)) answers[inputKey] = answer.value
+      if (Either.isRight(answer)) {
+        answers[inputKey] = answer.right
+        forgetTrouble(ctx, id, inputKey)
+        continue
+      }
+      const cause = answer.left
+      const invalid = Option.filter(
+        Cause.failureOption(cause),
+        (error): error is ClientError.InvalidAnswer => error instanceof ClientError.InvalidAnswer,
+      )
+      const problems = Option.getOrUndefined(Option.map(invalid, (error) => error.problems))
+      const troubles = ctx.handlerTrouble.get(id) ?? new Map<string, HandlerTrouble>()
+      const known = troubles.get(inputKey)
+      troubles.set(inputKey, { problems })
+      ctx.handlerTrouble.set(id, troubles)
+      if (problems !== undefined && known?.problems === undefined) {
+        // Waits on the row stop on it, and its events report it: both look when it is written.
+        ctx.signals.notify(id)
+      }
+      if (known !== undefined) {
+        yield* Effect.logDebug("input handler failed again; the request stays unanswered", {
+          key: record.key,
+          inputKey,
+          ...(problems === undefined ? { reason: failureOf(cause) } : { problems }),
+        })
+      } else if (problems !== undefined) {
+        yield* Effect.logWarning(
+          "the input handler's answer does not fit the request; it stays unanswered (asked again at each poll, or answer it with answer(key, inputKey, response))",
+          { key: record.key, inputKey, problems },
+        )
+      } else {
+        yield* Effect.logWarning(
+          "input handler failed; the request stays unanswered (asked again at each poll)",
+          { key: record.key, inputKey, reason: failureOf(cause) },
+        )
+      }
     }
     return answers
   })
+
+/**
+ * A handler's failure in words: an Error's own JSON is `{}`, so a log line would say nothing of
+ * what the handler said (ai-sdk's NoInputHandler, an app's own error).
+ */
+const failureOf = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => Cause.pretty(cause),
+    onSome: (error) =>
+      error instanceof Error
+        ? `${"_tag" in error && typeof error._tag === "string" ? error._tag : error.name}: ${error.message}`
+        : typeof error === "string"
+          ? error
+          : JSON.stringify(error),
+  })
+
+/** The question is answered, or no longer asked: what went wrong with it is over. */
+export const forgetTrouble = (ctx: Engine, id: string, inputKey: string): void => {
+  const troubles = ctx.handlerTrouble.get(id)
+  if (troubles === undefined) return
+  troubles.delete(inputKey)
+  if (troubles.size === 0) ctx.handlerTrouble.delete(id)
+}
+
+/** The row's open questions whose handler here answered with what does not fit, and why. */
+export const refusedAnswers = (ctx: Engine, id: string): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const refused = new Map<string, ReadonlyArray<string>>()
+  for (const [inputKey, trouble] of ctx.handlerTrouble.get(id) ?? [])
+    if (trouble.problems !== undefined) refused.set(inputKey, trouble.problems)
+  return refused
+}
 
 /** An answer as it may be stored: JSON within the limits, and fitting the request it answers. */
 export const checkAnswer = (

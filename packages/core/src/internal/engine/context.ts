@@ -125,6 +125,15 @@ export const awaitLatch = (latch: Latch): Effect.Effect<void> =>
     return Deferred.await(latch.waiting)
   })
 
+/**
+ * What went wrong when an input handler here was asked one question (see answers.ts): said once
+ * per question, not at every poll that asks it again.
+ */
+export interface HandlerTrouble {
+  /** Why its last answer did not fit the request; undefined when the handler failed instead. */
+  readonly problems: ReadonlyArray<string> | undefined
+}
+
 /** A request in flight under a lease, renewed by the client's heartbeat (see leases.ts). */
 export interface Held {
   readonly scope: string
@@ -185,6 +194,12 @@ export interface Engine {
   readonly idempotentTools: Map<string, ReadonlySet<string>>
   /** `subscriptions/listen`: what the rows driven here listen for (see push.ts). */
   readonly push: Push.Push
+  /**
+   * Row id → input key → how asking the handler here went wrong, for open questions only
+   * (forgotten once answered, or when the row's driver ends): a warning once per question, and a
+   * settle that stops on an answer that does not fit (see answers.ts, operations.ts).
+   */
+  readonly handlerTrouble: Map<string, Map<string, HandlerTrouble>>
 }
 
 export { rowId } from "../../HandleRecord.js"
@@ -246,6 +261,7 @@ export const make = (
       inFlight: new Set(),
       quiet: new Map(),
       idempotentTools: new Map(),
+      handlerTrouble: new Map(),
     }
   })
 

@@ -43,6 +43,8 @@ const end = (ctx: Engine, id: string, driver: Driver) =>
     Push.unwatch(ctx, id)
     // Nobody polls the row here any more: its lease says when another may, as after a crash.
     Quiet.forget(ctx, driver.scope, driver.key)
+    // Its handler's troubles were this driver's: a driver that takes the row up again asks anew.
+    ctx.handlerTrouble.delete(id)
     openLatch(driver.dispatched)
     openLatch(driver.ended)
     ctx.signals.notify(id)

@@ -9,8 +9,8 @@ import type * as HandleRecord from "../../HandleRecord.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
 import type * as Wire from "../../Wire.js"
-import { askInput, problemOf } from "./answers.js"
-import type { Engine } from "./context.js"
+import { askInput, forgetTrouble, problemOf } from "./answers.js"
+import { type Engine, rowId } from "./context.js"
 import { commit, commitNow, holding, type LeaseMode } from "./leases.js"
 import { isUnknownTask, retryLater, type Step } from "./retry.js"
 
@@ -60,6 +60,10 @@ export const answerInput = (
 ): Step =>
   Effect.gen(function* () {
     const outstanding = record.inputRequests ?? {}
+    const id = rowId(record.scope, record.key)
+    for (const inputKey of [...(ctx.handlerTrouble.get(id)?.keys() ?? [])])
+      if (outstanding[inputKey] === undefined || record.answers[inputKey] !== undefined)
+        forgetTrouble(ctx, id, inputKey)
     const unasked = Object.fromEntries(
       Object.entries(outstanding).filter(([inputKey]) => record.answers[inputKey] === undefined),
     )

@@ -14,6 +14,7 @@ import * as ServerIdentity from "../../ServerIdentity.js"
 import * as ServerRequest from "../../ServerRequest.js"
 import type * as TaskClient from "../../TaskClient.js"
 import * as Transition from "../../Transition.js"
+import { refusedAnswers } from "./answers.js"
 import { awaitLatch, type Engine, endpointOf, rowId } from "./context.js"
 import { cancelStrays } from "./drive.js"
 import { ensureDriving, wake } from "./drivers.js"
@@ -35,13 +36,26 @@ const recheckMs = (ctx: Engine, record: HandleRecord.HandleRecord, now: number) 
   return Math.max(ctx.polling.minIntervalMs, Math.min(1_000, next))
 }
 
-/** The requests of a call waiting for input that nobody has answered yet. */
-const unanswered = (record: HandleRecord.HandleRecord): ReadonlyArray<ClientError.OpenRequest> =>
+/**
+ * The requests of a call waiting for input that nobody has answered yet, each with why the
+ * handler here answered it with what does not fit, if it did.
+ */
+const unanswered = (
+  record: HandleRecord.HandleRecord,
+  refused: ReadonlyMap<string, ReadonlyArray<string>>,
+): ReadonlyArray<ClientError.OpenRequest> =>
   record.status !== "input_required"
     ? []
     : Object.entries(record.inputRequests ?? {})
         .filter(([inputKey]) => record.answers[inputKey] === undefined)
-        .map(([inputKey, request]) => ({ inputKey, request: ServerRequest.decode(request) }))
+        .map(([inputKey, request]) => {
+          const problems = refused.get(inputKey)
+          return {
+            inputKey,
+            request: ServerRequest.decode(request),
+            ...(problems === undefined ? {} : { problems }),
+          }
+        })
 
 export const settle = (
   ctx: Engine,
@@ -55,19 +69,23 @@ export const settle = (
   Effect.gen(function* () {
     const id = rowId(scope, key)
     // Without a handler here, a call that asks for input would make this wait last until the
-    // task's TTL: it stops instead (InputRequired), unless the caller chose to wait.
-    const stopsOnInput = () =>
-      options.waitForInput !== true &&
-      (ctx.drivers.get(id)?.handler ?? ctx.options.onInputRequired) === undefined
+    // task's TTL: it stops instead (InputRequired), unless the caller chose to wait. So does a
+    // wait whose handler answered with what does not fit the request (it would be asked again
+    // at every poll, to the same end).
+    const waitsForInput = options.waitForInput === true
+    const noHandler = () => (ctx.drivers.get(id)?.handler ?? ctx.options.onInputRequired) === undefined
     for (;;) {
       // The outcome is read from the store once this process's driver ends, whatever ended it:
       // reading before that would only find the row still open. A wait that stops on input also
-      // looks at each write of the row.
+      // looks at each write of the row (a refused answer counts as one).
       const driving = ctx.drivers.get(id)
       if (driving !== undefined) {
-        yield* stopsOnInput()
-          ? Effect.raceFirst(awaitLatch(driving.ended), ctx.signals.wait(id, 1_000))
-          : awaitLatch(driving.ended)
+        yield* waitsForInput
+          ? awaitLatch(driving.ended)
+          : Effect.raceFirst(
+              awaitLatch(driving.ended),
+              ctx.signals.wait(id, noHandler() ? 1_000 : ctx.leaseMs),
+            )
       }
       const record = yield* load(ctx, scope, key)
       const rested = Outcome.fromRecord(record)
@@ -76,9 +94,12 @@ export const settle = (
         if (Transition.uncancelledStrays(record).length > 0) yield* Effect.ignore(cancelStrays(ctx, record))
         return rested
       }
-      const open = unanswered(record)
-      if (open.length > 0 && stopsOnInput())
-        return yield* Effect.fail(new ClientError.InputRequired({ scope, key, requests: open }))
+      if (!waitsForInput) {
+        const open = unanswered(record, refusedAnswers(ctx, id))
+        const stopping = noHandler() ? open : open.filter((request) => request.problems !== undefined)
+        if (stopping.length > 0)
+          return yield* Effect.fail(new ClientError.InputRequired({ scope, key, requests: stopping }))
+      }
       // A driver started since (by a wake, or the sweep): wait for it as above.
       if (ctx.drivers.has(id)) continue
       const now = yield* ctx.store.now
