@@ -126,10 +126,9 @@ describe("mcpTools in a LangGraph agent", () => {
     for (let round = 0; round < 4 && interruptsOf(run).length > 0; round++) {
       const value = interruptsOf(run)[0]?.value as InputInterrupt.InputInterrupt
       asked.push(value.inputKey)
-      run = await graph.invoke(
-        new Command({ resume: { action: "accept", content: { confirm: true } } }),
-        config,
-      )
+      // Different answers, so that an answer sent to the wrong question shows.
+      const resume = { action: "accept", content: { confirm: value.inputKey === "first" } }
+      run = await graph.invoke(new Command({ resume }), config)
     }
     expect(asked).toEqual(["first", "second"])
     expect(run.messages.at(-1)?.content).toBe("final: Both answers received")
@@ -137,6 +136,9 @@ describe("mcpTools in a LangGraph agent", () => {
     // One tasks/update per question: the first answer, seen again by the re-executed tool, was
     // not sent a second time.
     expect(fx.taskOf(key)?.updates).toHaveLength(2)
+    const { answers } = await client.get(key)
+    expect(answers.first?.response).toEqual({ action: "accept", content: { confirm: true } })
+    expect(answers.second?.response).toEqual({ action: "accept", content: { confirm: false } })
   })
 
   it("an in-process onInput answers outside LangGraph, once", async () => {
