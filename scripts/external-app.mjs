@@ -22,10 +22,10 @@
  *                                               created for the run and dropped after it
  *   <!-- example: NAME; prints TEXT -->         passes only if its output holds TEXT (that the
  *                                               call completed, not merely that the process ended)
+ *   <!-- example: NAME; nodenext only -->       left out of the node10 type check: for an example
+ *                                               importing a framework's subpath export that has no
+ *                                               node10 fallback (`@langchain/langgraph/prebuilt`)
  *
- * A framework adapter (`@mcp-handles/ai-sdk`, `@mcp-handles/openai-agents`) must sit beside one
- * copy of its framework (`ai`, `@openai/agents-core`), the framework's newest release on the
- * registry.
  *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
  * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
@@ -99,7 +99,7 @@ const examplesOf = (file) => {
     const end = lines.findIndex((line, at) => at > start && line.trim() === "```")
     if (end === -1) throw new Failure(`${where}: the example's block is not closed`)
     const flags = (match[2] ?? "").split(";").map((flag) => flag.trim())
-    const known = ["", "compile only", "needs DATABASE_URL"]
+    const known = ["", "compile only", "needs DATABASE_URL", "nodenext only"]
     const unknown = flags.filter((flag) => !known.includes(flag) && !flag.startsWith("prints "))
     if (unknown.length > 0) throw new Failure(`${where}: unknown example flag(s): ${unknown.join(", ")}`)
     found.push({
@@ -109,6 +109,7 @@ const examplesOf = (file) => {
       source: `${lines.slice(start + 1, end).join("\n")}\n`,
       compileOnly: flags.includes("compile only"),
       needsDatabase: flags.includes("needs DATABASE_URL"),
+      nodenextOnly: flags.includes("nodenext only"),
       prints: flags.filter((flag) => flag.startsWith("prints ")).map((flag) => flag.slice("prints ".length)),
     })
     i = end
@@ -196,7 +197,6 @@ const copiesOf = (app, name) => {
 }
 
 /** Each framework adapter and the framework it is a peer of. */
-const frameworks = { "@mcp-handles/ai-sdk": "ai", "@mcp-handles/openai-agents": "@openai/agents-core" }
 
 /**
  * A framework adapter runs beside one copy of its framework, the framework's newest release: the
@@ -345,11 +345,18 @@ const compile = async (app, typescript, env, { node10 }) => {
   log(`${path.basename(app)}: compiling ${typescript.length} example(s) (moduleResolution nodenext)`)
   await run("tsc", "npx", ["tsc", "-p", "tsconfig.json"], { cwd: app, env })
   if (!node10) return
-  log("type-checking them again with moduleResolution node10")
+  const checked = typescript.filter((example) => !example.nodenextOnly)
+  log(`type-checking ${checked.length} of them again with moduleResolution node10`)
+  const node10Config = {
+    extends: "./tsconfig.json",
+    include: [],
+    files: checked.map((e) => `src/${e.name}.ts`),
+  }
+  fs.writeFileSync(path.join(app, "tsconfig.node10.json"), `${JSON.stringify(node10Config, null, 2)}\n`)
   await run(
     "tsc (node10)",
     "npx",
-    ["tsc", "-p", "tsconfig.json", "--noEmit", "--module", "esnext", "--moduleResolution", "node10"],
+    ["tsc", "-p", "tsconfig.node10.json", "--noEmit", "--module", "esnext", "--moduleResolution", "node10"],
     { cwd: app, env },
   )
 }
