@@ -54,7 +54,13 @@ export interface Options {
  * @since 0.5.0
  * @category constants
  */
-export const limits = { pageSize: 50, countCap: 1000, stuckCap: 500, scanPages: 20 } as const
+export const limits = {
+  pageSize: 50,
+  countCap: 200,
+  stuckCap: 500,
+  scanPages: 10,
+  scanPageSize: 1000,
+} as const
 
 const securityHeaders = {
   "content-security-policy":
@@ -78,13 +84,18 @@ const param = (params: Readonly<Record<string, string | ReadonlyArray<string>>>,
   return typeof value === "string" ? value : (value?.[0] ?? "")
 }
 
-const filterOf = (params: Readonly<Record<string, string | ReadonlyArray<string>>>): Views.CallsFilter => ({
+const filterOf = (
+  params: Readonly<Record<string, string | ReadonlyArray<string>>>,
+  defaultScope: string,
+): Views.CallsFilter => ({
   status: (Views.statusChoices as ReadonlyArray<string>).includes(param(params, "status"))
     ? param(params, "status")
     : "all",
   stuck: param(params, "stuck") === "1",
   server: param(params, "server"),
-  scope: param(params, "scope"),
+  // One scope unless asked for every one (`*`): the store's indexes are per scope, and a list
+  // across every scope of a big store is a full scan.
+  scope: param(params, "scope") || defaultScope,
   q: param(params, "q"),
   cursor: param(params, "cursor"),
 })
@@ -104,7 +115,7 @@ export const loadCalls = (
     const store = session.store
     const now = yield* store.now
     const statuses = Views.statusesOf(filter.status)
-    const scope = filter.scope === "" ? undefined : filter.scope
+    const scope = filter.scope === Views.everyScope ? undefined : filter.scope
     const serverId = filter.server === "" ? undefined : filter.server
     const needle = filter.q.toLowerCase()
     const matches = (r: HandleRecord.HandleRecord) =>
@@ -122,13 +133,16 @@ export const loadCalls = (
       )
     } else {
       let cursor: string | undefined = filter.cursor === "" ? undefined : filter.cursor
+      // A key search reads big pages (the store cannot search keys): a page may then show more
+      // than `pageSize` rows, never fewer than it could.
+      const limit = needle === "" ? limits.pageSize : limits.scanPageSize
       for (let pages = 0; pages < limits.scanPages; pages++) {
         const listed: HandleStore.ListPage = yield* store
           .list({
             scope,
             statuses,
             serverId,
-            limit: limits.pageSize,
+            limit,
             ...(cursor === undefined ? {} : { cursor }),
           })
           .pipe(Effect.mapError(fromKnown))
@@ -282,14 +296,14 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
         "/calls",
         Effect.gen(function* () {
           const params = yield* HttpServerRequest.ParsedSearchParams
-          const view = yield* loadCalls(session, filterOf(params))
+          const view = yield* loadCalls(session, filterOf(params, session.scope))
           return respond(Views.calls(view))
         }),
       ),
       HttpRouter.get(
         "/calls/events",
         Effect.map(HttpServerRequest.ParsedSearchParams, (params) => {
-          const filter = filterOf(params)
+          const filter = filterOf(params, session.scope)
           return live(Effect.map(loadCalls(session, filter), Views.callsLive), every)
         }),
       ),

@@ -28,6 +28,14 @@ import { type Html, html, query } from "./Html.js"
 export const statusChoices = ["all", "open", "terminal", ...HandleRecord.Status.literals] as const
 
 /**
+ * The scope filter that means every scope.
+ *
+ * @since 0.5.0
+ * @category constants
+ */
+export const everyScope = "*"
+
+/**
  * What the calls page shows, as its query string says.
  *
  * @since 0.5.0
@@ -38,7 +46,7 @@ export interface CallsFilter {
   readonly stuck: boolean
   /** A server identity, or empty for every server. */
   readonly server: string
-  /** A scope, or empty for every scope. */
+  /** A scope, or `everyScope`. */
   readonly scope: string
   /** Text the key must contain (case-insensitive). */
   readonly q: string
@@ -155,7 +163,7 @@ export const calls = (view: Calls): Html => {
   const filters = html`<form class="filters" method="get" action="/calls">
 <label>Status<select name="status">${statusChoices.map((s) => option(s === "all" ? "" : s, s, (filter.status || "all") === s))}</select></label>
 <label>Server<select name="server">${option("", "every server", filter.server === "")}${view.servers.map((s) => option(s.id, `${s.name} (${s.url})`, filter.server === s.id))}</select></label>
-<label>Scope<input name="scope" value="${filter.scope}" placeholder="every scope" size="10"></label>
+<label>Scope (* for every one)<input name="scope" value="${filter.scope}" size="10"></label>
 <label>Key contains<input name="q" type="search" value="${filter.q}" size="14"></label>
 <label class="inline"><input type="checkbox" name="stuck" value="1"${filter.stuck ? html` checked` : ""}> stuck only</label>
 <button type="submit">Filter</button></form>`
