@@ -170,6 +170,21 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui in Chromium", () => {
     await exited
   })
 
+  it("reads without JavaScript: the list and a call's page are whole as served", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false })
+    try {
+      const plain = await context.newPage()
+      await plain.goto(ui.url.href)
+      expect(
+        await plain.$$eval("tr[data-key]", (rows) => rows.map((r) => r.getAttribute("data-key"))),
+      ).toContain("seed-1")
+      await plain.click('a[href="/call?scope=default&key=seed-1"]')
+      expect(await plain.textContent("#history")).toMatch(/→ completed/)
+    } finally {
+      await context.close()
+    }
+  })
+
   it("filters by status and by text in the key", async () => {
     await page.goto(`${ui.origin}/calls`)
     await page.selectOption('select[name="status"]', "working")
