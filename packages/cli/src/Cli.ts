@@ -28,6 +28,7 @@ import * as Resume from "./commands/resume.js"
 import * as Servers from "./commands/servers.js"
 import * as Show from "./commands/show.js"
 import * as Tools from "./commands/tools.js"
+import * as Ui from "./commands/ui.js"
 import * as Help from "./Help.js"
 import * as Log from "./Log.js"
 import type * as Spec from "./Spec.js"
@@ -58,6 +59,7 @@ export const docs: ReadonlyArray<Spec.CommandDoc> = [
   Gc.spec.doc,
   Servers.spec.doc,
   Tools.spec.doc,
+  Ui.spec.doc,
   completion.doc,
 ]
 
@@ -78,6 +80,7 @@ export const root = Command.make(Help.program).pipe(
     Gc.spec.command,
     Servers.spec.command,
     Tools.spec.command,
+    Ui.spec.command,
     completion.command,
   ]),
 )

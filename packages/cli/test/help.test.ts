@@ -40,6 +40,7 @@ describe("the definitions", () => {
       "gc",
       "servers",
       "tools",
+      "ui",
       "completion",
     ])
     for (const doc of docs) {
