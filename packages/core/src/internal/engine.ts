@@ -28,7 +28,10 @@ export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
   {
-    readonly client: Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    readonly client: Omit<
+      TaskClient.TaskClient,
+      Outcomes.Members | TaskReference.Members | Events.Members | "redaction"
+    >
     /** Writes of rows in this process, for the members built outside the engine (events). */
     readonly signals: Context.RowSignals
   },
@@ -107,6 +110,9 @@ export const make = (
           ? Effect.fail(new ClientError.UnknownServer({ server: name }))
           : ctx.wire.listTools(server.endpoint)
       },
-    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    } satisfies Omit<
+      TaskClient.TaskClient,
+      Outcomes.Members | TaskReference.Members | Events.Members | "redaction"
+    >
     return { client, signals: ctx.signals }
   })
