@@ -9,10 +9,43 @@ import type { ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
+import { openTaskClient } from "@mcp-handles/core"
 import type * as Config from "@mcp-handles/fake-server/Config"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import { fakeServer, processTestTimeout, type Ran, type Workspace, workspace } from "./support.js"
+
+/** A task the app created itself, straight at the fake server (2026-07-28), for adopting. */
+const createTask = async (url: string, tool: string): Promise<string> => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": tool,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: tool,
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {
+            extensions: { "io.modelcontextprotocol/tasks": {} },
+          },
+        },
+      },
+    }),
+  })
+  const body = (await response.json()) as { readonly result: { readonly taskId: string } }
+  return body.result.taskId
+}
 
 /** Every output of every run, and which of them revealed. */
 const transcript = () => {
@@ -122,7 +155,30 @@ describe("no full task id in the CLI's output unless --reveal", () => {
       const ledger = (await server.ledger()).tasks.map((task) => task.taskId)
       expect(ledger).toHaveLength(4)
       expect([...ids].sort()).toEqual([...ledger].sort())
-      expectNoneOf(ledger, t.hidden)
+
+      // A row adopted the way earlier versions keyed it (`adopted:{taskId}`): its KEY column
+      // and every view of it are redacted too.
+      const adoptedId = await createTask(server.url, "long")
+      const app = await openTaskClient({
+        store: SqliteStore.layer({ filename: path.join(w.dir, ".mcp-handles", "tasks.db") }),
+        servers: [{ name: "fake", url: server.url }],
+        background: false,
+      })
+      try {
+        await app.adopt("fake", adoptedId, { key: `adopted:${adoptedId}` })
+      } finally {
+        await app.close()
+      }
+      for (const args of [
+        ["list", "--verbose"],
+        ["list", "--json"],
+        ["list", "--stuck"],
+      ]) {
+        await t.run(w, ...args)
+      }
+      const revealedList = await t.run(w, "list", "--json", "--reveal")
+      expect(revealedList.stdout).toContain(`adopted:${adoptedId}`)
+      expectNoneOf([...ledger, adoptedId], t.hidden)
       // The results, status messages and the table name the ids: --reveal shows them whole.
       for (const id of ledger) expect(t.revealed.join("\n")).toContain(id)
     },
