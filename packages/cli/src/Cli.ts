@@ -31,6 +31,7 @@ import * as Tools from "./commands/tools.js"
 import * as Ui from "./commands/ui.js"
 import * as Help from "./Help.js"
 import * as Log from "./Log.js"
+import * as Render from "./Render.js"
 import type * as Spec from "./Spec.js"
 
 /**
@@ -124,6 +125,9 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
     case "Run":
       break
   }
+  // Whatever a command prints, on either stream, goes through the redaction (see `Render.guard`).
+  Render.guard(process.stdout, argv.includes("--reveal"))
+  Render.guard(process.stderr, argv.includes("--reveal"))
   const command = plan.command.name
   return Effect.gen(function* () {
     yield* quietParser(cli(["node", Help.program, ...argv]))

@@ -8,6 +8,7 @@ import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Json from "@mcp-handles/core/Json"
 import * as Polling from "@mcp-handles/core/Polling"
+import * as Redaction from "@mcp-handles/core/Redaction"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
 import * as Context from "effect/Context"
@@ -19,6 +20,7 @@ import type * as Scope from "effect/Scope"
 import type * as Auth from "./Auth.js"
 import { type CliError, fromKnown, usage } from "./CliError.js"
 import type * as Input from "./Input.js"
+import * as Render from "./Render.js"
 import type * as Row from "./Row.js"
 import * as ServerRegistry from "./ServerRegistry.js"
 import * as Spec from "./Spec.js"
@@ -229,8 +231,10 @@ export const open = (
   Effect.gen(function* () {
     const spec = yield* StoreSpec.parse(options.store)
     const added = yield* Effect.forEach(sessionOptions.addServers ?? [], ServerRegistry.endpointFor)
-    const store = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
-    const handleStore = Context.get(store, HandleStore.HandleStore)
+    const opened = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
+    // Every record the command reads or writes tells the CLI's redaction its task ids.
+    const handleStore = Redaction.watchStore(Context.get(opened, HandleStore.HandleStore), Render.known)
+    const store = Context.add(opened, HandleStore.HandleStore, handleStore)
     // A server list an earlier version kept in a file beside the store moves into the store once.
     yield* ServerRegistry.importLegacy(handleStore, ServerRegistry.legacyFileFor(spec))
     const known =

@@ -1,6 +1,8 @@
 /**
  * How rows, outcomes and tables look as text. Task ids are bearer credentials: every view here
- * redacts them unless the user passed `--reveal`.
+ * redacts them unless the user passed `--reveal`, and so does everything the CLI writes
+ * (`guard`): the task ids this process met (`known`, fed by the store it opened) are shortened
+ * in every line on stdout and stderr, whichever command, printer or log wrote it.
  *
  * @since 0.1.0
  */
@@ -17,11 +19,40 @@ import * as Redaction from "@mcp-handles/core/Redaction"
 export const redact = Redaction.taskId
 
 /**
+ * The task ids this process met: every record of the store it opened (see `Common.open`), every
+ * row it showed.
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const known: Redaction.Known = Redaction.make()
+
+const guarded = new WeakSet<NodeJS.WriteStream>()
+
+/**
+ * Makes every string written to `stream` go through `known` first, unless `reveal`: the one
+ * place all the CLI's output passes, so no printer, log line or error message can forget it.
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const guard = (stream: NodeJS.WriteStream, reveal: boolean): void => {
+  if (reveal || guarded.has(stream)) return
+  guarded.add(stream)
+  const write = stream.write.bind(stream) as (...args: ReadonlyArray<unknown>) => boolean
+  stream.write = ((chunk: unknown, ...rest: ReadonlyArray<unknown>) =>
+    write(typeof chunk === "string" ? known.text(chunk) : chunk, ...rest)) as typeof stream.write
+}
+
+/**
  * @since 0.1.0
  * @category rendering
  */
-export const taskId = (id: string | null, reveal: boolean): string =>
-  id === null ? "-" : reveal ? id : redact(id)
+export const taskId = (id: string | null, reveal: boolean): string => {
+  if (id === null) return "-"
+  known.add(id)
+  return reveal ? id : redact(id)
+}
 
 /**
  * Columns padded to their widest cell; the last column is never padded.

@@ -31,6 +31,14 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
  * @category constructors
  */
 export const make = (record: HandleRecord.HandleRecord, context: Context): Output.Row => {
+  // Every string of the row (a key adopted under its task id, a result's related-task `_meta`,
+  // an error quoting the id) is redacted with the ids the row holds.
+  Render.known.addRecord(record)
+  const row = view(record, context)
+  return context.reveal ? row : Render.known.value(row)
+}
+
+const view = (record: HandleRecord.HandleRecord, context: Context): Output.Row => {
   const server = ServerRegistry.serverOf(record.serverId, context.servers)
   return {
     key: record.key,

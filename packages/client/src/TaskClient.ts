@@ -223,7 +223,7 @@ export type SerializedTaskReference = {
  * @category models
  */
 export interface AdoptOptions {
-  /** The row's key. Default `adopted:{taskId}`. */
+  /** The row's key. Default `adopted:{hash}` (a SHA-256 prefix of the task id, never the id itself). */
   readonly key?: string | undefined
   readonly scope?: string | undefined
   /** The tool the task runs, if known. Default `(adopted)`. */

@@ -29,6 +29,7 @@ import * as PromiseFeeds from "./internal/promiseFeeds.js"
 import type { JsonInput } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import * as Polling from "./Polling.js"
+import * as Redaction from "./Redaction.js"
 import * as TaskClient from "./TaskClient.js"
 import type * as TaskReference from "./TaskReference.js"
 import type { ToolInfo } from "./Wire.js"
@@ -253,6 +254,9 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
   // Every operation in flight, so that close() can end the waits instead of leaving them hanging.
   const running = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
   let closing: Promise<void> | undefined
+  // The client's known task ids, once it is built: every rejection's message is redacted with
+  // them (an error naming a key, a store error quoting a row, a server's error body).
+  let known: Redaction.Known | undefined
   const run = <A, E>(
     operation: string,
     effect: Effect.Effect<A, E, TaskClient.TaskClient>,
@@ -271,7 +275,10 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
         signal?.removeEventListener("abort", abort)
         if (Exit.isSuccess(exit)) resolve(exit.value)
         else if (signal?.aborted && Cause.isInterruptedOnly(exit.cause)) reject(signal.reason)
-        else reject(rejection(exit.cause, operation, closing !== undefined))
+        else {
+          const error = rejection(exit.cause, operation, closing !== undefined)
+          reject(known === undefined ? error : Redaction.error(error, known))
+        }
       }),
     )
   }
@@ -288,6 +295,7 @@ export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskC
     await runtime.dispose()
     throw error
   })
+  known = client.redaction
   const promiseHandle = (handle: TaskClient.Handle): PromiseHandle => ({
     key: handle.key,
     scope: handle.scope,

@@ -1,9 +1,32 @@
 /**
- * Task ids may be bearer credentials (the spec allows it): logs and displays show only enough of
- * one to tell two apart.
+ * Task ids may be bearer credentials (SEP-2663 lets a server use them so): nothing this library
+ * or its CLI writes out shows one whole. This module is the one place that knows where a task id
+ * can hide, and every output path goes through it:
+ *
+ * - **Structure.** A row's own task id and its stray task ids (`idsOf`), and any
+ *   `_meta["io.modelcontextprotocol/related-task"].taskId` in a result, a notification or an
+ *   input request, wherever it sits (`value` finds and shortens those even when nobody told it
+ *   the id).
+ * - **Text.** Any string holding a known id: keys (rows adopted before keys were hashed were
+ *   named `adopted:{taskId}`), error messages and causes (a store error, a server's error body
+ *   quoting the id), log messages and annotations, span attributes and events.
+ *
+ * Rather than a list of fields per printer, outputs are redacted by walking their structure with
+ * the ids known to the context (`Known`): any occurrence of one, anywhere in any string, is
+ * replaced by its short form (`taskId`). The client keeps a `Known` fed by every record its
+ * store hands it, and wraps the loggers and the tracer its fibers use (`logger`, `tracer`) and
+ * the Promise facade's errors (`error`); the CLI shows rows through `value` and writes every line
+ * through its `Known`.
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
+import * as Tracer from "effect/Tracer"
+import type { HandleStore } from "./HandleStore.js"
 
 /**
  * A task id shortened for display: its first four and last two characters (`13d8…c3`), or only
@@ -13,3 +36,337 @@
  * @category formatting
  */
 export const taskId = (id: string): string => (id.length <= 8 ? "…" : `${id.slice(0, 4)}…${id.slice(-2)}`)
+
+/**
+ * The `_meta` key under which results, notifications and input requests name the task they
+ * belong to (`{ taskId }`).
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const relatedTaskMeta = "io.modelcontextprotocol/related-task"
+
+/**
+ * Ids shorter than this are replaced only where a whole string is the id: replacing every `42`
+ * inside free text would garble it, and so short an id is no credential worth the name.
+ *
+ * @since 0.4.0
+ * @category constants
+ */
+export const minTextLength = 6
+
+/**
+ * The task ids of a context (a client, a CLI run): those it saw, most recent last, at most
+ * `capacity` of them (a long-lived client sees ids without end; the oldest are forgotten).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Known {
+  readonly add: (...ids: ReadonlyArray<string | null | undefined>) => void
+  /** Every id of the record (see `idsOf`). */
+  readonly addRecord: (record: RecordLike) => void
+  readonly has: (id: string) => boolean
+  /** `text` with each known id (and any given here) shortened. */
+  readonly text: (text: string) => string
+  /** `value` with the known ids. */
+  readonly value: <A>(input: A) => A
+}
+
+/**
+ * What `idsOf` reads of a row: structurally, so that a `HandleRecord` and a CLI row both fit.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface RecordLike {
+  readonly taskId?: string | null | undefined
+  readonly strayTasks?: ReadonlyArray<{ readonly taskId: string }> | undefined
+  readonly result?: unknown
+  readonly inputRequests?: unknown
+}
+
+/**
+ * Every task id a row holds: its own, its strays', and those its result and input requests name
+ * in `_meta` related-task references.
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const idsOf = (record: RecordLike): ReadonlyArray<string> => {
+  const ids: Array<string> = []
+  if (typeof record.taskId === "string") ids.push(record.taskId)
+  for (const stray of record.strayTasks ?? []) ids.push(stray.taskId)
+  collectRelated(record.result, ids, 0)
+  collectRelated(record.inputRequests, ids, 0)
+  return ids
+}
+
+const maxDepth = 64
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The ids named by related-task references anywhere in `value`. */
+const collectRelated = (value: unknown, into: Array<string>, depth: number): void => {
+  if (depth > maxDepth || typeof value !== "object" || value === null) return
+  if (Array.isArray(value)) {
+    for (const item of value) collectRelated(item, into, depth + 1)
+    return
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k === relatedTaskMeta && isPlainObject(v) && typeof v.taskId === "string") into.push(v.taskId)
+    collectRelated(v, into, depth + 1)
+  }
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * `text` with every occurrence of one of `ids` (those at least `minTextLength` long; a string
+ * that is exactly an id, whatever its length) replaced by its short form.
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const text = (input: string, ids: Iterable<string>): string => make({ ids }).text(input)
+
+/**
+ * `input` with every string in it redacted as `text` does (object keys too), and every
+ * related-task reference's `taskId` shortened whether or not it was known. Objects and arrays
+ * are copied; class instances (errors included) are rebuilt by `error`; anything else is kept.
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const value = <A>(input: A, ids: Iterable<string>): A => make({ ids }).value(input)
+
+/**
+ * A new, empty `Known` (or holding `ids`).
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const make = (
+  options: { readonly ids?: Iterable<string>; readonly capacity?: number } = {},
+): Known => {
+  const capacity = options.capacity ?? 10_000
+  // Insertion-ordered: the oldest is the first to go past capacity.
+  const ids = new Set<string>()
+  let pattern: RegExp | null | undefined
+  const add = (...more: ReadonlyArray<string | null | undefined>) => {
+    for (const id of more) {
+      if (typeof id !== "string" || id.length === 0) continue
+      if (ids.has(id)) {
+        // Seen again: it is recent.
+        ids.delete(id)
+        ids.add(id)
+        continue
+      }
+      ids.add(id)
+      pattern = undefined
+      if (ids.size > capacity) {
+        const oldest = ids.values().next().value
+        if (oldest !== undefined) ids.delete(oldest)
+      }
+    }
+  }
+  for (const id of options.ids ?? []) add(id)
+  const regex = (): RegExp | null => {
+    if (pattern !== undefined) return pattern
+    // Longest first, so an id that contains another is replaced whole.
+    const long = [...ids].filter((id) => id.length >= minTextLength).sort((a, b) => b.length - a.length)
+    pattern = long.length === 0 ? null : new RegExp(long.map(escapeRegex).join("|"), "g")
+    return pattern
+  }
+  const redactText = (input: string): string => {
+    if (ids.has(input)) return taskId(input)
+    const re = regex()
+    return re === null ? input : input.replace(re, (id) => taskId(id))
+  }
+  const walk = (input: unknown, depth: number, seen: WeakMap<object, unknown>): unknown => {
+    if (typeof input === "string") return redactText(input)
+    if (typeof input !== "object" || input === null || depth > maxDepth) return input
+    const done = seen.get(input)
+    if (done !== undefined) return done
+    if (Array.isArray(input)) {
+      const out: Array<unknown> = []
+      seen.set(input, out)
+      for (const item of input) out.push(walk(item, depth + 1, seen))
+      return out
+    }
+    if (input instanceof Error) return redactError(input, depth, seen)
+    // A cause logged as data (`{ cause }`): its errors and defects.
+    if (Cause.isCause(input)) return redactCause(input, (e) => walk(e, depth + 1, seen))
+    const proto = Object.getPrototypeOf(input)
+    if (proto !== Object.prototype && proto !== null) {
+      // Class instances (Date, Map, a HandleRecord) keep their identity; a HandleRecord is
+      // shown through a plain view (the CLI's row), which is walked instead.
+      return input
+    }
+    const out: Record<string, unknown> = {}
+    seen.set(input, out)
+    for (const [k, v] of Object.entries(input)) {
+      if (k === relatedTaskMeta && isPlainObject(v) && typeof v.taskId === "string") {
+        add(v.taskId)
+        out[redactText(k)] = { ...(walk(v, depth + 1, seen) as object), taskId: taskId(v.taskId) }
+        continue
+      }
+      out[redactText(k)] = walk(v, depth + 1, seen)
+    }
+    return out
+  }
+  /**
+   * An error with its message, stack, fields and cause redacted, of the same class (so a
+   * `_tag` match still works); the original is left as it was.
+   */
+  const redactError = (error: object, depth: number, seen: WeakMap<object, unknown>): unknown => {
+    const copy = Object.create(Object.getPrototypeOf(error)) as Record<string, unknown>
+    seen.set(error, copy)
+    for (const k of Object.getOwnPropertyNames(error)) {
+      const descriptor = Object.getOwnPropertyDescriptor(error, k)
+      if (descriptor === undefined) continue
+      if ("value" in descriptor) descriptor.value = walk(descriptor.value, depth + 1, seen)
+      Object.defineProperty(copy, k, descriptor)
+    }
+    // A message from a getter (a tagged error's `override get message()`) becomes an own value.
+    const message = (error as { readonly message?: unknown }).message
+    if (typeof message === "string") {
+      Object.defineProperty(copy, "message", {
+        value: redactText(message),
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      })
+    }
+    const stack = (error as { readonly stack?: unknown }).stack
+    if (typeof stack === "string") {
+      Object.defineProperty(copy, "stack", {
+        value: redactText(stack),
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      })
+    }
+    return copy
+  }
+  return {
+    add,
+    addRecord: (record) => add(...idsOf(record)),
+    has: (id) => ids.has(id),
+    text: redactText,
+    value: <A>(input: A): A => walk(input, 0, new WeakMap()) as A,
+  }
+}
+
+/**
+ * `cause` with every error and defect in it redacted (see `value`).
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const cause = <E>(input: Cause.Cause<E>, known: Known): Cause.Cause<E> =>
+  redactCause(input, (e) => known.value(e))
+
+const redactCause = <E>(input: Cause.Cause<E>, redact: (value: unknown) => unknown): Cause.Cause<E> =>
+  Cause.match(input, {
+    onEmpty: Cause.empty as Cause.Cause<E>,
+    onFail: (error) => Cause.fail(redact(error) as E),
+    onDie: (defect) => Cause.die(redact(defect)),
+    onInterrupt: (fiberId) => Cause.interrupt(fiberId),
+    onSequential: (left, right) => Cause.sequential(left, right),
+    onParallel: (left, right) => Cause.parallel(left, right),
+  })
+
+/**
+ * An error as the Promise facade rejects with it: the same class and fields, its message,
+ * stack and cause redacted.
+ *
+ * @since 0.4.0
+ * @category redacting
+ */
+export const error = <A>(input: A, known: Known): A => known.value(input)
+
+/**
+ * `inner`, handed messages, annotations and causes with the known ids redacted. The client wraps
+ * every logger its fibers use with it; an app's own logger needs nothing more.
+ *
+ * @since 0.4.0
+ * @category logging
+ */
+export const logger = <Message, Output>(
+  inner: Logger.Logger<Message, Output>,
+  known: Known,
+): Logger.Logger<Message, Output> =>
+  Logger.mapInputOptions(inner, (options) => ({
+    ...options,
+    message: known.value(options.message),
+    annotations: HashMap.map(options.annotations, (annotation) => known.value(annotation)),
+    cause: cause(options.cause, known),
+  }))
+
+/**
+ * `inner`, whose spans get attributes, events and the exit they end with redacted (an error's
+ * message on a failed span, a log line's event). The client runs its fibers under it.
+ *
+ * @since 0.4.0
+ * @category tracing
+ */
+export const tracer = (inner: Tracer.Tracer, known: Known): Tracer.Tracer =>
+  Tracer.make({
+    context: (f, fiber) => inner.context(f, fiber),
+    span: (name, parent, context, links, startTime, kind, options) => {
+      const span = inner.span(known.text(name), parent, context, links, startTime, kind, options)
+      // The span itself is handed on (a child names it as its parent, and a tracer may check
+      // its class): only the three ways data gets into it are redacted.
+      const attribute = span.attribute.bind(span)
+      const event = span.event.bind(span)
+      const end = span.end.bind(span)
+      span.attribute = (key, attributeValue) => attribute(key, known.value(attributeValue))
+      span.event = (eventName, at, attributes) =>
+        event(known.text(eventName), at, attributes === undefined ? undefined : known.value(attributes))
+      span.end = (endTime, exit) =>
+        end(endTime, Exit.isFailure(exit) ? Exit.failCause(cause(exit.cause, known)) : exit)
+      return span
+    },
+  })
+
+/** Reads the task ids of records (and of `{ record }`, `{ records }` pages) in a store's traffic. */
+const scan = (known: Known, value: unknown, depth: number): void => {
+  if (depth > 3 || typeof value !== "object" || value === null) return
+  if (Array.isArray(value)) {
+    for (const item of value) scan(known, item, depth + 1)
+    return
+  }
+  const row = value as { readonly taskId?: unknown; readonly strayTasks?: unknown }
+  if (typeof row.taskId === "string") known.add(row.taskId)
+  if (Array.isArray(row.strayTasks)) {
+    for (const stray of row.strayTasks) scan(known, stray, depth + 1)
+  }
+  if (Object.getPrototypeOf(value) === Object.prototype) {
+    for (const field of Object.values(value)) scan(known, field, depth + 1)
+  }
+}
+
+/**
+ * `store`, telling `known` every task id that passes through it: in the records written (a new
+ * task id reaches the store before anything shows it) and in those read. The client and the CLI
+ * learn their ids this way.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const watchStore = (store: HandleStore, known: Known): HandleStore =>
+  new Proxy(store, {
+    get: (target, property, receiver) => {
+      const member: unknown = Reflect.get(target, property, receiver)
+      if (typeof member !== "function") return member
+      return (...args: ReadonlyArray<unknown>) => {
+        for (const arg of args) scan(known, arg, 0)
+        const result: unknown = member.apply(target, args)
+        return Effect.isEffect(result)
+          ? Effect.tap(result, (value) => Effect.sync(() => scan(known, value, 0)))
+          : result
+      }
+    },
+  })

@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type {
@@ -30,14 +31,17 @@ import * as EngineContext from "./internal/engine/context.js"
 import { make as makeEngine } from "./internal/engine.js"
 import * as Events from "./internal/events.js"
 import * as Outcomes from "./internal/outcomes.js"
+import * as Redacting from "./internal/redacting.js"
 import * as Telemetry from "./internal/telemetry.js"
 import type { InvalidJson, JsonInput, JsonLimits, JsonObject } from "./Json.js"
 import type { Outcome } from "./Outcome.js"
 import type { Polling } from "./Polling.js"
+import * as Redaction from "./Redaction.js"
 import type { InvalidServerUrl } from "./ServerIdentity.js"
 import type { ServerRequest } from "./ServerRequest.js"
 import * as TaskReference from "./TaskReference.js"
 import type { InvalidToolDefinition, ServerEndpoint, ToolInfo, Wire, WireError } from "./Wire.js"
+import * as WireModule from "./Wire.js"
 
 /**
  * One request for input from the server, surfaced once per key: either inside a task
@@ -449,6 +453,14 @@ export interface TaskClient {
    * adapter turns into its own tool definitions.
    */
   readonly listTools: (server: string) => Effect.Effect<ReadonlyArray<ToolInfo>, UnknownServer | WireError>
+
+  /**
+   * The task ids this client has met, to redact them from what the app shows (see `Redaction`).
+   * The client's own logs, spans and the Promise facade's errors already go through it.
+   *
+   * @since 0.4.0
+   */
+  readonly redaction: Redaction.Known
 }
 
 /**
@@ -488,9 +500,17 @@ export type MakeError = InvalidServerUrl | InstanceIdInUse | StoreError
 export const make = (
   options: Options,
 ): Effect.Effect<TaskClient, MakeError, HandleStore | Wire | Polling | Scope.Scope> =>
-  Effect.zipWith(makeEngine(options), Store.HandleStore, ({ client, signals, refusedAnswers }, store) => {
+  Effect.gen(function* () {
+    // Every task id the client meets passes through its store: that is where `known` learns
+    // them, and every output of the client (logs, spans, errors) is redacted with it.
+    const known = Redaction.make()
+    const wire = yield* WireModule.Wire
+    const store = Redaction.watchStore(yield* Store.HandleStore, known)
+    const { client, signals, refusedAnswers } = yield* Redacting.redacting(makeEngine(options), known).pipe(
+      Effect.provideService(Store.HandleStore, store),
+    )
     const scopeOf = (scope: string | undefined) => scope ?? options.defaultScope ?? defaults.scope
-    return {
+    const members: Omit<TaskClient, "redaction"> = {
       ...client,
       callTool: (server, tool, args, callOptions) =>
         Telemetry.callTool(server, tool, callOptions, client.callTool(server, tool, args, callOptions)),
@@ -510,9 +530,50 @@ export const make = (
         leaseMs: options.leaseMs ?? defaults.leaseMs,
         defaultScope: scopeOf(undefined),
         settle: (key, scope) => Telemetry.onRow(scope, key, client.settle(key, scope)),
+        probe: (endpoint, taskId, generation) =>
+          wire.getTask(endpoint, taskId, generation === "v1" ? { generation: "2025-11-25" } : undefined).pipe(
+            Effect.as(Option.none<string>()),
+            Effect.catchAll((error) =>
+              Effect.succeed(
+                error._tag === "RpcErrorAnswer" && error.error.code === WireModule.invalidParams
+                  ? // The server's words may quote the id.
+                    Option.some(Redaction.text(error.error.message, [taskId]))
+                  : Option.none<string>(),
+              ),
+            ),
+          ),
       }),
     }
+    return { ...guard(members, known), redaction: known }
   })
+
+/**
+ * Each member's effect (and a returned handle's `outcome`) runs logging and tracing through
+ * `Redaction`: whatever the caller installed sees no task id whole.
+ */
+const guard = <T extends object>(members: T, known: Redaction.Known): T => {
+  const wrapEffect = (effect: Effect.Effect<unknown, unknown, unknown>) =>
+    Redacting.redacting(
+      Effect.map(effect, (value) =>
+        typeof value === "object" && value !== null && "outcome" in value && Effect.isEffect(value.outcome)
+          ? { ...value, outcome: Redacting.redacting(value.outcome, known) }
+          : value,
+      ),
+      known,
+    )
+  const out: Record<string, unknown> = {}
+  for (const [name, member] of Object.entries(members)) {
+    out[name] = Effect.isEffect(member)
+      ? wrapEffect(member)
+      : typeof member === "function"
+        ? (...args: ReadonlyArray<unknown>) => {
+            const result: unknown = member(...args)
+            return Effect.isEffect(result) ? wrapEffect(result) : result
+          }
+        : member
+  }
+  return out as T
+}
 
 /**
  * @since 0.1.0

@@ -5,8 +5,20 @@
  * then polls, answers input for, cancels and settles like any call of its own; and a row's task
  * is exported as such a reference, for `session.resumeTask(reference)`.
  *
+ * Task ids may be bearer credentials, and keys are shown everywhere (logs, spans, `list`): an
+ * adopted row's default key is `adopted:` and the first 16 hex digits of the SHA-256 of its task
+ * id (WebCrypto), never the id. Adopting the same id again computes the same key and finds the
+ * row. Rows adopted before (keyed and marked `adopted:{taskId}`) are still found: with no key
+ * given, adoption looks for that old key first and keeps using it (its outputs are redacted
+ * like any text holding a known task id; see `Redaction`).
+ *
+ * Before it writes anything, adoption asks the server for the task (`tasks/get`): a task id the
+ * server does not know (-32602, in either generation) fails with `UnknownTask` and records
+ * nothing, rather than a row that would end `expired` on its first poll. A server that cannot
+ * answer now does not stop the adoption; its first poll decides.
+ *
  * An adopted row never launched anything: it stores no arguments (so it can never be re-issued),
- * its `argumentsHash` is the marker `adopted:{taskId}` (so `callTool` with the same key is
+ * its `argumentsHash` is the marker `adopted:{hash}` (so `callTool` with the same key is
  * `KeyReused`), and it starts `working`, due at once, leased to nobody, with the default first poll
  * interval until its first poll brings the task's own fields. Adoption is idempotent by
  * key: adopting the same task under the same key again returns the row, and an adoption cut short
@@ -25,6 +37,7 @@ import { InvalidKey, UnknownKey, UnknownServer } from "./ClientError.js"
 import { HandleRecord, localError, TaskSnapshot, withTransition } from "./HandleRecord.js"
 import * as Store from "./HandleStore.js"
 import * as Polling from "./Polling.js"
+import * as Redaction from "./Redaction.js"
 import * as ServerIdentity from "./ServerIdentity.js"
 import type { Handle } from "./TaskClient.js"
 import type { ServerEndpoint } from "./Wire.js"
@@ -84,6 +97,23 @@ export class AdoptionConflict extends Schema.TaggedError<AdoptionConflict>()("Ad
 }
 
 /**
+ * The server does not know the task id it was asked to adopt (it answered -32602): nothing was
+ * recorded. The id is shown shortened (`Redaction.taskId`).
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export class UnknownTask extends Schema.TaggedError<UnknownTask>()("UnknownTask", {
+  server: Schema.String,
+  taskId: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message(): string {
+    return `the server ${this.server} does not know task ${Redaction.taskId(this.taskId)}: ${this.reason}`
+  }
+}
+
+/**
  * The row has no task to export: it is still being dispatched, in doubt, or was answered
  * directly.
  *
@@ -104,7 +134,10 @@ export class NoTask extends Schema.TaggedError<NoTask>()("NoTask", {
  * @category models
  */
 export interface AdoptOptions {
-  /** The row's key. Default `adopted:{taskId}`, so that adopting one task twice finds its row. */
+  /**
+   * The row's key. Default `adopted:{hash}` (a SHA-256 prefix of the task id, never the id), so
+   * that adopting one task twice finds its row.
+   */
   readonly key?: string | undefined
   readonly scope?: string | undefined
   /** The tool the task runs, if the app knows it (shown by `list` and `show`). Default `(adopted)`. */
@@ -123,6 +156,18 @@ export interface AdoptContext {
   readonly owner: string
   readonly leaseMs: number
   readonly defaultScope: string
+  /**
+   * Asks the server for the task before anything is written: why not, when the server does not
+   * know it (-32602); none when it does or cannot tell now. Without it, the task is adopted
+   * unasked.
+   */
+  readonly probe?:
+    | ((
+        endpoint: ServerEndpoint,
+        taskId: string,
+        generation: "v1" | "v2",
+      ) => Effect.Effect<Option.Option<string>>)
+    | undefined
 }
 
 /**
@@ -152,7 +197,23 @@ const decodeTask = (
   )
 }
 
-const adoptedMarker = (taskId: string) => `adopted:${taskId}`
+/**
+ * `adopted:` and the first 16 hex digits of SHA-256(taskId): the same id always gives the same
+ * key, and the key never shows the id.
+ *
+ * @since 0.4.0
+ * @category constructors
+ */
+export const adoptedKey = (taskId: string): Effect.Effect<string> =>
+  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(taskId))).pipe(
+    Effect.map(
+      (digest) =>
+        `adopted:${Array.from(new Uint8Array(digest).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("")}`,
+    ),
+  )
+
+/** What rows adopted before keys were hashed are keyed and marked with. */
+const legacyKey = (taskId: string) => `adopted:${taskId}`
 
 /** The rule `callTool` applies to keys and scopes: they are indexed text, shown in logs and terminals. */
 const checkName = (what: "key" | "scope", name: string): Either.Either<string, InvalidKey> =>
@@ -179,7 +240,12 @@ export const adopt = (
   context: AdoptContext,
 ): Effect.Effect<
   Adopted,
-  InvalidReference | InvalidKey | AdoptionConflict | ServerIdentity.InvalidServerUrl | Store.StoreError,
+  | InvalidReference
+  | InvalidKey
+  | AdoptionConflict
+  | UnknownTask
+  | ServerIdentity.InvalidServerUrl
+  | Store.StoreError,
   Store.HandleStore
 > =>
   Effect.gen(function* () {
@@ -187,8 +253,17 @@ export const adopt = (
     const store = yield* Store.HandleStore
     const serverId = yield* ServerIdentity.of(context.endpoint)
     const scope = yield* checkName("scope", options.scope ?? context.defaultScope)
-    const key = yield* checkName("key", options.key ?? `adopted:${taskId}`)
-    const marker = adoptedMarker(taskId)
+    // With no key given: a row adopted under the old key (the id itself) is that task's row.
+    const legacy =
+      options.key === undefined
+        ? Option.filter(
+            yield* store.get(scope, legacyKey(taskId)),
+            (row) => row.argumentsHash === legacyKey(taskId),
+          )
+        : Option.none()
+    const hashed = yield* adoptedKey(taskId)
+    const marker = Option.isSome(legacy) ? legacyKey(taskId) : hashed
+    const key = yield* checkName("key", options.key ?? (Option.isSome(legacy) ? legacyKey(taskId) : hashed))
     const conflict = (reason: string) => new AdoptionConflict({ scope, key, reason })
     // The row may change between its insert and the write that adopts it (this instance's own
     // sweep finds a pending row of its owner and records it in doubt): read it again and adopt
@@ -211,7 +286,8 @@ export const adopt = (
       if (row.taskId === taskId) return { record: row, adopted: false }
       // Ours, and not yet finished: written just now, or an adoption a crash cut short.
       const unfinished =
-        row.argumentsHash === marker &&
+        // (an adoption cut short before keys were hashed carries the old marker)
+        (row.argumentsHash === marker || row.argumentsHash === legacyKey(taskId)) &&
         row.taskId === null &&
         (row.status === "pending" || row.status === "in_doubt")
       if (!unfinished) return yield* conflict("the key already names another call")
@@ -287,6 +363,16 @@ export const adopt = (
         }),
       )
     })
+    // Ask the server only when this would be a new adoption: a row that holds the task already is
+    // returned as it is, even once the server has forgotten the task.
+    const existing = yield* store.get(scope, key)
+    const holds = Option.isSome(existing) && existing.value.taskId === taskId
+    if (!holds && context.probe !== undefined) {
+      const unknown = yield* context.probe(context.endpoint, taskId, generation)
+      if (Option.isSome(unknown)) {
+        return yield* new UnknownTask({ server: context.endpoint.name, taskId, reason: unknown.value })
+      }
+    }
     return yield* once.pipe(
       Effect.retry({ times: 4, while: (error) => error instanceof RowChanged }),
       Effect.catchIf(
@@ -337,6 +423,7 @@ export interface TaskReferences {
     | InvalidReference
     | InvalidKey
     | AdoptionConflict
+    | UnknownTask
     | ServerIdentity.InvalidServerUrl
     | Store.StoreError
   >
@@ -373,6 +460,7 @@ export const make = (
     readonly leaseMs: number
     readonly defaultScope: string
     readonly settle: (key: string, scope: string) => Handle["outcome"]
+    readonly probe?: AdoptContext["probe"]
   },
 ): TaskReferences => {
   const byName = new Map(options.servers.map((server) => [server.name, server]))
@@ -392,6 +480,7 @@ export const make = (
           owner: options.owner,
           leaseMs: options.leaseMs,
           defaultScope: options.defaultScope,
+          probe: options.probe,
         }).pipe(Effect.provideService(Store.HandleStore, store))
         return {
           key: record.key,

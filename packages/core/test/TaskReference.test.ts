@@ -77,7 +77,13 @@ describe("adopting a task the app already holds", () => {
       const p = yield* startProcess(h, { background: false })
       const taskId = yield* createTask(h, "slow", { n: 1 })
       const handle = yield* p.client.adopt("fake", taskId, { tool: "slow" })
-      expect(handle).toMatchObject({ key: `adopted:${taskId}`, scope: "default", launched: false })
+      // Keyed by a hash of the task id, never the id (task ids may be bearer credentials).
+      expect(handle).toMatchObject({
+        key: yield* TaskReference.adoptedKey(taskId),
+        scope: "default",
+        launched: false,
+      })
+      expect(handle.key).not.toContain(taskId)
       expect(handle.record).toMatchObject({
         taskId,
         status: "working",

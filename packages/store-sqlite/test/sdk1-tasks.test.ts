@@ -104,6 +104,15 @@ describe("a 2025-11-25 server on the official SDK 1.x task API", () => {
     expect((await launches())["slow-1"]).toBe(1)
   }, 60_000)
 
+  it("adopting a task id the server never handed out is UnknownTask (-32602), nothing recorded, the id not shown", async () => {
+    const unknown = "00000000000000000000000000000000"
+    const run = client("adopt-unknown.db", "adopt-unknown", unknown)
+    const done = await run.next((line) => "rejected" in line)
+    expect(done.rejected).toMatchObject({ _tag: "UnknownTask" })
+    expect(JSON.stringify(done.rejected)).not.toContain(unknown)
+    expect(done.rows).toBe(0)
+  }, 60_000)
+
   it("a cancel ends the call cancelled (tasks/cancel)", async () => {
     const run = client("cancel.db", "cancel", "cancel-1", "sleep_60000")
     const done = await run.next((line) => "outcome" in line)

@@ -29,7 +29,10 @@ export const make = (
   options: TaskClient.Options,
 ): Effect.Effect<
   {
-    readonly client: Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    readonly client: Omit<
+      TaskClient.TaskClient,
+      Outcomes.Members | TaskReference.Members | Events.Members | "redaction"
+    >
     /** Writes of rows in this process, for the members built outside the engine (events). */
     readonly signals: Context.RowSignals
     /** A row's open questions whose handler here answered with what does not fit (events). */
@@ -110,6 +113,9 @@ export const make = (
           ? Effect.fail(new ClientError.UnknownServer({ server: name }))
           : ctx.wire.listTools(server.endpoint)
       },
-    } satisfies Omit<TaskClient.TaskClient, Outcomes.Members | TaskReference.Members | Events.Members>
+    } satisfies Omit<
+      TaskClient.TaskClient,
+      Outcomes.Members | TaskReference.Members | Events.Members | "redaction"
+    >
     return { client, signals: ctx.signals, refusedAnswers: (id: string) => Answers.refusedAnswers(ctx, id) }
   })
