@@ -120,8 +120,6 @@ const collectRelated = (value: unknown, into: Array<string>, depth: number): voi
   }
 }
 
-const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-
 /**
  * `text` with every occurrence of one of `ids` (those at least `minTextLength` long; a string
  * that is exactly an id, whatever its length) replaced by its short form.
@@ -141,6 +139,24 @@ export const text = (input: string, ids: Iterable<string>): string => make({ ids
  */
 export const value = <A>(input: A, ids: Iterable<string>): A => make({ ids }).value(input)
 
+// A polynomial hash of `minTextLength` characters, modulo 2^32, that rolls by one character.
+const hashBase = 31
+const hashDrop = (() => {
+  let power = 1
+  for (let i = 1; i < minTextLength; i++) power = Math.imul(power, hashBase)
+  return power >>> 0
+})()
+
+const prefixHash = (text: string, from = 0): number => {
+  let hash = 0
+  for (let i = from; i < from + minTextLength; i++)
+    hash = (Math.imul(hash, hashBase) + text.charCodeAt(i)) >>> 0
+  return hash
+}
+
+const rollHash = (hash: number, leaving: number, entering: number): number =>
+  (Math.imul((hash - Math.imul(leaving, hashDrop)) >>> 0, hashBase) + entering) >>> 0
+
 /**
  * A new, empty `Known` (or holding `ids`).
  *
@@ -153,7 +169,30 @@ export const make = (
   const capacity = options.capacity ?? 10_000
   // Insertion-ordered: the oldest is the first to go past capacity.
   const ids = new Set<string>()
-  let pattern: RegExp | null | undefined
+  // Ids long enough to be looked for inside text, by a hash of their first `minTextLength`
+  // characters, longest first. A scan of a string rolls that hash along it: one Map lookup per
+  // character whatever the number of ids (an alternation regex of every id cost a recompile per
+  // new id, half a second at 10,000, and grew with the ids on every string).
+  const byPrefix = new Map<number, Array<string>>()
+  const index = (id: string) => {
+    if (id.length < minTextLength) return
+    const hash = prefixHash(id)
+    const list = byPrefix.get(hash)
+    if (list === undefined) byPrefix.set(hash, [id])
+    else {
+      list.push(id)
+      list.sort((a, b) => b.length - a.length)
+    }
+  }
+  const unindex = (id: string) => {
+    if (id.length < minTextLength) return
+    const hash = prefixHash(id)
+    const list = byPrefix.get(hash)
+    if (list === undefined) return
+    const rest = list.filter((other) => other !== id)
+    if (rest.length === 0) byPrefix.delete(hash)
+    else byPrefix.set(hash, rest)
+  }
   const add = (...more: ReadonlyArray<string | null | undefined>) => {
     for (const id of more) {
       if (typeof id !== "string" || id.length === 0) continue
@@ -164,25 +203,40 @@ export const make = (
         continue
       }
       ids.add(id)
-      pattern = undefined
+      index(id)
       if (ids.size > capacity) {
         const oldest = ids.values().next().value
-        if (oldest !== undefined) ids.delete(oldest)
+        if (oldest !== undefined) {
+          ids.delete(oldest)
+          unindex(oldest)
+        }
       }
     }
   }
   for (const id of options.ids ?? []) add(id)
-  const regex = (): RegExp | null => {
-    if (pattern !== undefined) return pattern
-    // Longest first, so an id that contains another is replaced whole.
-    const long = [...ids].filter((id) => id.length >= minTextLength).sort((a, b) => b.length - a.length)
-    pattern = long.length === 0 ? null : new RegExp(long.map(escapeRegex).join("|"), "g")
-    return pattern
-  }
   const redactText = (input: string): string => {
     if (ids.has(input)) return taskId(input)
-    const re = regex()
-    return re === null ? input : input.replace(re, (id) => taskId(id))
+    if (byPrefix.size === 0 || input.length < minTextLength) return input
+    let out = ""
+    let copied = 0
+    let at = 0
+    let hash = prefixHash(input)
+    for (;;) {
+      const candidates = byPrefix.get(hash)
+      const found = candidates?.find((id) => input.startsWith(id, at))
+      if (found !== undefined) {
+        out += input.slice(copied, at) + taskId(found)
+        at += found.length
+        copied = at
+        if (at + minTextLength > input.length) break
+        hash = prefixHash(input, at)
+        continue
+      }
+      if (at + minTextLength >= input.length) break
+      hash = rollHash(hash, input.charCodeAt(at), input.charCodeAt(at + minTextLength))
+      at++
+    }
+    return copied === 0 ? input : out + input.slice(copied)
   }
   const walk = (input: unknown, depth: number, seen: WeakMap<object, unknown>): unknown => {
     if (typeof input === "string") return redactText(input)

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as fc from "fast-check"
 import { type Harness, makeHarness, runFor, serverUrl, startProcess, withStore } from "./support/harness.js"
 
 const otel = (exporter: InMemorySpanExporter) =>
@@ -46,16 +47,14 @@ const capturing = () => {
 
 /** Everything a finished span carries, as text. */
 const spanText = (exporter: InMemorySpanExporter) =>
-  exporter
-    .getFinishedSpans()
-    .map((span) =>
-      JSON.stringify({
-        name: span.name,
-        attributes: span.attributes,
-        events: span.events,
-        status: span.status,
-      }),
-    )
+  exporter.getFinishedSpans().map((span) =>
+    JSON.stringify({
+      name: span.name,
+      attributes: span.attributes,
+      events: span.events,
+      status: span.status,
+    }),
+  )
 
 const tools = [
   {
@@ -146,6 +145,43 @@ describe("Redaction", () => {
     // A short id is replaced where it is a whole string, never inside other text.
     expect(Redaction.value({ a: "42", b: "x42y" }, ["42"])).toEqual({ a: "…", b: "x42y" })
     expect(Redaction.idsOf({ taskId: id, result })).toEqual([id, other])
+  })
+
+  it("text replaces, leftmost and longest first, every known id long enough, as a regex of them all would", () => {
+    // Ids over a small alphabet, so that they overlap, contain each other and recur in the text.
+    const alphabet = fc.constantFrom("a", "b", "c", "-", "é", "😀")
+    const chars = (max: number) => fc.array(alphabet, { maxLength: max }).map((cs) => cs.join(""))
+    // Some ids share a stem as long as the hashed prefix, so that one is a prefix of another.
+    const id = fc
+      .oneof(
+        fc.tuple(fc.constantFrom("", "abcab-", "ab😀cé"), chars(4)),
+        fc.tuple(fc.constant(""), chars(10)),
+      )
+      .map(([stem, rest]) => stem + rest)
+      .filter((text) => text.length > 0)
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(id, { maxLength: 8 }),
+        fc.array(fc.oneof(alphabet, id), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 8 }),
+        (ids, parts, capacity) => {
+          const input = parts.join("")
+          const known = Redaction.make({ ids, capacity })
+          const kept = ids.slice(-capacity)
+          const long = kept
+            .filter((k) => k.length >= Redaction.minTextLength)
+            .sort((a, b) => b.length - a.length)
+          const escaped = long.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          const expected = kept.includes(input)
+            ? Redaction.taskId(input)
+            : long.length === 0
+              ? input
+              : input.replace(new RegExp(escaped.join("|"), "g"), (match) => Redaction.taskId(match))
+          expect(known.text(input)).toBe(expected)
+        },
+      ),
+      { numRuns: 2000 },
+    )
   })
 
   it("an error keeps its class and tag, with message, stack and fields redacted", () => {
