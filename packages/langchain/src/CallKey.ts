@@ -44,6 +44,16 @@ export type Derive = (call: CallIdentity) => string
 export const derive: Derive = ({ threadId, toolCallId }) => `${threadId}:${toolCallId}`
 
 /**
+ * Whether `handle` is a key the default derivation gives for `threadId`: the companion tools of
+ * handle mode look only at the calls of their own thread.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const belongsTo = (threadId: string, handle: string): boolean =>
+  handle.startsWith(`${threadId}:`) && handle.length > threadId.length + 1
+
+/**
  * The tool ran without a thread id: neither `config.configurable.thread_id` nor the `threadId`
  * option. Nothing was recorded or sent: a key without a thread would not be found again by a
  * resumed graph, whose re-executed call would then launch a second time.

@@ -1,8 +1,10 @@
 /**
  * A durable client's MCP server as LangChain tools. Each tool records its call under a key
- * derived from the LangGraph thread and the tool-call id before the request leaves, then follows
- * it to its end (a direct answer, or a task polled to its result) and returns a `ToolMessage`
- * whose content the model reads and whose `artifact` is the `ToolOutput`. A graph resumed from its
+ * derived from the LangGraph thread and the tool-call id before the request leaves, then (in
+ * `wait` mode) follows it to its end (a direct answer, or a task polled to its result), or (in
+ * `handle` mode) returns at once with the key as a handle for the companion tools `check_call`
+ * and `wait_for_call`. It returns a `ToolMessage` whose content the model reads and whose
+ * `artifact` is the `ToolOutput`. A graph resumed from its
  * checkpoint (after a crash, a restart, an interrupt) re-executes the same tool call and attaches
  * to the call already recorded: never a second launch.
  *
@@ -25,6 +27,7 @@ import { ServerRequest } from "@mcp-handles/core"
 import * as Data from "effect/Data"
 import * as CallKey from "./CallKey.js"
 import type * as InputInterrupt from "./InputInterrupt.js"
+import * as Companions from "./internal/companions.js"
 import * as Handoff from "./internal/handoff.js"
 import * as ToolOutput from "./ToolOutput.js"
 
@@ -66,8 +69,22 @@ export interface Options {
    * tool run outside LangGraph. Without either, a call is refused (`MissingThreadId`).
    */
   readonly threadId?: string | undefined
+  /**
+   * `wait` (default): a tool returns the call's outcome. `handle`: it returns at once with a
+   * handle (the call's key), and `check_call` / `wait_for_call` join the tools, for work longer
+   * than a model turn. In handle mode a question of the server is not an `interrupt()`: the
+   * companions report it (`input_required`, with the question) or answer it with `onInput`.
+   */
+  readonly mode?: "wait" | "handle" | undefined
   /** Derives a call's key; default `{threadId}:{toolCallId}` (see `CallKey.derive`). */
   readonly key?: CallKey.Derive | undefined
+  /**
+   * Which handles the companion tools accept, for the thread they run in. Default: those the
+   * default key derivation gives for that thread (`CallKey.belongsTo`). Set it with a custom `key`.
+   */
+  readonly ownsHandle?: ((threadId: string, handle: string) => boolean) | undefined
+  /** Add `check_call` and `wait_for_call` in `wait` mode too. Default: only in `handle` mode. */
+  readonly companions?: boolean | undefined
   /** The scope calls are recorded in. Default: the client's. */
   readonly scope?: string | undefined
   /** Only these tools of the server (default: all). */
@@ -101,6 +118,22 @@ export class NoInputPath extends Data.TaggedError("NoInputPath")<{
 }> {
   override get message(): string {
     return `${this.key} asks for input, and neither onInput nor @langchain/langgraph's interrupt() is there to ask it; it stays open`
+  }
+}
+
+/**
+ * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
+ * with `tools`, or the companions with `companions: false`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
+  readonly server: string
+  readonly tool: string
+}> {
+  override get message(): string {
+    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: leave one of them out (the option tools, or companions: false)`
   }
 }
 
@@ -139,6 +172,8 @@ export const mcpTools = async (
   client: PromiseClient.PromiseTaskClient,
   options: Options,
 ): Promise<Array<McpTool>> => {
+  const mode = options.mode ?? "wait"
+  const companions = options.companions ?? mode === "handle"
   const derive = options.key ?? CallKey.derive
   const scope = options.scope
   const listed = await client.listTools(options.server)
@@ -228,11 +263,13 @@ export const mcpTools = async (
         const cancelOnAbort = options.onAbort === "cancel"
         const launched = await Handoff.launch(client, options, info.name, input, key, config.signal)
         let output: ToolOutput.ToolOutput | undefined
-        if (launched._tag === "Launched") output = await wait(info, key, threadId, config.signal)
+        if (launched._tag === "Launched" && mode === "handle" && !launched.rests)
+          output = await Handoff.current(client, key, scope, Handoff.started)
+        else if (launched._tag === "Launched") output = await wait(info, key, threadId, config.signal)
         else if (cancelOnAbort) await launched.calling.catch(() => undefined)
         output ??= cancelOnAbort
           ? await Handoff.cancelled(client, key, scope)
-          : await Handoff.current(client, key, scope)
+          : await Handoff.current(client, key, scope, Handoff.stopped(companions))
         const { content, isError } = ToolOutput.toContent(output)
         return new ToolMessage({
           content: typeof content === "string" ? content : [...content],
@@ -244,7 +281,7 @@ export const mcpTools = async (
       },
       {
         name: info.name,
-        description: info.description ?? info.title ?? info.name,
+        description: Handoff.describe(info, mode),
         schema: inputSchemaOf(info),
         metadata: {
           server: options.server,
@@ -254,5 +291,21 @@ export const mcpTools = async (
       },
     ) as McpTool
 
-  return wanted.map(durable)
+  const tools = wanted.map(durable)
+  if (!companions) return tools
+  for (const name of Companions.names) {
+    if (tools.some((tool) => tool.name === name))
+      throw new CompanionNameTaken({ server: options.server, tool: name })
+  }
+  return [
+    ...tools,
+    ...Companions.make(client, {
+      scope,
+      threadOf: (config) => threadOf(config, options),
+      missingThread: (tool) => new CallKey.MissingThreadId({ tool }),
+      owns: options.ownsHandle ?? CallKey.belongsTo,
+      answer,
+      onInput: options.onInput,
+    }),
+  ]
 }

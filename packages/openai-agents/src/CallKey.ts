@@ -81,3 +81,13 @@ export const hashArgs = (args: unknown): string => {
  */
 export const derive: Derive = ({ runId, turn, tool, args, ordinal }) =>
   `${runId}:${turn}:${tool}:${ordinal}:${hashArgs(args)}`
+
+/**
+ * Whether `handle` is a key the default derivation gives for `runId`: the companion tools of
+ * handle mode look only at the calls of their own run.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const belongsTo = (runId: string, handle: string): boolean =>
+  handle.startsWith(`${runId}:`) && handle.length > runId.length + 1

@@ -31,6 +31,7 @@ import type {
 } from "@openai/agents-core"
 import * as Data from "effect/Data"
 import * as CallKey from "./CallKey.js"
+import * as Companions from "./internal/companions.js"
 import * as Follow from "./internal/follow.js"
 import type * as ToolOutput from "./ToolOutput.js"
 
@@ -58,8 +59,22 @@ export interface Options<TContext = unknown> {
   readonly runId: string | ((runContext: RunContext<TContext>) => string)
   /** The server's name in the SDK (tool prefixes, traces). Default: `server`. */
   readonly name?: string | undefined
+  /**
+   * `wait` (default): a tool call returns the call's outcome. `handle`: it returns at once with
+   * a handle (the call's key), and the server also lists and serves `check_call` and
+   * `wait_for_call`, for work longer than a model turn.
+   */
+  readonly mode?: "wait" | "handle" | undefined
   /** Derives a call's key (see `CallKey.derive`, the default). */
   readonly key?: CallKey.Derive | undefined
+  /**
+   * Which handles the companion tools accept, for the run they are called in. Default: those
+   * the default key derivation gives for that run id (`CallKey.belongsTo`). Set it with a custom
+   * `key`.
+   */
+  readonly ownsHandle?: ((runId: string, handle: string) => boolean) | undefined
+  /** List and serve `check_call` and `wait_for_call` in `wait` mode too. Default: only in `handle` mode. */
+  readonly companions?: boolean | undefined
   /** The scope calls are recorded in. Default: the client's. */
   readonly scope?: string | undefined
   /**
@@ -106,6 +121,23 @@ export class RunIdUnknown extends Data.TaggedError("RunIdUnknown")<{
 }
 
 /**
+ * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): `listTools`
+ * fails with it rather than list two tools of one name. Turn the companions off
+ * (`companions: false`, and `wait` mode) for such a server.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
+  readonly server: string
+  readonly tool: string
+}> {
+  override get message(): string {
+    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: turn the companions off (companions: false) for it`
+  }
+}
+
+/**
  * A tool as `listTools` gives it to the SDK.
  *
  * @since 0.1.0
@@ -137,6 +169,8 @@ class Server implements DurableMcpServer {
   readonly #ordinals = new WeakMap<object, Map<string, number>>()
   /** Calls made outside a run (`callTool` by hand): counted per server. */
   readonly #bare = {}
+  readonly #mode: "wait" | "handle"
+  readonly #companions: boolean
 
   constructor(
     readonly client: PromiseClient.PromiseTaskClient,
@@ -144,6 +178,8 @@ class Server implements DurableMcpServer {
   ) {
     this.name = options.name ?? options.server
     this.cacheToolsList = options.cacheToolsList ?? true
+    this.#mode = options.mode ?? "wait"
+    this.#companions = options.companions ?? this.#mode === "handle"
     if (options.toolFilter !== undefined) this.toolFilter = options.toolFilter
     if (options.useStructuredContent !== undefined) this.useStructuredContent = options.useStructuredContent
     if (options.errorFunction !== undefined) this.errorFunction = options.errorFunction
@@ -176,15 +212,27 @@ class Server implements DurableMcpServer {
 
   listTools(): Promise<Array<MCPTool>> {
     if (this.cacheToolsList && this.#tools !== undefined) return this.#tools
-    const listing = this.client.listTools(this.options.server).then((infos) =>
-      infos.map(
-        (info): MCPTool => ({
-          name: info.name,
-          ...(info.description === undefined ? {} : { description: info.description }),
-          inputSchema: schemaOf(info),
-        }),
-      ),
-    )
+    const listing = this.client
+      .listTools(this.options.server)
+      .then((infos) => {
+        if (!this.#companions) return infos
+        // Two tools of one name: the SDK would call one for the other.
+        const taken = infos.find((info) => Companions.names.includes(info.name))
+        if (taken !== undefined)
+          throw new CompanionNameTaken({ server: this.options.server, tool: taken.name })
+        return infos
+      })
+      .then((infos) =>
+        infos
+          .map(
+            (info): MCPTool => ({
+              name: info.name,
+              ...(info.description === undefined ? {} : { description: info.description }),
+              inputSchema: schemaOf(info),
+            }),
+          )
+          .concat(this.#companions ? Companions.tools() : []),
+      )
     if (this.cacheToolsList) {
       this.#tools = listing
       listing.catch(() => {
@@ -233,6 +281,21 @@ class Server implements DurableMcpServer {
       runId = this.options.runId
       key = this.#key(this.#bare, runId, 0, toolName, input)
     }
+    const onInput =
+      this.options.onInput === undefined
+        ? undefined
+        : (request: PromiseClient.PromiseInputRequest) =>
+            (this.options.onInput as NonNullable<Options<never>["onInput"]>)({ ...request, runId })
+    if (this.#companions && Companions.names.includes(toolName))
+      return await Companions.call({
+        client: this.client,
+        scope: this.options.scope,
+        tool: toolName,
+        args: input,
+        owns: (handle) => (this.options.ownsHandle ?? CallKey.belongsTo)(runId, handle),
+        signal: options?.signal,
+        onInput,
+      })
     return await Follow.call({
       client: this.client,
       server: this.options.server,
@@ -241,14 +304,8 @@ class Server implements DurableMcpServer {
       args: input,
       key,
       signal: options?.signal,
-      onInput:
-        this.options.onInput === undefined
-          ? undefined
-          : (request) =>
-              (this.options.onInput as NonNullable<Options<never>["onInput"]>)({
-                ...request,
-                runId,
-              }),
+      mode: this.#mode,
+      onInput,
     })
   }
 }

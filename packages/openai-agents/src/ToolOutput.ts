@@ -84,3 +84,25 @@ export const handedOff = (key: string, status: string): CallToolResult =>
       "Do not call the tool again for it.",
     false,
   )
+
+/**
+ * Where a call that has not come to rest stands, in handle mode: `{ status, handle, message }` as
+ * JSON text (what the model reads: the handle to pass to `check_call` / `wait_for_call`) and as
+ * `structuredContent`. The handle is the call's key, never the server's task id.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const running = (key: string, status: string, message: string): CallToolResult => {
+  const fields = { status, handle: key, message }
+  return { content: [{ type: "text", text: JSON.stringify(fields) }], structuredContent: fields }
+}
+
+/**
+ * A companion tool's refusal (a handle of another run, or none on record): an error the model
+ * reads.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const refused = (sentence: string): CallToolResult => text(sentence, true)

@@ -4,7 +4,7 @@
  * Stopping the wait (the SDK's abort signal) hands the call off: it runs on, recorded, and is
  * never cancelled from here.
  */
-import { type Json, Outcome, type PromiseClient } from "@mcp-handles/core"
+import { type Json, Outcome, type PromiseClient, ServerRequest } from "@mcp-handles/core"
 import * as ToolOutput from "../ToolOutput.js"
 
 /** @internal */
@@ -16,10 +16,12 @@ export interface Call {
   readonly args: Record<string, unknown>
   readonly key: string
   readonly signal: AbortSignal | undefined
+  /** `handle`: return where the call stands once it is launched, unless it rests already. */
+  readonly mode: "wait" | "handle"
   readonly onInput: ((request: PromiseClient.PromiseInputRequest) => Promise<Json.JsonInput>) | undefined
 }
 
-const tagOf = (error: unknown): unknown => (error as { _tag?: unknown } | null)?._tag
+export const tagOf = (error: unknown): unknown => (error as { _tag?: unknown } | null)?._tag
 
 /** Resolves with `undefined` once `signal` aborts, unless `work` settled first. */
 const unlessAborted = async <A>(
@@ -53,8 +55,47 @@ const handedOff = async (call: Call): Promise<ToolOutput.CallToolResult> => {
   return rested === undefined ? ToolOutput.handedOff(call.key, record.status) : ToolOutput.fromOutcome(rested)
 }
 
+/** What a tool in handle mode says of a call it started. */
+export const started =
+  "Started; it runs on under this handle. Call wait_for_call with the handle to wait for its result, or check_call to look without waiting."
+
+/**
+ * What a call waiting for input says, with its questions: the app answers under the handle
+ * (`client.answer`, the CLI), or `onInput` does while a companion waits.
+ */
+export const asking = (
+  key: string,
+  questions: ReadonlyArray<ServerRequest.ServerRequest>,
+  message: string,
+): ToolOutput.CallToolResult =>
+  ToolOutput.running(
+    key,
+    "input_required",
+    `The call asks: ${questions.map(ServerRequest.message).join(" / ")}. It waits for the user's answer. ${message}`,
+  )
+
+/** Where a call stands now, as the store has it: its outcome once it rests. */
+export const current = async (
+  client: PromiseClient.PromiseTaskClient,
+  key: string,
+  scope: string | undefined,
+  message: string,
+): Promise<ToolOutput.CallToolResult> => {
+  const record = await client.get(key, scope)
+  const rested = Outcome.fromRecord(record)
+  if (rested !== undefined) return ToolOutput.fromOutcome(rested)
+  const questions = Object.values(record.inputRequests ?? {})
+  if (record.status === "input_required" && questions.length > 0)
+    return asking(key, questions.map(ServerRequest.decode), message)
+  const said = record.snapshot?.statusMessage
+  return ToolOutput.running(key, record.status, said === undefined ? message : `${said}. ${message}`)
+}
+
 /** Answers the open requests through `client.answer`: checked, stored before it is sent, once. */
-const answer = async (call: Call, requests: ReadonlyArray<{ inputKey: string; request: unknown }>) => {
+export const answer = async (
+  call: Pick<Call, "client" | "scope" | "key" | "tool" | "onInput">,
+  requests: ReadonlyArray<{ inputKey: string; request: unknown }>,
+) => {
   const onInput = call.onInput
   if (onInput === undefined) return
   for (const open of requests) {
@@ -86,6 +127,8 @@ export const call = async (call: Call): Promise<ToolOutput.CallToolResult> => {
     call.signal,
   )
   if (launched === undefined) return await handedOff(call)
+  if (call.mode === "handle" && Outcome.fromRecord(launched.record) === undefined)
+    return await current(call.client, call.key, call.scope, started)
   for (;;) {
     try {
       const outcome = await call.client.settle(call.key, call.scope, {
