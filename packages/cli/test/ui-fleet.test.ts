@@ -14,7 +14,7 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
+import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import { fixture, processTestTimeout } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout, hookTimeout: processTestTimeout })
@@ -22,6 +22,7 @@ vi.setConfig({ testTimeout: processTestTimeout, hookTimeout: processTestTimeout 
 const chromiumPath = process.env.MCP_HANDLES_CHROMIUM ?? "/usr/bin/chromium"
 const chromiumInstalled = existsSync(chromiumPath)
 const app = fileURLToPath(new URL("./fixtures/live-app.mjs", import.meta.url))
+const outcomesApp = fileURLToPath(new URL("./fixtures/outcomes-app.mjs", import.meta.url))
 
 const fx = fixture()
 
@@ -162,17 +163,22 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
   it("a rebind without the token or from a foreign Origin is refused, and moves nothing", async () => {
     const host = ui.url.host
     const cookie = `mcp_handles_ui=${ui.token}`
-    const rebind = (headers: Record<string, string>) =>
+    const rebind = (headers: Record<string, string>, confirm = "yes") =>
       raw(ui, {
         method: "POST",
         path: "/servers/rebind",
         headers: { host, "content-type": "application/x-www-form-urlencoded", ...headers },
-        body: "action=rebind&from=fake&to=fake-v2&confirm=yes",
+        body: `action=rebind&from=fake&to=fake-v2&confirm=${confirm}`,
       })
     expect((await rebind({ origin: ui.origin })).status).toBe(401)
     expect((await rebind({ origin: "http://evil.example", cookie })).status).toBe(403)
     expect((await rebind({ cookie })).status).toBe(403)
     expect((await rebind({ origin: ui.origin, cookie, "sec-fetch-site": "cross-site" })).status).toBe(403)
+    // From the page's own origin, with the cookie, the guard lets it through (unconfirmed, it only
+    // asks): the refusals above were the guard's, on a route that exists.
+    const asked = await rebind({ origin: ui.origin, cookie }, "")
+    expect(asked.status).toBe(200)
+    expect(asked.body).toContain("Move every call of fake to fake-v2?")
     const listed = await fx.ws.run("list", "--store", store, "--json")
     expect(listed.code, listed.stderr).toBe(0)
     expect(listed.stdout).toContain('"server":"fake"')
@@ -195,5 +201,40 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
     expect(await page.textContent('tr[data-server="fake"] td.calls')).toBe("0")
     await page.goto(`${ui.origin}/call?scope=default&key=fleet-1`)
     expect(await page.textContent("#live")).toContain("fake-v2 http://127.0.0.1:9/mcp")
+  })
+
+  it("the fleet page shows a consumer's outcome backlog growing once it stops claiming", async () => {
+    // A consumer "app" of scope default's outcomes, claiming (and keeping) what rests.
+    const feeder = spawnGroup(
+      process.execPath,
+      [outcomesApp, filename, fx.server.url, "feeder", "feed", "keep"],
+      {
+        stdio: ["ignore", "ignore", "inherit"],
+      },
+    )
+    const exited = new Promise((resolve) => feeder.once("exit", resolve))
+    await page.goto(`${ui.origin}/fleet`)
+    await page.waitForSelector('tr[data-consumer="app"][data-scope="default"]', { timeout: 90_000 })
+    expect(await page.textContent('tr[data-consumer="app"] td:nth-child(3)')).toBe("0")
+    killGroup(feeder, "SIGKILL")
+    await exited
+    // A call rests after the consumer's last claim: it waits for it.
+    const done = await fx.ws.run(
+      "call",
+      "--store",
+      store,
+      `fake=${fx.server.url}`,
+      "slow_compute",
+      "--args",
+      '{"seconds":0}',
+      "--key",
+      "done-1",
+    )
+    expect(done.code, done.stderr).toBe(0)
+    await page.waitForFunction(
+      () => document.querySelector('tr[data-consumer="app"] td:nth-child(3)')?.textContent === "1",
+      undefined,
+      { timeout: 60_000 },
+    )
   })
 })
