@@ -49,9 +49,10 @@ const defaultInstance = (): string => {
 export const spec = Spec.command(
   "ui",
   {
-    summary: "Serve a live web view of the calls in the store, with cancel, reissue, abandon and answer",
+    summary:
+      "Serve a live web view of the calls, the fleet and the servers in the store, with cancel, reissue, abandon, answer and rebind",
     description: [
-      "Serves a web page on loopback listing the calls of the store, live: counts by status, filters (status, stuck, server, scope: --scope by default, * for every one, text in the key), paging; and one call's page with its history, its arguments and result (hidden until revealed), input requests with a form to answer them, and the actions (cancel, reissue and abandon an in-doubt call), each confirmed before it is done.",
+      "Serves a web page on loopback listing the calls of the store, live: counts by status, filters (status, stuck, server, scope: --scope by default, * for every one, text in the key), paging; and one call's page with its history, its arguments and result (hidden until revealed), input requests with a form to answer them, and the actions (cancel, reissue and abandon an in-doubt call), each confirmed before it is done. The fleet page shows the instances holding leases on open calls (their heartbeats) and each consumer's outcome backlog; the servers page lists the servers with their URLs and calls, and rebinds one's calls to another (as servers --rebind).",
       "The printed URL carries a random token; the browser keeps it in a cookie. Every request must name this server in Host, and every action must come from its own pages (Origin). Actions go through the client under the instance id (default ui:USER), which the call's history records. Runs until Ctrl-C.",
     ],
     examples: [

@@ -70,7 +70,8 @@ export const page = (title: string, body: Html): string =>
     html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><title>${title} · mcp-handles</title>
 <link rel="stylesheet" href="/assets/ui.css"><script src="/assets/ui.js" defer></script></head>
-<body><header><a href="/calls" class="brand">mcp-handles</a></header><main>${body}</main></body></html>`.text
+<body><header><a href="/calls" class="brand">mcp-handles</a><nav><a href="/calls">Calls</a><a href="/fleet">Fleet</a><a href="/servers">Servers</a></nav></header><main>${body}</main></body></html>`
+      .text
   }`
 
 /**
@@ -85,7 +86,8 @@ export const css = `
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e6e6; --muted: #9aa; --line: #3a3d44; --bg: #16181c; --soft: #202329; --accent: #7aa2ff; --bad: #ff7b72; --good: #56d364; --warn: #e3b341; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
-header { padding: .6rem 1rem; border-bottom: 1px solid var(--line); }
+header { padding: .6rem 1rem; border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: 1rem; align-items: baseline; }
+header nav { display: flex; gap: .8rem; }
 .brand { font-weight: 600; color: var(--fg); text-decoration: none; }
 main { padding: 1rem; max-width: 1400px; margin: 0 auto; }
 a { color: var(--accent); }

@@ -25,6 +25,7 @@ import * as Stream from "effect/Stream"
 import { type CliError, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Stuck from "../Stuck.js"
+import * as Fleet from "./Fleet.js"
 import * as Guard from "./Guard.js"
 import { type Html, page, js as script, css as stylesheet } from "./Html.js"
 import * as Views from "./Views.js"
@@ -401,6 +402,64 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
           yield* client.answer(target.key, inputKey, answer, target.scope).pipe(Effect.mapError(fromKnown))
           yield* follow(target.key, target.scope)
           return back(target, `answered ${inputKey}`)
+        }),
+      ),
+      HttpRouter.get(
+        "/fleet",
+        Effect.map(Fleet.loadFleet(session), (view) => respond(Views.fleet(view), 200, "Fleet")),
+      ),
+      HttpRouter.get(
+        "/fleet/events",
+        Effect.sync(() => live(Effect.map(Fleet.loadFleet(session), Views.fleetLive), every)),
+      ),
+      HttpRouter.get(
+        "/servers",
+        Effect.gen(function* () {
+          const params = yield* HttpServerRequest.ParsedSearchParams
+          const view = yield* Fleet.loadServers(session, limits.countCap)
+          const done = param(params, "done")
+          return respond(
+            Views.servers(view, done === "" ? undefined : { text: `Done: ${done}.`, error: false }),
+            200,
+            "Servers",
+          )
+        }),
+      ),
+      HttpRouter.get(
+        "/servers/events",
+        Effect.sync(() =>
+          live(Effect.map(Fleet.loadServers(session, limits.countCap), Views.serversLive), every),
+        ),
+      ),
+      HttpRouter.post(
+        "/servers/rebind",
+        Effect.gen(function* () {
+          const form = yield* formOf
+          const fields = { action: "rebind", from: param(form, "from"), to: param(form, "to") }
+          if (fields.from === "" || fields.to === "") {
+            return yield* Effect.fail(usage("rebind: choose the server to move from and the one to move to"))
+          }
+          if (param(form, "confirm") !== "yes") {
+            return respond(
+              Views.confirm(
+                "/servers/rebind",
+                fields,
+                `Move every call of ${fields.from} to ${fields.to}?`,
+                `Every call of ${fields.from}, in every scope, is then polled at ${fields.to}'s URL, as mcp-handles servers --rebind ${fields.from}=${fields.to} does. Moving them back is another rebind.`,
+                "/servers",
+              ),
+              200,
+              "Confirm",
+            )
+          }
+          const moved = yield* Fleet.rebind(session, fields.from, fields.to)
+          return HttpServerResponse.empty({
+            status: 303,
+            headers: {
+              ...securityHeaders,
+              location: `/servers?${new URLSearchParams({ done: `moved ${moved} call(s) of ${fields.from} to ${fields.to}` })}`,
+            },
+          })
         }),
       ),
       // Browsers ask for it on every page; nothing to show.

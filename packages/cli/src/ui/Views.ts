@@ -17,6 +17,7 @@ import * as Render from "../Render.js"
 import * as Row from "../Row.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import * as Stuck from "../Stuck.js"
+import type * as Fleet from "./Fleet.js"
 import { type Html, html, query } from "./Html.js"
 
 /**
@@ -363,8 +364,9 @@ export const confirm = (
   fields: Readonly<Record<string, string>>,
   question: string,
   consequence: string,
+  back = `/call${query({ scope: fields.scope, key: fields.key })}`,
 ): Html =>
-  html`<h1>${question}</h1><p>${consequence}</p><form method="post" action="${path}">${hiddenFields({ ...fields, confirm: "yes" })}<div class="actions"><button type="submit" class="danger" id="confirm">Yes, ${fields.action ?? "go on"}</button><a href="/call${query({ scope: fields.scope, key: fields.key })}">No, go back</a></div></form>`
+  html`<h1>${question}</h1><p>${consequence}</p><form method="post" action="${path}">${hiddenFields({ ...fields, confirm: "yes" })}<div class="actions"><button type="submit" class="danger" id="confirm">Yes, ${fields.action ?? "go on"}</button><a href="${back}">No, go back</a></div></form>`
 
 /**
  * A refusal or a failure, as a page.
@@ -373,3 +375,78 @@ export const confirm = (
  * @category rendering
  */
 export const problem = (text: string): Html => html`<h1>Refused</h1><p class="notice error">${text}</p>`
+
+const ago = (at: number, now: number) =>
+  at >= now ? `in ${Render.age(now, at)}` : `${Render.age(at, now)} ago`
+
+/**
+ * The live part of the fleet page: the instances by their leases, the consumers by their
+ * backlog.
+ *
+ * @since 0.5.0
+ * @category rendering
+ */
+export const fleetLive = (view: Fleet.FleetView): Html => {
+  const { now } = view
+  const instances =
+    view.instances.length === 0
+      ? html`<p class="muted" id="no-instances">No instance holds a lease on an open call.</p>`
+      : html`<div class="scroll"><table id="instances"><thead><tr><th>Instance</th><th>State</th><th>Rows held</th><th>Leases run out</th><th>Lease renewed until</th><th>Last write</th></tr></thead><tbody>${view.instances.map(
+          (i) =>
+            html`<tr data-instance="${i.id}" data-live-instance="${i.held > 0 ? "yes" : "no"}"><td>${i.id}</td><td>${i.held > 0 ? html`<span class="status s-completed">live</span>` : html`<span class="status s-failed">silent</span>`}</td><td>${i.held}</td><td>${i.lapsed}</td><td>${ago(i.leaseUntil, now)}</td><td>${ago(i.lastWrite, now)}</td></tr>`,
+        )}</tbody></table></div>`
+  const backlogs =
+    view.backlogs.length === 0
+      ? html`<p class="muted" id="no-consumers">No consumer reads outcomes from this store.</p>`
+      : html`<div class="scroll"><table id="consumers"><thead><tr><th>Consumer</th><th>Scope</th><th>Waiting</th><th>Last claimed</th><th>First seen</th></tr></thead><tbody>${view.backlogs.map(
+          (b) =>
+            html`<tr data-consumer="${b.consumer.consumer}" data-scope="${b.consumer.scope}"><td>${b.consumer.consumer}</td><td>${b.consumer.scope}</td><td>${b.waiting}${b.more ? "+" : ""}</td><td>${ago(b.consumer.lastSeenAt, now)}</td><td>${ago(b.consumer.firstSeenAt, now)}</td></tr>`,
+        )}</tbody></table></div>`
+  return html`<h2>Instances</h2>${instances}<h2>Outcome backlog per consumer</h2>${backlogs}`
+}
+
+/**
+ * The fleet page. An instance appears while it holds (or last held) a lease on an open call: the
+ * store keeps no list of the processes on it.
+ *
+ * @since 0.5.0
+ * @category rendering
+ */
+export const fleet = (view: Fleet.FleetView): Html =>
+  html`<h1>Fleet</h1><p class="muted">Instances as the leases of open calls show them: a live one renews its leases (its heartbeat); one whose leases ran out has detached, died or hangs. Waiting: outcomes settled since the consumer last claimed (those claimed and not yet acknowledged are not counted).</p><section id="live" data-live="/fleet/events">${fleetLive(view)}</section>`
+
+/**
+ * The live part of the servers page.
+ *
+ * @since 0.5.0
+ * @category rendering
+ */
+export const serversLive = (view: Fleet.ServersView): Html => {
+  const { now } = view
+  return view.servers.length === 0
+    ? html`<p class="muted" id="no-servers">No servers in the store.</p>`
+    : html`<div class="scroll"><table id="servers"><thead><tr><th>Name</th><th>URL</th><th>First seen</th><th>Last seen</th><th>Calls</th></tr></thead><tbody>${view.servers.map(
+        (s) =>
+          html`<tr data-server="${s.server.name}"><td><a href="/calls${query({ server: s.server.id, scope: everyScope })}">${s.server.name}</a></td><td><code>${s.server.url}</code></td><td>${ago(s.server.firstSeenAt, now)}</td><td>${ago(s.server.lastSeenAt, now)}</td><td class="calls">${s.calls}${s.more ? "+" : ""}</td></tr>`,
+      )}</tbody></table></div>`
+}
+
+/**
+ * The servers page: the live table, then the rebind form (outside the live part, so an update
+ * never resets a choice being made).
+ *
+ * @since 0.5.0
+ * @category rendering
+ */
+export const servers = (
+  view: Fleet.ServersView,
+  notice: { readonly text: string; readonly error: boolean } | undefined,
+): Html => {
+  const names = view.servers.map((s) => s.server.name)
+  const select = (name: string) =>
+    html`<select name="${name}" id="rebind-${name}">${names.map((n) => html`<option value="${n}">${n}</option>`)}</select>`
+  return html`<h1>Servers</h1>
+${notice !== undefined && html`<p class="notice${notice.error ? " error" : ""}" role="status">${notice.text}</p>`}
+<section id="live" data-live="/servers/events">${serversLive(view)}</section>
+${names.length > 1 && html`<h2>Rebind</h2><form method="post" action="/servers/rebind" class="filters" id="rebind"><input type="hidden" name="action" value="rebind"><label>Move every call of${select("from")}</label><label>to${select("to")}</label><button type="submit" class="danger">Rebind…</button></form>`}`
+}

@@ -1,0 +1,206 @@
+/**
+ * What the fleet and servers pages of `mcp-handles ui` read, from the store port as it is (no
+ * port of its own): the instances are the owners of the leases on open rows (an instance holding
+ * no row leaves no trace in the port), the outcome backlog is what a consumer has not claimed
+ * yet, and a rebind is the store's `rebind` over every identity of the old name, as
+ * `mcp-handles servers --rebind` does.
+ *
+ * @since 0.5.0
+ */
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
+import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
+import * as Effect from "effect/Effect"
+import { type CliError, fromKnown, usage } from "../CliError.js"
+import * as Common from "../Common.js"
+import * as Row from "../Row.js"
+
+/**
+ * One instance as its leases show it.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Instance {
+  readonly id: string
+  /** Rows whose lease it holds now. */
+  readonly held: number
+  /** Rows it leased last whose lease ran out (it detached, died or hangs). */
+  readonly lapsed: number
+  /** The latest lease it renewed: its heartbeat reaches this far. */
+  readonly leaseUntil: number
+  /** Its latest write to a row it holds or held. */
+  readonly lastWrite: number
+}
+
+/**
+ * A consumer of a scope's outcomes, and the outcomes settled since it last claimed (at least
+ * that many wait for it: those claimed and not yet acknowledged are not counted).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Backlog {
+  readonly consumer: HandleStore.ConsumerRecord
+  readonly waiting: number
+  /** The count stopped at the bound: at least `waiting`. */
+  readonly more: boolean
+}
+
+/**
+ * @since 0.5.0
+ * @category models
+ */
+export interface FleetView {
+  readonly instances: ReadonlyArray<Instance>
+  readonly backlogs: ReadonlyArray<Backlog>
+  readonly now: number
+}
+
+/**
+ * How many rows a backlog count reads per consumer before it says `N+`.
+ *
+ * @since 0.5.0
+ * @category constants
+ */
+export const backlogScan = { pages: 10, pageSize: 1000 } as const
+
+const backlogOf = (
+  session: Common.Session,
+  consumer: HandleStore.ConsumerRecord,
+): Effect.Effect<Backlog, CliError> =>
+  Effect.gen(function* () {
+    let waiting = 0
+    let cursor: string | undefined
+    for (let pages = 0; pages < backlogScan.pages; pages++) {
+      const listed: HandleStore.ListPage = yield* session.store
+        .list({
+          scope: consumer.scope,
+          statuses: HandleRecord.restingStatuses,
+          limit: backlogScan.pageSize,
+          ...(cursor === undefined ? {} : { cursor }),
+        })
+        .pipe(Effect.mapError(fromKnown))
+      waiting += listed.records.filter(
+        (r) => r.settledAt !== null && r.settledAt > consumer.lastSeenAt,
+      ).length
+      if (listed.nextCursor === null) return { consumer, waiting, more: false }
+      cursor = listed.nextCursor
+    }
+    return { consumer, waiting, more: true }
+  })
+
+/**
+ * The instance id a lease owner names: a client's background driver leases as `ID#driver`, a
+ * caller as `ID`; both are the one process holding `ID`.
+ *
+ * @since 0.5.0
+ */
+export const instanceOf = (leaseOwner: string): string => leaseOwner.replace(/#driver$/, "")
+
+/**
+ * Reads the fleet: every open row's lease (in every scope, as `list --stuck` reads them), grouped
+ * by owner, and each known consumer's backlog.
+ *
+ * @since 0.5.0
+ */
+export const loadFleet = (session: Common.Session): Effect.Effect<FleetView, CliError> =>
+  Effect.gen(function* () {
+    const now = yield* session.store.now
+    const scheduled = yield* Common.listAllScopes(session, { scheduled: true })
+    const byOwner = new Map<string, { held: number; lapsed: number; leaseUntil: number; lastWrite: number }>()
+    for (const r of scheduled) {
+      if (r.leaseOwner === null) continue
+      const id = instanceOf(r.leaseOwner)
+      const entry = byOwner.get(id) ?? { held: 0, lapsed: 0, leaseUntil: 0, lastWrite: 0 }
+      if (Row.owner(r, now) === null) entry.lapsed++
+      else entry.held++
+      entry.leaseUntil = Math.max(entry.leaseUntil, r.leaseExpiresAt ?? 0)
+      entry.lastWrite = Math.max(entry.lastWrite, r.updatedAt)
+      byOwner.set(id, entry)
+    }
+    const instances = [...byOwner.entries()]
+      .map(([id, entry]) => ({ id, ...entry }))
+      // The live ones first, then by name.
+      .sort((a, b) => Number(b.held > 0) - Number(a.held > 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    const consumers = yield* session.store.listConsumers().pipe(Effect.mapError(fromKnown))
+    const backlogs = yield* Effect.forEach(consumers, (c) => backlogOf(session, c))
+    return { instances, backlogs, now }
+  })
+
+/**
+ * A server as the servers page shows it: with how many calls point at its identity (up to a
+ * bound).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface ServerRow {
+  readonly server: HandleStore.ServerRecord
+  readonly calls: number
+  readonly more: boolean
+}
+
+/**
+ * @since 0.5.0
+ * @category models
+ */
+export interface ServersView {
+  readonly servers: ReadonlyArray<ServerRow>
+  readonly now: number
+}
+
+/**
+ * Reads the servers and counts each one's calls (a page of at most `countCap` rows each, in
+ * every scope).
+ *
+ * @since 0.5.0
+ */
+export const loadServers = (
+  session: Common.Session,
+  countCap: number,
+): Effect.Effect<ServersView, CliError> =>
+  Effect.gen(function* () {
+    const now = yield* session.store.now
+    const servers = yield* session.store.listServers.pipe(Effect.mapError(fromKnown))
+    const rows = yield* Effect.forEach(servers, (server) =>
+      session.store.list({ serverId: server.id, limit: countCap }).pipe(
+        Effect.map((listed) => ({ server, calls: listed.records.length, more: listed.nextCursor !== null })),
+        Effect.mapError(fromKnown),
+      ),
+    )
+    return { servers: rows, now }
+  })
+
+/**
+ * Moves every call of server name `from`, in every scope, to the server the store knows as
+ * `to`: the operation of `mcp-handles servers --rebind OLD=NEW` (every identity the old name
+ * was written under, one per URL it had, through the store's `rebind`). Returns how many moved.
+ *
+ * @since 0.5.0
+ */
+export const rebind = (session: Common.Session, from: string, to: string): Effect.Effect<number, CliError> =>
+  Effect.gen(function* () {
+    const servers = yield* session.store.listServers.pipe(Effect.mapError(fromKnown))
+    const target = servers.find((s) => s.name === to)
+    if (target === undefined) return yield* Effect.fail(usage(`rebind: the store knows no server ${to}`))
+    if (from === to) return yield* Effect.fail(usage(`rebind: ${from} is already ${to}`))
+    const rows = yield* Common.listAllScopes(session)
+    const identities = new Set(
+      rows.filter((r) => ServerIdentity.nameOf(r.serverId) === from).map((r) => r.serverId),
+    )
+    let moved = 0
+    for (const id of identities) {
+      moved += yield* session.store.rebind({ from: id, to: target.id }).pipe(
+        Effect.catchTag("TaskIdTaken", (e) =>
+          Effect.fail(
+            usage(
+              `rebind: call ${e.key} (scope ${e.scope}) has a task id a call of ${to} already holds; moved ${moved} call(s) before it`,
+            ),
+          ),
+        ),
+        Effect.mapError((e) => (e._tag === "StoreError" ? fromKnown(e) : e)),
+      )
+    }
+    return moved
+  })
