@@ -6,11 +6,11 @@
  *
  * @since 0.3.0
  */
-import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
 import * as Effect from "effect/Effect"
 import { fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Output from "../Output.js"
+import * as Rebind from "../Rebind.js"
 import * as Render from "../Render.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import * as Spec from "../Spec.js"
@@ -89,23 +89,7 @@ export const spec = Spec.command(
             usage(`--rebind: the store knows no server ${to}; add it first with --set ${to}=URL`),
           )
         }
-        // Every identity the old name was written under (one per URL it had), in every scope.
-        const rows = yield* Common.listAllScopes(session)
-        const identities = new Set(
-          rows.filter((r) => ServerIdentity.nameOf(r.serverId) === from).map((r) => r.serverId),
-        )
-        for (const id of identities) {
-          rebound += yield* store.rebind({ from: id, to: target.id }).pipe(
-            Effect.catchTag("TaskIdTaken", (e) =>
-              Effect.fail(
-                usage(
-                  `--rebind: call ${e.key} (scope ${e.scope}) has a task id a call of ${to} already holds; moved ${rebound} call(s) before it`,
-                ),
-              ),
-            ),
-            Effect.mapError((e) => (e._tag === "StoreError" ? fromKnown(e) : e)),
-          )
-        }
+        rebound = yield* Rebind.calls(session, from, target, "--rebind")
       }
       const removed: Array<string> = []
       for (const name of options.remove) {

@@ -9,10 +9,10 @@
  */
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
-import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
 import * as Effect from "effect/Effect"
 import { type CliError, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
+import * as Rebind from "../Rebind.js"
 import * as Row from "../Row.js"
 
 /**
@@ -185,22 +185,5 @@ export const rebind = (session: Common.Session, from: string, to: string): Effec
     const target = servers.find((s) => s.name === to)
     if (target === undefined) return yield* Effect.fail(usage(`rebind: the store knows no server ${to}`))
     if (from === to) return yield* Effect.fail(usage(`rebind: ${from} is already ${to}`))
-    const rows = yield* Common.listAllScopes(session)
-    const identities = new Set(
-      rows.filter((r) => ServerIdentity.nameOf(r.serverId) === from).map((r) => r.serverId),
-    )
-    let moved = 0
-    for (const id of identities) {
-      moved += yield* session.store.rebind({ from: id, to: target.id }).pipe(
-        Effect.catchTag("TaskIdTaken", (e) =>
-          Effect.fail(
-            usage(
-              `rebind: call ${e.key} (scope ${e.scope}) has a task id a call of ${to} already holds; moved ${moved} call(s) before it`,
-            ),
-          ),
-        ),
-        Effect.mapError((e) => (e._tag === "StoreError" ? fromKnown(e) : e)),
-      )
-    }
-    return moved
+    return yield* Rebind.calls(session, from, target, "rebind")
   })
