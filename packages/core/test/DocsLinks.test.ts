@@ -41,7 +41,7 @@ const anchors = (file: string): ReadonlySet<string> => {
   for (const line of prose(readFileSync(file, "utf8"))) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
     if (heading === null) continue
-    const base = heading[1]
+    const base = (heading[1] ?? "")
       .toLowerCase()
       .replace(/[^\p{L}\p{N}\s_-]/gu, "")
       .replace(/\s/g, "-")
@@ -56,8 +56,8 @@ const anchors = (file: string): ReadonlySet<string> => {
 const linksOf = (file: string): ReadonlyArray<string> =>
   prose(readFileSync(file, "utf8"))
     .map((line) => line.replace(/`[^`]*`/g, (code) => (code.includes("](") ? "" : code)))
-    .flatMap((line) => [...line.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1]))
-    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target))
+    .flatMap((line) => [...line.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1] ?? ""))
+    .filter((target) => target !== "" && !/^[a-z][a-z0-9+.-]*:/i.test(target))
 
 const problemsOf = (file: string): ReadonlyArray<string> =>
   linksOf(file).flatMap((target) => {
