@@ -203,6 +203,11 @@ const copiesOf = (app, name) => {
 }
 
 /** Each framework adapter and the framework it is a peer of. */
+const frameworks = {
+  "@mcp-handles/ai-sdk": "ai",
+  "@mcp-handles/langchain": "@langchain/core",
+  "@mcp-handles/openai-agents": "@openai/agents-core",
+}
 
 /**
  * A framework adapter runs beside one copy of its framework, the framework's newest release: the
