@@ -1,19 +1,19 @@
 #!/usr/bin/env node
 /**
- * The READMEs' examples, verbatim, in an app outside the workspace, installed the way a user
- * installs mcp-handles: the published packages are packed with `pnpm pack`, a scratch project in
- * a fresh temporary directory installs the tarballs with npm next to the newest Effect 3, the
- * TypeScript examples are compiled there (with `moduleResolution` nodenext, and type-checked
- * again with node10), and each one runs to its end, in a directory of its own, against the packed
- * `fake-mcp-server` as shipped (its default tools, no configuration: what a reader who follows the
- * README starts). An example passes when it exits 0 by itself: a client that kept the process
- * alive after its close fails it. In the same app, one process uses both `@mcp-handles/client`
- * (its own Effect inside) and core's Effect API. Then the examples of packages/client/README.md
- * run again in a second app that installs only that package, as its README says: first with no
- * effect at all in its tree, then next to effect 4.1.
+ * The examples of the READMEs and the docs/ guides, verbatim, in an app outside the workspace,
+ * installed the way a user installs mcp-handles: the published packages are packed with `pnpm
+ * pack`, a scratch project in a fresh temporary directory installs the tarballs with npm next to
+ * the newest Effect 3, the TypeScript examples are compiled there (with `moduleResolution`
+ * nodenext, and type-checked again with node10), and each one runs to its end, in a directory of
+ * its own, against the packed `fake-mcp-server` as shipped (its default tools, no configuration:
+ * what a reader who follows the README starts). An example passes when it exits 0 by itself: a
+ * client that kept the process alive after its close fails it. In the same app, one process uses
+ * both `@mcp-handles/client` (its own Effect inside) and core's Effect API. Then the examples of
+ * packages/client/README.md run again in a second app that installs only that package, as its
+ * README says: first with no effect at all in its tree, then next to effect 4.1.
  *
- * The examples are the fenced blocks right below a marker line, in README.md and
- * packages/<name>/README.md, so that a README and this check cannot drift apart:
+ * The examples are the fenced blocks right below a marker line, in README.md, the guides in
+ * docs/*.md and packages/<name>/README.md, so that the docs and this check cannot drift apart:
  *
  *   <!-- example: NAME -->                      a `ts` block: compiled and run;
  *                                               an `sh` block: run line by line in the app
@@ -28,8 +28,9 @@
  *
  *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
- * first, in the order they appear (README.md, then the packages' READMEs by name). The examples
- * read the server's URL from RESEARCH_MCP_URL, and PostgreSQL's from DATABASE_URL.
+ * first, in the order they appear (README.md, then docs/*.md and the packages' READMEs, each by
+ * name). The examples read the server's URL from RESEARCH_MCP_URL, and PostgreSQL's from
+ * DATABASE_URL.
  *
  * Usage: node scripts/external-app.mjs [--keep]   (needs the npm registry; --keep leaves the
  * scratch directory in place and prints it)
@@ -71,13 +72,18 @@ const run = async (what, command, args, options = {}) => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The examples, from the READMEs
+// The examples, from the READMEs and the guides
 // ---------------------------------------------------------------------------------------------
 
 const marker = /^<!--\s*example:\s*([a-z0-9-]+)\s*(?:;\s*(.*?))?\s*-->\s*$/
 
 const readmes = () => [
   path.join(root, "README.md"),
+  ...fs
+    .readdirSync(path.join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => path.join(root, "docs", name)),
   ...fs
     .readdirSync(path.join(root, "packages"))
     .sort()
@@ -197,6 +203,11 @@ const copiesOf = (app, name) => {
 }
 
 /** Each framework adapter and the framework it is a peer of. */
+const frameworks = {
+  "@mcp-handles/ai-sdk": "ai",
+  "@mcp-handles/langchain": "@langchain/core",
+  "@mcp-handles/openai-agents": "@openai/agents-core",
+}
 
 /**
  * A framework adapter runs beside one copy of its framework, the framework's newest release: the
@@ -454,7 +465,7 @@ const runBothCopies = async (app, cwd, env) => {
 const main = async (cleanups) => {
   const examples = collectExamples()
   if (!examples.some((example) => example.language === "ts" && !example.compileOnly)) {
-    throw new Failure("no runnable example found in the READMEs")
+    throw new Failure("no runnable example found in the READMEs or docs/")
   }
   log(`${examples.length} example(s): ${examples.map((example) => example.name).join(", ")}`)
 
