@@ -16,7 +16,7 @@ import * as Match from "effect/Match"
 import * as Schema from "effect/Schema"
 
 /**
- * The exit statuses, as the README documents them.
+ * The exit statuses, as docs/cli.md documents them.
  *
  * @since 0.2.0
  * @category constants

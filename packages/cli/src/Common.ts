@@ -89,7 +89,7 @@ export const reveal = Spec.boolean("reveal", {
  * @category options
  */
 export const json = Spec.boolean("json", {
-  description: "print JSON on stdout instead of text (one document per line; see the README for its shape)",
+  description: "print JSON on stdout instead of text (one document per line; docs/cli.md gives its shape)",
   example: "--json",
 })
 
