@@ -283,3 +283,117 @@ export const layer = <E1, E2>(
     HandleStore.HandleStore,
     Effect.zipWith(HandleStore.HandleStore, Encryption.Encryption, make),
   ).pipe(Layer.provide(Layer.merge(store, Encryption.layer.pipe(Layer.provide(keys)))))
+
+/**
+ * Whether `record` is not yet sealed under `currentKeyId` alone: a field sealed under another
+ * key, or a secret still in clear (a row written before encryption was on).
+ *
+ * @since 0.5.0
+ * @category predicates
+ */
+export const needsRekey = (record: HandleRecord, currentKeyId: string): boolean => {
+  for (const id of keyIds(record)) if (id !== currentKeyId) return true
+  const clearId = (id: string | null) => id !== null && !id.startsWith(Encryption.prefixes.taskId)
+  return (
+    clearId(record.taskId) ||
+    (record.arguments !== null && envelopeOf(record.arguments) === undefined) ||
+    (record.result !== null && envelopeOf(record.result) === undefined) ||
+    (record.inputRequests !== null && envelopeOf(record.inputRequests) === undefined) ||
+    (Object.keys(record.answers).length > 0 && record.answers[sealedField] === undefined) ||
+    (record.snapshot?.session !== undefined &&
+      !record.snapshot.session.startsWith(Encryption.prefixes.envelope)) ||
+    record.strayTasks.some((stray) => clearId(stray.taskId))
+  )
+}
+
+/**
+ * How far a `rekey` got.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface RekeyReport {
+  /** Rows read. */
+  readonly examined: number
+  /** Rows re-sealed under the current key. */
+  readonly rekeyed: number
+  /** Rows that changed under every attempt (a busy call): the next run takes them. */
+  readonly skipped: number
+  /** Where the next batch starts; null when every row was read. Pass it as `from` to resume. */
+  readonly cursor: string | null
+}
+
+/**
+ * @since 0.5.0
+ * @category models
+ */
+export interface RekeyOptions {
+  /** Rows per batch (one page of `list`). Default 100. */
+  readonly batchSize?: number | undefined
+  /** A `RekeyReport.cursor` of an earlier run: resume there. */
+  readonly from?: string | undefined
+  /** Told after each batch (the CLI prints it, so an interrupted run can resume). */
+  readonly onBatch?: ((report: RekeyReport) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Re-seals every row of `store` (the plain store, not the decorated one) that is not sealed
+ * under the current key alone, in batches across every scope, online: each row is written by
+ * compare-and-set, and a row that changed meanwhile is read again (a few times, then left to the
+ * next run). Running it again is harmless (rows already under the current key are only read),
+ * so an interrupted run resumes from its last cursor, or from the start. Rows in clear (a store
+ * that had encryption off) are sealed too.
+ *
+ * A row under a key this process lacks fails the run with `MissingKey` (as a `StoreError`'s
+ * cause): give the process every key still in use, newest first.
+ *
+ * @since 0.5.0
+ * @category operations
+ */
+export const rekey = (
+  store: HandleStore.HandleStore,
+  encryption: Encryption.Encryption,
+  options: RekeyOptions = {},
+): Effect.Effect<RekeyReport, HandleStore.StoreError> =>
+  Effect.gen(function* () {
+    const limit = Math.max(1, Math.min(1000, Math.floor(options.batchSize ?? 100) || 100))
+    let report: RekeyReport = { examined: 0, rekeyed: 0, skipped: 0, cursor: options.from ?? null }
+    const resealOne = (first: HandleRecord) =>
+      Effect.gen(function* () {
+        let record = first
+        for (let attempt = 0; attempt < 5; attempt++) {
+          if (!needsRekey(record, encryption.currentKeyId)) return "current" as const
+          const clear = yield* openIn(encryption, "rekey")(record)
+          const sealed = yield* seal(encryption, clear)
+          const written = yield* Effect.either(store.update(sealed))
+          if (written._tag === "Right") return "rekeyed" as const
+          if (written.left._tag === "StoreError") return yield* written.left
+          // Another row holds the same task id under the current key (written under two keys
+          // during a rotation): left as it is, for an operator to look at.
+          if (written.left._tag === "TaskIdTaken") return "skipped" as const
+          // Changed meanwhile (its driver wrote it) or gone: read it again.
+          const again = yield* store.get(record.scope, record.key)
+          if (Option.isNone(again)) return "current" as const
+          record = again.value
+        }
+        return "skipped" as const
+      })
+    for (;;) {
+      const page = yield* store.list({ limit, ...(report.cursor === null ? {} : { cursor: report.cursor }) })
+      let rekeyed = 0
+      let skipped = 0
+      for (const record of page.records) {
+        const outcome = yield* resealOne(record)
+        if (outcome === "rekeyed") rekeyed++
+        if (outcome === "skipped") skipped++
+      }
+      report = {
+        examined: report.examined + page.records.length,
+        rekeyed: report.rekeyed + rekeyed,
+        skipped: report.skipped + skipped,
+        cursor: page.nextCursor,
+      }
+      if (options.onBatch !== undefined) yield* options.onBatch(report)
+      if (page.nextCursor === null) return report
+    }
+  })
