@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { afterAll, describe, expect, it } from "vitest"
+import { workspace } from "./support.js"
 
 const server = FakeServer.unsafeMake({
   tools: [
@@ -167,6 +168,72 @@ describe("encryption at rest", () => {
     expectNothingInClear(JSON.stringify(rows), ids)
     await readBack(store, ids)
   }, 60_000)
+
+  it("the CLI: without the key fields show as encrypted and --reveal refuses; with it they read; rekey rotates", async () => {
+    const filename = join(dir, "cli.db")
+    const ids = await callWithKey(SqliteStore.layer({ filename }))
+    const ws = workspace()
+    try {
+      const b64 = (fill: number) => btoa(String.fromCharCode(...new Uint8Array(32).fill(fill)))
+      ws.env.MH_KEY_1 = `k1:${b64(1)}`
+      ws.env.MH_KEY_21 = `k2:${b64(2)},k1:${b64(1)}`
+      ws.env.MH_KEY_2 = `k2:${b64(2)}`
+      const store = `sqlite:${filename}`
+
+      const blind = await ws.run("list", "--store", store, "--json")
+      expect(blind.code).toBe(0)
+      for (const secret of [...ids, ...secrets]) expect(blind.stdout).not.toContain(secret)
+      const rows = JSON.parse(blind.stdout) as Array<{ readonly key: string }>
+      expect(rows.find((row) => row.key === "s1")).toMatchObject({
+        taskId: "encrypted",
+        arguments: "encrypted",
+        result: "encrypted",
+      })
+
+      const refused = await ws.run("show", "s1", "--store", store, "--reveal")
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr).toContain("--reveal: this store is encrypted")
+      expect(refused.stdout + refused.stderr).not.toContain(ids[0])
+
+      const read = await ws.run("show", "s1", "--store", store, "--json", "--reveal", "--key-env", "MH_KEY_1")
+      expect(read.code).toBe(0)
+      expect(read.stdout).toContain(ids[0])
+      expect(read.stdout).toContain("argument-secret-3x")
+      // The key itself is never printed.
+      expect(read.stdout + read.stderr).not.toContain(b64(1))
+
+      const rekeyed = await ws.run(
+        "rekey",
+        "--store",
+        store,
+        "--key-env",
+        "MH_KEY_21",
+        "--batch",
+        "1",
+        "--json",
+      )
+      expect(rekeyed.code).toBe(0)
+      const last = JSON.parse(rekeyed.stdout.trim().split("\n").at(-1) ?? "{}")
+      expect(last).toMatchObject({
+        keyId: "k2",
+        examined: 2,
+        rekeyed: 2,
+        skipped: 0,
+        cursor: null,
+        done: true,
+      })
+      const dump = await sqliteDump(filename)
+      expect(dump).toContain("mhi1.k2.")
+      expect(dump).not.toContain(".k1.")
+      const after = await ws.run("list", "--store", store, "--json", "--reveal", "--key-env", "MH_KEY_2")
+      expect(after.code).toBe(0)
+      expect(after.stdout).toContain(ids[1])
+      const noKey = await ws.run("rekey", "--store", store)
+      expect(noKey.stderr).toContain("--key-env NAME or --key-file PATH")
+    } finally {
+      ws.dispose()
+    }
+  }, 120_000)
 
   it("off by default: the same calls without a key are stored as they are", async () => {
     const filename = join(dir, "plain.db")

@@ -50,6 +50,21 @@ const envelopeOf = (value: unknown): string | undefined => {
 }
 
 /**
+ * Whether a field's value is sealed: a sealed task id or session, an object holding an envelope
+ * (arguments, a result, input requests), or the answers' placeholder. What a reader without the
+ * key shows as `encrypted`.
+ *
+ * @since 0.5.0
+ * @category predicates
+ */
+export const isSealedValue = (value: unknown): boolean =>
+  Encryption.isSealed(value) ||
+  envelopeOf(value) !== undefined ||
+  (typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, { readonly response?: unknown }>)[sealedField]?.response === "string")
+
+/**
  * Whether any field of `record` is sealed, and under which keys (empty: a clear row).
  *
  * @since 0.5.0
