@@ -294,13 +294,14 @@ export const open = (
     const keys = yield* encryption(options)
     const opened = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
     const plain = Context.get(opened, HandleStore.HandleStore)
-    if (Option.isNone(keys) && options.reveal === true) {
-      // Without the key the sealed fields show as `encrypted`: there is nothing to reveal.
+    if (Option.isNone(keys) && (options.reveal === true || sessionOptions.drives === true)) {
+      // Without the key the sealed fields show as `encrypted`: there is nothing to reveal, and a
+      // command that writes would write a row it cannot read.
       const sample = yield* plain.list({ limit: 1 }).pipe(Effect.mapError(fromKnown))
       if (sample.records.some((record) => EncryptedStore.keyIds(record).size > 0)) {
         return yield* Effect.fail(
           usage(
-            "--reveal: this store is encrypted; give its keys with --key-env NAME or --key-file PATH to read task ids, arguments and results",
+            `${options.reveal === true ? "--reveal" : "this command"}: this store is encrypted; give its keys with --key-env NAME or --key-file PATH${options.reveal === true ? " to read task ids, arguments and results" : ""}`,
           ),
         )
       }

@@ -195,6 +195,10 @@ describe("encryption at rest", () => {
       expect(refused.stderr).toContain("--reveal: this store is encrypted")
       expect(refused.stdout + refused.stderr).not.toContain(ids[0])
 
+      const cancel = await ws.run("cancel", "s1", "--store", store)
+      expect(cancel.code).not.toBe(0)
+      expect(cancel.stderr).toContain("this command: this store is encrypted")
+
       const read = await ws.run("show", "s1", "--store", store, "--json", "--reveal", "--key-env", "MH_KEY_1")
       expect(read.code).toBe(0)
       expect(read.stdout).toContain(ids[0])

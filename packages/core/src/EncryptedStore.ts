@@ -162,15 +162,18 @@ export const open = (
     const sealedAnswers = record.answers[sealedField]
     const answers =
       sealedAnswers !== undefined && typeof sealedAnswers.response === "string"
-        ? yield* Effect.map(
-            encryption.decryptJson(sealedAnswers.response),
-            (stored) =>
-              Object.fromEntries(
+        ? yield* Effect.map(encryption.decryptJson(sealedAnswers.response), (stored) => {
+            // Answers a writer without the key added beside the sealed ones are kept too.
+            const { [sealedField]: _, ...clear } = record.answers
+            return {
+              ...clear,
+              ...Object.fromEntries(
                 Object.entries(stored as Record<string, { response: JsonValue; acknowledged: boolean }>).map(
                   ([key, answer]) => [key, new InputAnswer(answer, true)],
                 ),
-              ) as HandleRecord["answers"],
-          )
+              ),
+            } as HandleRecord["answers"]
+          })
         : record.answers
     const session = record.snapshot?.session
     const snapshot =
