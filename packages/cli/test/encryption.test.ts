@@ -114,10 +114,16 @@ const readBack = async (store: Layer.Layer<HandleStore.HandleStore, unknown>, id
   }
 }
 
-/** Every row of the SQLite file, as plain SQL sees it. */
+/** Every row of every table of the SQLite file, as plain SQL sees it. */
 const sqliteDump = (filename: string) =>
   Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("SELECT * FROM handles")).pipe(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const tables = yield* sql<{
+        readonly name: string
+      }>`SELECT name FROM sqlite_master WHERE type = 'table'`
+      return yield* Effect.forEach(tables, (table) => sql.unsafe(`SELECT * FROM "${table.name}"`))
+    }).pipe(
       Effect.map((rows) => JSON.stringify(rows)),
       Effect.provide(SqliteClient.layer({ filename, readonly: true })),
     ),
