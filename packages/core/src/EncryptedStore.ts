@@ -22,6 +22,7 @@
  * @since 0.5.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as CallStore from "./CallStore.js"
@@ -29,7 +30,7 @@ import * as Encryption from "./Encryption.js"
 import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import type { JsonObject, JsonValue } from "./Json.js"
-import type { CallToolResult } from "./ToolResult.js"
+import * as ToolResult from "./ToolResult.js"
 
 /**
  * The key under which an object-shaped field holds its envelope.
@@ -100,7 +101,12 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
     const result =
       record.result === null
         ? null
-        : ({ content: [], ...sealedObject(yield* encryption.encryptJson(record.result)) } as CallToolResult)
+        : // Sealed as the server sent it (encoded): a block of a type this revision does not know
+          // decodes back to the same `UnknownContent`.
+          ({
+            content: [],
+            ...sealedObject(yield* encryption.encryptJson(ToolResult.encode(record.result))),
+          } as ToolResult.CallToolResult)
     const inputRequests =
       record.inputRequests === null ? null : sealedObject(yield* encryption.encryptJson(record.inputRequests))
     const answers =
@@ -157,7 +163,22 @@ export const open = (
       id.startsWith(Encryption.prefixes.taskId) ? encryption.decryptTaskId(id) : Effect.succeed(id)
     const taskId = record.taskId === null ? null : yield* openId(record.taskId)
     const args = yield* openJson(record.arguments)
-    const result = yield* openJson(record.result)
+    const resultEnvelope = envelopeOf(record.result)
+    const result =
+      resultEnvelope === undefined
+        ? record.result
+        : yield* Effect.flatMap(encryption.decryptJson(resultEnvelope), (json) =>
+            Either.match(ToolResult.decode(json), {
+              onLeft: () =>
+                Effect.fail(
+                  new Encryption.DecryptFailed({
+                    keyId: Option.getOrElse(Encryption.keyIdOf(resultEnvelope), () => ""),
+                    reason: "the result inside is not a tool result",
+                  }),
+                ),
+              onRight: Effect.succeed,
+            }),
+          )
     const inputRequests = yield* openJson(record.inputRequests)
     const sealedAnswers = record.answers[sealedField]
     const answers =
