@@ -24,6 +24,7 @@ import * as Decide from "./commands/decide.js"
 import * as Demo from "./commands/demo.js"
 import * as Gc from "./commands/gc.js"
 import * as List from "./commands/list.js"
+import * as Rekey from "./commands/rekey.js"
 import * as Resume from "./commands/resume.js"
 import * as Servers from "./commands/servers.js"
 import * as Show from "./commands/show.js"
@@ -58,6 +59,7 @@ export const docs: ReadonlyArray<Spec.CommandDoc> = [
   Decide.reissue.doc,
   Decide.abandon.doc,
   Gc.spec.doc,
+  Rekey.spec.doc,
   Servers.spec.doc,
   Tools.spec.doc,
   Ui.spec.doc,
@@ -79,6 +81,7 @@ export const root = Command.make(Help.program).pipe(
     Decide.reissue.command,
     Decide.abandon.command,
     Gc.spec.command,
+    Rekey.spec.command,
     Servers.spec.command,
     Tools.spec.command,
     Ui.spec.command,

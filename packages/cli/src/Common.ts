@@ -3,6 +3,9 @@
  *
  * @since 0.1.0
  */
+import { readFileSync } from "node:fs"
+import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
+import * as Encryption from "@mcp-handles/core/Encryption"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
@@ -130,7 +133,33 @@ export const push = Spec.withDefault(
  * @since 0.1.0
  * @category options
  */
-export const common = { store, scope, instance, verbose }
+export const keyEnv = Spec.optional(
+  Spec.text("key-env", {
+    placeholder: "NAME",
+    description:
+      "the environment variable holding the store's encryption keys (id:base64, newest first, comma-separated); never pass a key itself",
+    example: "--key-env MCP_HANDLES_KEY",
+  }),
+)
+
+/**
+ * @since 0.5.0
+ * @category options
+ */
+export const keyFile = Spec.optional(
+  Spec.text("key-file", {
+    placeholder: "PATH",
+    description: "a file holding the store's encryption keys (id:base64 per line, newest first)",
+    example: "--key-file /run/secrets/mcp-handles-key",
+    completeFiles: true,
+  }),
+)
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export const common = { store, scope, instance, verbose, keyEnv, keyFile }
 
 /**
  * @since 0.1.0
@@ -141,6 +170,37 @@ export interface CommonOptions {
   readonly scope: string
   readonly instance: Option.Option<string>
   readonly verbose: boolean
+  readonly keyEnv: Option.Option<string>
+  readonly keyFile: Option.Option<string>
+  /** A command's `--reveal`: refused on an encrypted store without its key. */
+  readonly reveal?: boolean | undefined
+}
+
+/**
+ * The encryption the options ask for: none, or the keys of `--key-env` / `--key-file` (read
+ * here; the CLI never takes a key on its command line nor writes one).
+ *
+ * @since 0.5.0
+ */
+export const encryption = (
+  options: Pick<CommonOptions, "keyEnv" | "keyFile">,
+): Effect.Effect<Option.Option<Encryption.Encryption>, CliError> => {
+  if (Option.isSome(options.keyEnv) && Option.isSome(options.keyFile)) {
+    return Effect.fail(usage("--key-env and --key-file: give one of them"))
+  }
+  const provider = Option.isSome(options.keyEnv)
+    ? Encryption.layerEnv(options.keyEnv.value)
+    : Option.isSome(options.keyFile)
+      ? Encryption.layerText(
+          Effect.try(() => readFileSync((options.keyFile as Option.Some<string>).value, "utf8")),
+        )
+      : undefined
+  if (provider === undefined) return Effect.succeedNone
+  return Encryption.Encryption.pipe(
+    Effect.provide(Encryption.layer.pipe(Layer.provide(provider))),
+    Effect.asSome,
+    Effect.mapError((error) => usage(error.message)),
+  )
 }
 
 /**
@@ -231,9 +291,26 @@ export const open = (
   Effect.gen(function* () {
     const spec = yield* StoreSpec.parse(options.store)
     const added = yield* Effect.forEach(sessionOptions.addServers ?? [], ServerRegistry.endpointFor)
+    const keys = yield* encryption(options)
     const opened = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
+    const plain = Context.get(opened, HandleStore.HandleStore)
+    if (Option.isNone(keys) && (options.reveal === true || sessionOptions.drives === true)) {
+      // Without the key the sealed fields show as `encrypted`: there is nothing to reveal, and a
+      // command that writes would write a row it cannot read.
+      const sample = yield* plain.list({ limit: 1 }).pipe(Effect.mapError(fromKnown))
+      if (sample.records.some((record) => EncryptedStore.keyIds(record).size > 0)) {
+        return yield* Effect.fail(
+          usage(
+            `${options.reveal === true ? "--reveal" : "this command"}: this store is encrypted; give its keys with --key-env NAME or --key-file PATH${options.reveal === true ? " to read task ids, arguments and results" : ""}`,
+          ),
+        )
+      }
+    }
     // Every record the command reads or writes tells the CLI's redaction its task ids.
-    const handleStore = Redaction.watchStore(Context.get(opened, HandleStore.HandleStore), Render.known)
+    const handleStore = Redaction.watchStore(
+      Option.isSome(keys) ? EncryptedStore.make(plain, keys.value) : plain,
+      Render.known,
+    )
     const store = Context.add(opened, HandleStore.HandleStore, handleStore)
     // A server list an earlier version kept in a file beside the store moves into the store once.
     yield* ServerRegistry.importLegacy(handleStore, ServerRegistry.legacyFileFor(spec))

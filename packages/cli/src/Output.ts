@@ -39,14 +39,17 @@ export const Row = Schema.Struct({
   pollIntervalMs: Schema.NullOr(Schema.Number),
   ttlMs: Schema.NullOr(Schema.Number),
   /** Null when only their hash was stored. */
-  arguments: Schema.NullOr(JsonObject),
+  /** `"encrypted"` when the store is and the CLI was not given its keys (so for the others). */
+  arguments: Schema.NullOr(Schema.Union(JsonObject, Schema.Literal("encrypted"))),
   argumentsHash: Schema.String,
-  result: Schema.NullOr(JsonObject),
+  result: Schema.NullOr(Schema.Union(JsonObject, Schema.Literal("encrypted"))),
   error: Schema.NullOr(
     Schema.Struct({ code: Schema.Number, message: Schema.String, data: Schema.NullOr(JsonValue) }),
   ),
   /** The input requests the server has outstanding, by request key. */
-  inputRequests: Schema.NullOr(Schema.Record({ key: Schema.String, value: JsonValue })),
+  inputRequests: Schema.NullOr(
+    Schema.Union(Schema.Record({ key: Schema.String, value: JsonValue }), Schema.Literal("encrypted")),
+  ),
   answeredInputKeys: Schema.Array(Schema.String),
   cancel: Schema.NullOr(Schema.Struct({ requestedAt: Time, sent: Schema.Boolean })),
   /** Times `tools/call` was sent for this key: 1, more only by `reissue`. */
@@ -243,6 +246,24 @@ export const Tools = Schema.Struct({
       inputSchema: Schema.NullOr(JsonObject),
     }),
   ),
+})
+
+/**
+ * `mcp-handles rekey --json`: one line per batch, then the last.
+ *
+ * @since 0.5.0
+ * @category schemas
+ */
+export const Rekey = Schema.Struct({
+  /** The key every re-sealed row is under now. */
+  keyId: Schema.String,
+  examined: Schema.Number,
+  rekeyed: Schema.Number,
+  skipped: Schema.Number,
+  /** Where to resume (`--from`); null once every row was read. */
+  cursor: Schema.NullOr(Schema.String),
+  /** False on a batch's progress line, true on the last line. */
+  done: Schema.Boolean,
 })
 
 /**

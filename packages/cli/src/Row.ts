@@ -4,6 +4,7 @@
  *
  * @since 0.2.0
  */
+import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as ToolResult from "@mcp-handles/core/ToolResult"
 import type * as Output from "./Output.js"
@@ -38,6 +39,10 @@ export const make = (record: HandleRecord.HandleRecord, context: Context): Outpu
   return context.reveal ? row : Render.known.value(row)
 }
 
+/** A field sealed in the store, read without its keys (`--key-env`/`--key-file`): shown as this. */
+const encrypted = "encrypted" as const
+const sealed = EncryptedStore.isSealedValue
+
 const view = (record: HandleRecord.HandleRecord, context: Context): Output.Row => {
   const server = ServerRegistry.serverOf(record.serverId, context.servers)
   return {
@@ -48,19 +53,25 @@ const view = (record: HandleRecord.HandleRecord, context: Context): Output.Row =
     serverId: record.serverId,
     tool: record.tool,
     status: record.status,
-    taskId: record.taskId === null ? null : Render.taskId(record.taskId, context.reveal),
+    taskId:
+      record.taskId === null
+        ? null
+        : sealed(record.taskId)
+          ? encrypted
+          : Render.taskId(record.taskId, context.reveal),
     statusMessage: record.snapshot?.statusMessage ?? null,
     pollIntervalMs: record.snapshot?.pollIntervalMs ?? null,
     ttlMs: record.snapshot?.ttlMs ?? null,
-    arguments: record.arguments,
+    arguments: sealed(record.arguments) ? encrypted : record.arguments,
     argumentsHash: record.argumentsHash,
-    result: record.result === null ? null : ToolResult.encode(record.result),
+    result:
+      record.result === null ? null : sealed(record.result) ? encrypted : ToolResult.encode(record.result),
     error:
       record.error === null
         ? null
         : { code: record.error.code, message: record.error.message, data: record.error.data ?? null },
-    inputRequests: record.inputRequests,
-    answeredInputKeys: Object.keys(record.answers),
+    inputRequests: sealed(record.inputRequests) ? encrypted : record.inputRequests,
+    answeredInputKeys: sealed(record.answers) ? [encrypted] : Object.keys(record.answers),
     cancel:
       record.cancel === null
         ? null

@@ -38,6 +38,7 @@ describe("the definitions", () => {
       "reissue",
       "abandon",
       "gc",
+      "rekey",
       "servers",
       "tools",
       "ui",
@@ -142,7 +143,7 @@ describe("completion", () => {
     expect(await complete("mcp-handles", "completion", "")).toEqual(["bash", "zsh", "fish"])
     expect((await complete("mcp-handles", "servers", "--re")).sort()).toEqual(["--rebind", "--remove"])
     expect((await complete("mcp-handles", "list", "--all")).sort()).toEqual(["--all-scopes"])
-    expect(await complete("mcp-handles", "help", "re")).toEqual(["resume", "reissue"])
+    expect(await complete("mcp-handles", "help", "re")).toEqual(["resume", "reissue", "rekey"])
   })
 
   it.skipIf(!Terminal.fishInstalled)("fish: commands, a command's own options, choice values", async () => {

@@ -40,6 +40,23 @@ export interface InputRequest {
 }
 
 /**
+ * Where the encryption keys come from: an environment variable, a file (read once when the
+ * client opens; keep it 0600), or an async callback (a KMS).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type EncryptionKeys =
+  | { readonly keyEnv: string }
+  | { readonly keyFile: string }
+  | {
+      readonly keys: () => Promise<{
+        readonly current: string
+        readonly keys: ReadonlyMap<string, Uint8Array>
+      }>
+    }
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -47,6 +64,12 @@ export interface OpenOptions {
   readonly servers: ReadonlyArray<ServerEndpoint>
   /** Where calls live. Default `{ kind: "sqlite" }`: `./.mcp-handles/tasks.db`. */
   readonly store?: Store | undefined
+  /**
+   * Encryption at rest (off when absent): task ids, arguments, results, input requests and
+   * answers are sealed in the store with AES-256-GCM. The keys are `id:base64` entries, newest
+   * (current) first, separated by commas or newlines; each key is 32 random bytes.
+   */
+  readonly encryption?: EncryptionKeys | undefined
   /**
    * Answers input requests; its answer is checked against the request and stored before it is
    * sent, never asked for twice. Without one, a wait on a call that asks for input rejects with

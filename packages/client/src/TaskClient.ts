@@ -244,9 +244,10 @@ export interface AdoptOptions {
  * @category constructors
  */
 export const openTaskClient = async (options: OpenOptions): Promise<TaskClient> => {
-  const { store = { kind: "sqlite" }, http, ...rest } = options
+  const { store = { kind: "sqlite" }, http, encryption, ...rest } = options
   return PromiseClient.openTaskClient({
     ...rest,
+    ...(encryption === undefined ? {} : { encryption: Stores.encryption(encryption) }),
     store: await Stores.layer(store),
     ...(http === undefined ? {} : { http: Stores.http(http) }),
   })

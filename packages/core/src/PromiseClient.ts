@@ -21,6 +21,8 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import * as DurationInput from "./DurationInput.js"
+import * as EncryptedStore from "./EncryptedStore.js"
+import type * as Encryption from "./Encryption.js"
 import type { HandleRecord } from "./HandleRecord.js"
 import type { GcReport, HandleStore, ListPage } from "./HandleStore.js"
 import * as HttpWire from "./HttpWire.js"
@@ -81,6 +83,12 @@ export interface OpenOptions
   extends Omit<TaskClient.Options, "onInputRequired" | "inputTimeout" | "callTimeout"> {
   /** Where handles live: a store layer (`SqliteStore.layer()`, `PgStore.layerUrl(url)`, `MemoryStore.layer`). */
   readonly store: Layer.Layer<HandleStore, unknown>
+  /**
+   * Encryption at rest (off when absent): the keys, from `Encryption.layerEnv(name)`,
+   * `Encryption.layerText(read)` or `Encryption.layerCallback(load)`. Task ids, arguments,
+   * results, input requests and answers are then sealed in the store (see `EncryptedStore`).
+   */
+  readonly encryption?: Layer.Layer<Encryption.KeyProvider, unknown> | undefined
   /** Answers input requests; its answer is stored before it is sent. */
   readonly onInputRequired?: ((request: PromiseInputRequest) => Promise<JsonInput>) | undefined
   /** How long one input handler may take: `"10m"`, `"30s"`, or an Effect duration. Default 10 minutes. */
@@ -216,12 +224,22 @@ const rejection = (cause: Cause.Cause<unknown>, operation: string, closed: boole
  * @category constructors
  */
 export const openTaskClient = async (options: OpenOptions): Promise<PromiseTaskClient> => {
-  const { store, polling, http, onInputRequired, inputTimeout, callTimeout, ...clientOptions } = options
+  const {
+    store: plainStore,
+    encryption,
+    polling,
+    http,
+    onInputRequired,
+    inputTimeout,
+    callTimeout,
+    ...clientOptions
+  } = options
   const durations = Either.all({
     inputTimeout: optionalDuration(inputTimeout),
     callTimeout: optionalDuration(callTimeout),
   })
   if (Either.isLeft(durations)) throw durations.left
+  const store = encryption === undefined ? plainStore : EncryptedStore.layer(plainStore, encryption)
   // `await using` looks the close up under Symbol.asyncDispose: make sure the runtime has one.
   AsyncDispose.ensure()
   const layer = TaskClient.layer({

@@ -33,6 +33,21 @@ export * as Claiming from "./Claiming.js"
  */
 export * as DurationInput from "./DurationInput.js"
 /**
+ * Encryption at rest for any store: seals a row's secrets before each write, opens them after
+ * each read.
+ *
+ * @since 0.5.0
+ * @category modules
+ */
+export * as EncryptedStore from "./EncryptedStore.js"
+/**
+ * Keys (`KeyProvider`), AES-GCM envelopes and the task-id blind index, on WebCrypto.
+ *
+ * @since 0.5.0
+ * @category modules
+ */
+export * as Encryption from "./Encryption.js"
+/**
  * The durable record of one tool call, and its statuses.
  *
  * @since 0.1.0

@@ -16,6 +16,8 @@ import { execSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
+import * as Encryption from "@mcp-handles/core/Encryption"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
@@ -189,6 +191,13 @@ const program = Effect.scoped(
     yield* Effect.addFinalizer(() => Effect.sync(raw.close))
 
     const storeBlock = time(Effect.repeatN(storeCall(store), b1Calls - 1))
+    // The same store with encryption at rest on (issue 32): a fixed key, measured beside it.
+    const encryption = yield* Encryption.make({
+      current: "bench",
+      keys: new Map([["bench", new Uint8Array(32).fill(7)]]),
+    })
+    const encrypted = EncryptedStore.make(yield* openStore("b1-encrypted"), encryption)
+    const encryptedBlock = time(Effect.repeatN(storeCall(encrypted), b1Calls - 1))
     const rawBlock = time(
       Effect.sync(() => {
         for (let i = 0; i < b1Calls; i++) raw.call()
@@ -196,6 +205,9 @@ const program = Effect.scoped(
     )
     yield* storeBlock // warm-up, not counted
     yield* rawBlock
+    yield* encryptedBlock
+    const b1Encrypted: Array<number> = []
+    const b1EncryptedRatios: Array<number> = []
     const b1Store: Array<number> = []
     const b1Raw: Array<number> = []
     const b1Ratios: Array<number> = []
@@ -210,6 +222,9 @@ const program = Effect.scoped(
       b1Store.push(s)
       b1Raw.push(r)
       b1Ratios.push(s / r)
+      const e = ((yield* encryptedBlock) * 1000) / b1Calls
+      b1Encrypted.push(e)
+      b1EncryptedRatios.push(e / s)
     }
 
     // ---- B2: 1,000 concurrent calls -----------------------------------------------------------
@@ -305,6 +320,8 @@ const program = Effect.scoped(
       `| raw better-sqlite3 | ${median(b1Raw).toFixed(1)} | ${spread(b1Raw)} |`,
       "",
       `B1 ratio store/raw: **${ratio(b1Ratios)}**, target ≤ 1.3×`,
+      "",
+      `B1 with encryption at rest (EncryptedStore over SqliteStore): median ${median(b1Encrypted).toFixed(1)} µs/call (${spread(b1Encrypted)}); encrypted/plain ${ratio(b1EncryptedRatios)}, target ≤ 1.5×`,
       "",
       `B2: ${reps} interleaved rounds of ${b2Calls} concurrent calls (calls durably recorded per second; each call is begin + update)`,
       "",

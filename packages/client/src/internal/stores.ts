@@ -6,14 +6,16 @@
  */
 
 import * as CoreDuration from "@mcp-handles/core/DurationInput"
+import * as Encryption from "@mcp-handles/core/Encryption"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import type * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import type { DurationInput } from "../DurationInput.js"
-import type { HttpOptions } from "../OpenOptions.js"
+import type { EncryptionKeys, HttpOptions } from "../OpenOptions.js"
 import type { Store } from "../Store.js"
 
 /** A `store` whose `kind` is none of the three (plain JavaScript callers have no type check). */
@@ -65,4 +67,24 @@ export const layer = async (store: Store): Promise<Layer.Layer<HandleStore.Handl
     default:
       throw new InvalidStore({ kind: (store as { readonly kind?: unknown }).kind })
   }
+}
+
+/** The key provider of `encryption`: the file is read here, on the Node side, never by core. */
+export const encryption = (keys: EncryptionKeys): Layer.Layer<Encryption.KeyProvider> =>
+  "keyEnv" in keys
+    ? Encryption.layerEnv(keys.keyEnv)
+    : "keyFile" in keys
+      ? Encryption.layerText(Effect.tryPromise(() => readKeyFile(keys.keyFile)))
+      : Encryption.layerCallback(keys.keys)
+
+/**
+ * Reads the key file with Node's own module, loaded by name: the client's declarations carry no
+ * Node types (`types: []`), and the bundle keeps the import as it is.
+ */
+const readKeyFile = async (path: string): Promise<string> => {
+  const module = "node:fs/promises"
+  const fs = (await import(module)) as {
+    readonly readFile: (path: string, encoding: "utf8") => Promise<string>
+  }
+  return fs.readFile(path, "utf8")
 }

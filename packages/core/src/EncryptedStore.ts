@@ -1,0 +1,438 @@
+/**
+ * Encryption at rest for any store (issue 32, item 2): a decorator over a `HandleStore` that
+ * seals a row's secrets before each write and opens them after each read, so that memory,
+ * SQLite, Postgres and a third party's store get it from one place and no driver changes.
+ *
+ * Sealed: the task id and stray task ids (deterministically, see `Encryption`: the stored value
+ * is a function of the id and the key, so the unique index, adoption and duplicate-id detection
+ * keep working on it), the arguments, the result, the input requests, the answers and the
+ * 2025-11-25 session. Each sealed value still has its field's shape (a string, or an object
+ * holding the envelope under `sealedField`), so every store decodes a sealed row like any other
+ * and the SQL that reads a row's plain parts (`cancelSent`, `launches`, intervals) is unchanged.
+ *
+ * Left in clear: what the store itself schedules, leases and lists by (scope, key, server id,
+ * status, times, versions), the tool name, the arguments' hash, errors, the status message,
+ * progress and history. A row written before encryption was on reads back as it is (a field
+ * that is not sealed is taken as clear) and is sealed at its next write or by `rekey`.
+ *
+ * ```ts
+ * const store = EncryptedStore.layer(SqliteStore.layer(), Encryption.layerEnv("MCP_HANDLES_KEY"))
+ * ```
+ *
+ * @since 0.5.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as CallStore from "./CallStore.js"
+import * as Encryption from "./Encryption.js"
+import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
+import * as HandleStore from "./HandleStore.js"
+import type { JsonObject, JsonValue } from "./Json.js"
+import * as ToolResult from "./ToolResult.js"
+
+/**
+ * The key under which an object-shaped field holds its envelope.
+ *
+ * @since 0.5.0
+ * @category constants
+ */
+export const sealedField = "mcp-handles/sealed"
+
+const sealedObject = (envelope: string): JsonObject => ({ [sealedField]: envelope })
+
+const envelopeOf = (value: unknown): string | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const envelope = (value as Record<string, unknown>)[sealedField]
+  return typeof envelope === "string" && envelope.startsWith(Encryption.prefixes.envelope)
+    ? envelope
+    : undefined
+}
+
+/**
+ * Whether a field's value is sealed: a sealed task id or session, an object holding an envelope
+ * (arguments, a result, input requests), or the answers' placeholder. What a reader without the
+ * key shows as `encrypted`.
+ *
+ * @since 0.5.0
+ * @category predicates
+ */
+export const isSealedValue = (value: unknown): boolean =>
+  Encryption.isSealed(value) ||
+  envelopeOf(value) !== undefined ||
+  (typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, { readonly response?: unknown }>)[sealedField]?.response === "string")
+
+/**
+ * Whether any field of `record` is sealed, and under which keys (empty: a clear row).
+ *
+ * @since 0.5.0
+ * @category utils
+ */
+export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
+  const ids = new Set<string>()
+  const add = (value: string | undefined | null) => {
+    if (typeof value === "string") Option.map(Encryption.keyIdOf(value), (id) => ids.add(id))
+  }
+  add(record.taskId)
+  add(envelopeOf(record.arguments))
+  add(envelopeOf(record.result))
+  add(envelopeOf(record.inputRequests))
+  const answer = record.answers[sealedField]
+  add(answer !== undefined && typeof answer.response === "string" ? answer.response : undefined)
+  add(record.snapshot?.session)
+  for (const stray of record.strayTasks) add(stray.taskId)
+  return ids
+}
+
+/**
+ * `record` with its secrets sealed under the current key (see the module's notes).
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
+  Effect.gen(function* () {
+    const taskId = record.taskId === null ? null : yield* encryption.encryptTaskId(record.taskId)
+    const args =
+      record.arguments === null ? null : sealedObject(yield* encryption.encryptJson(record.arguments))
+    const result =
+      record.result === null
+        ? null
+        : // Sealed as the server sent it (encoded): a block of a type this revision does not know
+          // decodes back to the same `UnknownContent`.
+          ({
+            content: [],
+            ...sealedObject(yield* encryption.encryptJson(ToolResult.encode(record.result))),
+          } as ToolResult.CallToolResult)
+    const inputRequests =
+      record.inputRequests === null ? null : sealedObject(yield* encryption.encryptJson(record.inputRequests))
+    const answers =
+      Object.keys(record.answers).length === 0
+        ? record.answers
+        : {
+            [sealedField]: new InputAnswer(
+              { response: yield* encryption.encryptJson(record.answers), acknowledged: false },
+              true,
+            ),
+          }
+    const snapshot =
+      record.snapshot?.session === undefined
+        ? record.snapshot
+        : new TaskSnapshot(
+            { ...record.snapshot, session: yield* encryption.encryptString(record.snapshot.session) },
+            true,
+          )
+    const strayTasks =
+      record.strayTasks.length === 0
+        ? record.strayTasks
+        : yield* Effect.forEach(record.strayTasks, (stray) =>
+            Effect.map(
+              encryption.encryptTaskId(stray.taskId),
+              (sealed) => new StrayTask({ ...stray, taskId: sealed }, true),
+            ),
+          )
+    return new HandleRecord(
+      { ...record, taskId, arguments: args, result, inputRequests, answers, snapshot, strayTasks },
+      true,
+    )
+  })
+
+/**
+ * `record` with its sealed fields opened; a field that is not sealed is kept as it is (a row
+ * written before encryption was on). A field sealed under a key this process lacks fails with
+ * `MissingKey` naming the key; one that does not decrypt with `DecryptFailed`.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const open = (
+  encryption: Encryption.Encryption,
+  record: HandleRecord,
+): Effect.Effect<HandleRecord, Encryption.MissingKey | Encryption.DecryptFailed> =>
+  Effect.gen(function* () {
+    const openJson = <A>(value: A): Effect.Effect<A, Encryption.MissingKey | Encryption.DecryptFailed> => {
+      const envelope = envelopeOf(value)
+      return envelope === undefined
+        ? Effect.succeed(value)
+        : (encryption.decryptJson(envelope) as Effect.Effect<A, never>)
+    }
+    const openId = (id: string) =>
+      id.startsWith(Encryption.prefixes.taskId) ? encryption.decryptTaskId(id) : Effect.succeed(id)
+    const taskId = record.taskId === null ? null : yield* openId(record.taskId)
+    const args = yield* openJson(record.arguments)
+    const resultEnvelope = envelopeOf(record.result)
+    const result =
+      resultEnvelope === undefined
+        ? record.result
+        : yield* Effect.flatMap(encryption.decryptJson(resultEnvelope), (json) =>
+            Either.match(ToolResult.decode(json), {
+              onLeft: () =>
+                Effect.fail(
+                  new Encryption.DecryptFailed({
+                    keyId: Option.getOrElse(Encryption.keyIdOf(resultEnvelope), () => ""),
+                    reason: "the result inside is not a tool result",
+                  }),
+                ),
+              onRight: Effect.succeed,
+            }),
+          )
+    const inputRequests = yield* openJson(record.inputRequests)
+    const sealedAnswers = record.answers[sealedField]
+    const answers =
+      sealedAnswers !== undefined && typeof sealedAnswers.response === "string"
+        ? yield* Effect.map(encryption.decryptJson(sealedAnswers.response), (stored) => {
+            // Answers a writer without the key added beside the sealed ones are kept too.
+            const { [sealedField]: _, ...clear } = record.answers
+            return {
+              ...clear,
+              ...Object.fromEntries(
+                Object.entries(stored as Record<string, { response: JsonValue; acknowledged: boolean }>).map(
+                  ([key, answer]) => [key, new InputAnswer(answer, true)],
+                ),
+              ),
+            } as HandleRecord["answers"]
+          })
+        : record.answers
+    const session = record.snapshot?.session
+    const snapshot =
+      session === undefined || !session.startsWith(Encryption.prefixes.envelope) || record.snapshot === null
+        ? record.snapshot
+        : new TaskSnapshot({ ...record.snapshot, session: yield* encryption.decryptString(session) }, true)
+    const strayTasks =
+      record.strayTasks.length === 0
+        ? record.strayTasks
+        : yield* Effect.forEach(record.strayTasks, (stray) =>
+            Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
+          )
+    return new HandleRecord(
+      { ...record, taskId, arguments: args, result, inputRequests, answers, snapshot, strayTasks },
+      true,
+    )
+  })
+
+/**
+ * A row that cannot be opened, as the store port reports it: a `StoreError` whose `cause` is the
+ * `MissingKey` or `DecryptFailed`, its message naming the row and the key id (never a value).
+ */
+const openIn =
+  (encryption: Encryption.Encryption, operation: string) =>
+  (record: HandleRecord): Effect.Effect<HandleRecord, HandleStore.StoreError> =>
+    Effect.mapError(
+      open(encryption, record),
+      (cause) =>
+        new HandleStore.StoreError({
+          operation,
+          message: `row ${JSON.stringify(record.scope)}/${JSON.stringify(record.key)}: ${cause.message}`,
+          cause,
+        }),
+    )
+
+/**
+ * The clear record a write returns: the store's answer (version, lease) with the clear fields
+ * the caller gave, so a write costs no decryption.
+ */
+const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
+  new HandleRecord(
+    {
+      ...stored,
+      taskId: clear.taskId,
+      arguments: clear.arguments,
+      result: clear.result,
+      inputRequests: clear.inputRequests,
+      answers: clear.answers,
+      snapshot: clear.snapshot,
+      strayTasks: clear.strayTasks,
+    },
+    true,
+  )
+
+/**
+ * `store` with encryption at rest: every record written is sealed, every record read opened.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const make = (
+  store: HandleStore.HandleStore,
+  encryption: Encryption.Encryption,
+): HandleStore.HandleStore =>
+  HandleStore.HandleStore.of({
+    ...store,
+    insertOrGet: (handle: CallStore.NewHandle) =>
+      Effect.gen(function* () {
+        const args =
+          handle.arguments === null ? null : sealedObject(yield* encryption.encryptJson(handle.arguments))
+        const inserted = yield* store.insertOrGet({ ...handle, arguments: args })
+        return inserted.created
+          ? {
+              created: true,
+              record: new HandleRecord({ ...inserted.record, arguments: handle.arguments }, true),
+            }
+          : { created: false, record: yield* openIn(encryption, "insertOrGet")(inserted.record) }
+      }),
+    get: (scope, key) =>
+      Effect.flatMap(
+        store.get(scope, key),
+        Option.match({
+          onNone: () => Effect.succeedNone,
+          onSome: (record) => Effect.asSome(openIn(encryption, "get")(record)),
+        }),
+      ),
+    update: (record, options) =>
+      Effect.flatMap(seal(encryption, record), (sealed) =>
+        Effect.map(store.update(sealed, options), (stored) => overlay(stored, record)),
+      ),
+    claimDue: (options) =>
+      Effect.flatMap(store.claimDue(options), (records) =>
+        Effect.forEach(records, openIn(encryption, "claimDue")),
+      ),
+    list: (filter) =>
+      Effect.flatMap(store.list(filter), (page) =>
+        Effect.map(Effect.forEach(page.records, openIn(encryption, "list")), (records) => ({
+          ...page,
+          records,
+        })),
+      ),
+    claimOutcomes: (options) =>
+      Effect.flatMap(store.claimOutcomes(options), (deliveries) =>
+        Effect.forEach(deliveries, (delivery) =>
+          Effect.map(openIn(encryption, "claimOutcomes")(delivery.record), (record) => ({
+            ...delivery,
+            record,
+          })),
+        ),
+      ),
+  })
+
+/**
+ * Decorates the `HandleStore` of `store` with the `Encryption` of `encryption` (a key provider's
+ * layer: `Encryption.layerEnv(name)`, `Encryption.layerCallback(load)`, ...).
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layer = <E1, E2>(
+  store: Layer.Layer<HandleStore.HandleStore, E1>,
+  keys: Layer.Layer<Encryption.KeyProvider, E2>,
+): Layer.Layer<HandleStore.HandleStore, E1 | E2 | Encryption.InvalidKeys> =>
+  Layer.effect(
+    HandleStore.HandleStore,
+    Effect.zipWith(HandleStore.HandleStore, Encryption.Encryption, make),
+  ).pipe(Layer.provide(Layer.merge(store, Encryption.layer.pipe(Layer.provide(keys)))))
+
+/**
+ * Whether `record` is not yet sealed under `currentKeyId` alone: a field sealed under another
+ * key, or a secret still in clear (a row written before encryption was on).
+ *
+ * @since 0.5.0
+ * @category predicates
+ */
+export const needsRekey = (record: HandleRecord, currentKeyId: string): boolean => {
+  for (const id of keyIds(record)) if (id !== currentKeyId) return true
+  const clearId = (id: string | null) => id !== null && !id.startsWith(Encryption.prefixes.taskId)
+  return (
+    clearId(record.taskId) ||
+    (record.arguments !== null && envelopeOf(record.arguments) === undefined) ||
+    (record.result !== null && envelopeOf(record.result) === undefined) ||
+    (record.inputRequests !== null && envelopeOf(record.inputRequests) === undefined) ||
+    (Object.keys(record.answers).length > 0 && record.answers[sealedField] === undefined) ||
+    (record.snapshot?.session !== undefined &&
+      !record.snapshot.session.startsWith(Encryption.prefixes.envelope)) ||
+    record.strayTasks.some((stray) => clearId(stray.taskId))
+  )
+}
+
+/**
+ * How far a `rekey` got.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface RekeyReport {
+  /** Rows read. */
+  readonly examined: number
+  /** Rows re-sealed under the current key. */
+  readonly rekeyed: number
+  /** Rows that changed under every attempt (a busy call): the next run takes them. */
+  readonly skipped: number
+  /** Where the next batch starts; null when every row was read. Pass it as `from` to resume. */
+  readonly cursor: string | null
+}
+
+/**
+ * @since 0.5.0
+ * @category models
+ */
+export interface RekeyOptions {
+  /** Rows per batch (one page of `list`). Default 100. */
+  readonly batchSize?: number | undefined
+  /** A `RekeyReport.cursor` of an earlier run: resume there. */
+  readonly from?: string | undefined
+  /** Told after each batch (the CLI prints it, so an interrupted run can resume). */
+  readonly onBatch?: ((report: RekeyReport) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Re-seals every row of `store` (the plain store, not the decorated one) that is not sealed
+ * under the current key alone, in batches across every scope, online: each row is written by
+ * compare-and-set, and a row that changed meanwhile is read again (a few times, then left to the
+ * next run). Running it again is harmless (rows already under the current key are only read),
+ * so an interrupted run resumes from its last cursor, or from the start. Rows in clear (a store
+ * that had encryption off) are sealed too.
+ *
+ * A row under a key this process lacks fails the run with `MissingKey` (as a `StoreError`'s
+ * cause): give the process every key still in use, newest first.
+ *
+ * @since 0.5.0
+ * @category operations
+ */
+export const rekey = (
+  store: HandleStore.HandleStore,
+  encryption: Encryption.Encryption,
+  options: RekeyOptions = {},
+): Effect.Effect<RekeyReport, HandleStore.StoreError> =>
+  Effect.gen(function* () {
+    const limit = Math.max(1, Math.min(1000, Math.floor(options.batchSize ?? 100) || 100))
+    let report: RekeyReport = { examined: 0, rekeyed: 0, skipped: 0, cursor: options.from ?? null }
+    const resealOne = (first: HandleRecord) =>
+      Effect.gen(function* () {
+        let record = first
+        for (let attempt = 0; attempt < 5; attempt++) {
+          if (!needsRekey(record, encryption.currentKeyId)) return "current" as const
+          const clear = yield* openIn(encryption, "rekey")(record)
+          const sealed = yield* seal(encryption, clear)
+          const written = yield* Effect.either(store.update(sealed))
+          if (written._tag === "Right") return "rekeyed" as const
+          if (written.left._tag === "StoreError") return yield* written.left
+          // Another row holds the same task id under the current key (written under two keys
+          // during a rotation): left as it is, for an operator to look at.
+          if (written.left._tag === "TaskIdTaken") return "skipped" as const
+          // Changed meanwhile (its driver wrote it) or gone: read it again.
+          const again = yield* store.get(record.scope, record.key)
+          if (Option.isNone(again)) return "current" as const
+          record = again.value
+        }
+        return "skipped" as const
+      })
+    for (;;) {
+      const page = yield* store.list({ limit, ...(report.cursor === null ? {} : { cursor: report.cursor }) })
+      let rekeyed = 0
+      let skipped = 0
+      for (const record of page.records) {
+        const outcome = yield* resealOne(record)
+        if (outcome === "rekeyed") rekeyed++
+        if (outcome === "skipped") skipped++
+      }
+      report = {
+        examined: report.examined + page.records.length,
+        rekeyed: report.rekeyed + rekeyed,
+        skipped: report.skipped + skipped,
+        cursor: page.nextCursor,
+      }
+      if (options.onBatch !== undefined) yield* options.onBatch(report)
+      if (page.nextCursor === null) return report
+    }
+  })

@@ -1,0 +1,437 @@
+/**
+ * Encryption at rest (issue 32, item 2): keys from a `KeyProvider`, AES-GCM envelopes for the
+ * values a row holds (arguments, results, input requests, answers) and a blind index for task
+ * ids. WebCrypto only, so the core still runs wherever `crypto.subtle` exists.
+ *
+ * Two encodings, both text so that they fit any field of a record as it is:
+ *
+ * - an envelope, `mhe1.{keyId}.{iv}.{ciphertext}`: a fresh random 96-bit IV per write;
+ * - a task id, `mhi1.{keyId}.{index}.{ciphertext}`: `index` is HMAC-SHA-256 of the id under a
+ *   key derived for indexing, and the IV is its first 96 bits. The same id under the same key
+ *   always gives the same text, so the store's unique index (one task id per server), adoption
+ *   and duplicate-id detection work on the stored value without ever seeing the clear id. The
+ *   IV repeats only when the id does (it is a PRF of the id), which is the one case GCM allows.
+ *
+ * Each key is 32 bytes (AES-256). Two keys are derived from it with HKDF-SHA-256 (one to
+ * encrypt, one to index), so the key material a provider hands over is never used directly.
+ *
+ * @since 0.5.0
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+
+/**
+ * The keys a process has: `current` encrypts new writes; every key in `keys` (the current one
+ * included) decrypts what was written under it.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Keys {
+  readonly current: string
+  readonly keys: ReadonlyMap<string, Uint8Array>
+}
+
+/**
+ * No key with this id: a row was written under a key this process was not given. Reported
+ * instead of garbage.
+ *
+ * @since 0.5.0
+ * @category errors
+ */
+export class MissingKey extends Data.TaggedError("MissingKey")<{ readonly keyId: string }> {
+  override get message(): string {
+    return `this value was encrypted under key ${JSON.stringify(this.keyId)}, which this process was not given`
+  }
+}
+
+/**
+ * The key is there but the value does not decrypt under it (tampered, truncated, or not ours).
+ *
+ * @since 0.5.0
+ * @category errors
+ */
+export class DecryptFailed extends Data.TaggedError("DecryptFailed")<{
+  readonly keyId: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `a value encrypted under key ${JSON.stringify(this.keyId)} does not decrypt: ${this.reason}`
+  }
+}
+
+/**
+ * The keys could not be loaded or are not usable (a malformed variable, a short key, a KMS that
+ * failed).
+ *
+ * @since 0.5.0
+ * @category errors
+ */
+export class InvalidKeys extends Data.TaggedError("InvalidKeys")<{ readonly reason: string }> {
+  override get message(): string {
+    return `encryption keys: ${this.reason}`
+  }
+}
+
+/**
+ * Where keys come from. Asked once, when the `Encryption` service is built.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface KeyProvider {
+  readonly load: Effect.Effect<Keys, InvalidKeys>
+}
+
+/**
+ * @since 0.5.0
+ * @category tags
+ */
+export const KeyProvider: Context.Tag<KeyProvider, KeyProvider> = Context.GenericTag<KeyProvider>(
+  "@mcp-handles/core/Encryption/KeyProvider",
+)
+
+const keyIdPattern = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * Reads keys from text: `id:base64key`, several separated by commas or newlines, the first one
+ * current (newest first). Each key is 32 bytes, in base64 or base64url.
+ *
+ * ```
+ * MCP_HANDLES_KEY="2026-12:q83vEj...,2026-06:3q2+7w..."
+ * ```
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const parseKeys = (text: string): Effect.Effect<Keys, InvalidKeys> =>
+  Effect.suspend(() => {
+    const entries = text
+      .split(/[,\n]/)
+      .map((entry) => entry.trim())
+      .filter((entry) => entry.length > 0)
+    if (entries.length === 0) return Effect.fail(new InvalidKeys({ reason: "no key given" }))
+    const keys = new Map<string, Uint8Array>()
+    for (const entry of entries) {
+      const colon = entry.indexOf(":")
+      const id = colon < 0 ? "" : entry.slice(0, colon)
+      // Never quote the entry: it holds the key.
+      if (!keyIdPattern.test(id)) {
+        return Effect.fail(
+          new InvalidKeys({ reason: "each key is written id:base64 (an id of letters, digits, - or _)" }),
+        )
+      }
+      const bytes = fromBase64(entry.slice(colon + 1))
+      if (bytes === undefined || bytes.length !== 32) {
+        return Effect.fail(
+          new InvalidKeys({ reason: `key ${JSON.stringify(id)} is not 32 bytes of base64 (AES-256)` }),
+        )
+      }
+      if (keys.has(id))
+        return Effect.fail(new InvalidKeys({ reason: `key ${JSON.stringify(id)} is given twice` }))
+      keys.set(id, bytes)
+    }
+    return Effect.succeed({ current: entries[0]?.slice(0, entries[0].indexOf(":")) ?? "", keys })
+  })
+
+/**
+ * Keys given as they are (tests, or an app that holds them already).
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layerKeys = (keys: Keys): Layer.Layer<KeyProvider> =>
+  Layer.succeed(KeyProvider, { load: Effect.succeed(keys) })
+
+/**
+ * Keys from text (`parseKeys`) read by `read` when the service is built: a file, a secret
+ * manager. The Node helper that reads a file sits outside the core (`@mcp-handles/client`'s
+ * `KeyFile`, the CLI's `--key-file`).
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layerText = <E>(read: Effect.Effect<string, E>): Layer.Layer<KeyProvider> =>
+  Layer.succeed(KeyProvider, {
+    load: read.pipe(
+      Effect.mapError((error) => new InvalidKeys({ reason: `could not read the keys: ${messageOf(error)}` })),
+      Effect.flatMap(parseKeys),
+    ),
+  })
+
+/**
+ * Keys from an environment variable (through Effect's `ConfigProvider`, so no `process` here),
+ * in `parseKeys`'s format.
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layerEnv = (name: string): Layer.Layer<KeyProvider> =>
+  Layer.succeed(KeyProvider, {
+    load: Config.redacted(name).pipe(
+      Effect.mapError(() => new InvalidKeys({ reason: `the environment variable ${name} is not set` })),
+      Effect.flatMap((value) => parseKeys(Redacted.value(value))),
+    ),
+  })
+
+/**
+ * Keys from an async callback: a KMS that unwraps data keys, a vault. Called once per
+ * `Encryption` service.
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layerCallback = (load: () => Promise<Keys>): Layer.Layer<KeyProvider> =>
+  Layer.succeed(KeyProvider, {
+    load: Effect.tryPromise({
+      try: load,
+      catch: (error) => new InvalidKeys({ reason: `the key callback failed: ${messageOf(error)}` }),
+    }).pipe(Effect.flatMap(checkKeys)),
+  })
+
+const checkKeys = (keys: Keys): Effect.Effect<Keys, InvalidKeys> => {
+  if (!keys.keys.has(keys.current)) {
+    return Effect.fail(
+      new InvalidKeys({ reason: `the current key ${JSON.stringify(keys.current)} is not among the keys` }),
+    )
+  }
+  for (const [id, bytes] of keys.keys) {
+    if (!keyIdPattern.test(id))
+      return Effect.fail(
+        new InvalidKeys({ reason: `key id ${JSON.stringify(id)} is not letters, digits, - or _` }),
+      )
+    if (bytes.length !== 32)
+      return Effect.fail(new InvalidKeys({ reason: `key ${JSON.stringify(id)} is not 32 bytes` }))
+  }
+  return Effect.succeed(keys)
+}
+
+/**
+ * What the store decorator and the CLI use: encrypt and decrypt values and task ids, compute
+ * blind indexes.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface Encryption {
+  /** The key new writes use. */
+  readonly currentKeyId: string
+  /** Whether this process has the key `keyId`. */
+  readonly hasKey: (keyId: string) => boolean
+  readonly encryptString: (plain: string) => Effect.Effect<string>
+  readonly decryptString: (sealed: string) => Effect.Effect<string, MissingKey | DecryptFailed>
+  readonly encryptJson: (value: unknown) => Effect.Effect<string>
+  readonly decryptJson: (sealed: string) => Effect.Effect<unknown, MissingKey | DecryptFailed>
+  /** The task id as stored: deterministic per (key, id); see the module's notes. */
+  readonly encryptTaskId: (taskId: string) => Effect.Effect<string>
+  readonly decryptTaskId: (sealed: string) => Effect.Effect<string, MissingKey | DecryptFailed>
+  /** HMAC-SHA-256 of `value` under the current key's index key, base64url. */
+  readonly blindIndex: (value: string) => Effect.Effect<string>
+}
+
+/**
+ * @since 0.5.0
+ * @category tags
+ */
+export const Encryption: Context.Tag<Encryption, Encryption> = Context.GenericTag<Encryption>(
+  "@mcp-handles/core/Encryption",
+)
+
+/**
+ * Prefixes of the two encodings: what `isSealed` recognises.
+ *
+ * @since 0.5.0
+ * @category constants
+ */
+export const prefixes = { envelope: "mhe1.", taskId: "mhi1." } as const
+
+/**
+ * Whether `value` is text this module wrote (an envelope or a sealed task id).
+ *
+ * @since 0.5.0
+ * @category predicates
+ */
+export const isSealed = (value: unknown): value is string =>
+  typeof value === "string" && (value.startsWith(prefixes.envelope) || value.startsWith(prefixes.taskId))
+
+/**
+ * The key id a sealed value names, if it is one.
+ *
+ * @since 0.5.0
+ * @category utils
+ */
+export const keyIdOf = (value: string): Option.Option<string> => {
+  if (!isSealed(value)) return Option.none()
+  const id = value.split(".")[1]
+  return id === undefined ? Option.none() : Option.some(id)
+}
+
+interface DerivedKey {
+  readonly aes: CryptoKey
+  readonly hmac: CryptoKey
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+const derive = async (bytes: Uint8Array): Promise<DerivedKey> => {
+  const master = await crypto.subtle.importKey("raw", bytes as BufferSource, "HKDF", false, ["deriveKey"])
+  const info = (label: string) => ({
+    name: "HKDF",
+    hash: "SHA-256",
+    salt: new Uint8Array(32),
+    info: encoder.encode(`mcp-handles/v1 ${label}`),
+  })
+  const aes = await crypto.subtle.deriveKey(
+    info("encrypt"),
+    master,
+    { name: "AES-GCM", length: 256 },
+    false,
+    ["encrypt", "decrypt"],
+  )
+  const hmac = await crypto.subtle.deriveKey(
+    info("blind index"),
+    master,
+    { name: "HMAC", hash: "SHA-256", length: 256 },
+    false,
+    ["sign"],
+  )
+  return { aes, hmac }
+}
+
+/**
+ * The service for a set of keys: derives each key's working keys once.
+ *
+ * @since 0.5.0
+ * @category constructors
+ */
+export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
+  Effect.gen(function* () {
+    yield* checkKeys(keys)
+    const derived = new Map<string, DerivedKey>()
+    for (const [id, bytes] of keys.keys) {
+      derived.set(
+        id,
+        yield* Effect.tryPromise({
+          try: () => derive(bytes),
+          catch: (error) => new InvalidKeys({ reason: `key ${JSON.stringify(id)}: ${messageOf(error)}` }),
+        }),
+      )
+    }
+    const currentKeyId = keys.current
+    const current = derived.get(currentKeyId) as DerivedKey
+    const keyFor = (keyId: string) => {
+      const key = derived.get(keyId)
+      return key === undefined ? Effect.fail(new MissingKey({ keyId })) : Effect.succeed(key)
+    }
+    const hmac = (key: DerivedKey, value: string) =>
+      Effect.promise(() => crypto.subtle.sign("HMAC", key.hmac, encoder.encode(value))).pipe(
+        Effect.map((mac) => new Uint8Array(mac)),
+      )
+    const seal = (key: DerivedKey, iv: Uint8Array, plain: string) =>
+      Effect.promise(() =>
+        crypto.subtle.encrypt({ name: "AES-GCM", iv: iv as BufferSource }, key.aes, encoder.encode(plain)),
+      ).pipe(Effect.map((ct) => toBase64Url(new Uint8Array(ct))))
+    const open = (keyId: string, key: DerivedKey, iv: Uint8Array, ciphertext: Uint8Array) =>
+      Effect.tryPromise({
+        try: async () =>
+          decoder.decode(
+            await crypto.subtle.decrypt(
+              { name: "AES-GCM", iv: iv as BufferSource },
+              key.aes,
+              ciphertext as BufferSource,
+            ),
+          ),
+        catch: () => new DecryptFailed({ keyId, reason: "authentication failed" }),
+      })
+    /** Splits `{prefix}{keyId}.{a}.{b}`. */
+    const parts = (sealed: string, prefix: string) => {
+      const fields = sealed.startsWith(prefix) ? sealed.slice(prefix.length).split(".") : []
+      const [keyId, a, b] = fields
+      const first = a === undefined ? undefined : fromBase64(a)
+      const second = b === undefined ? undefined : fromBase64(b)
+      return fields.length === 3 && keyId !== undefined && first !== undefined && second !== undefined
+        ? Effect.succeed({ keyId, first, second })
+        : Effect.fail(new DecryptFailed({ keyId: keyId ?? "", reason: "not a sealed value" }))
+    }
+
+    const encryptString = (plain: string) =>
+      Effect.suspend(() => {
+        const iv = crypto.getRandomValues(new Uint8Array(12))
+        return Effect.map(
+          seal(current, iv, plain),
+          (ct) => `${prefixes.envelope}${currentKeyId}.${toBase64Url(iv)}.${ct}`,
+        )
+      })
+    const decryptString = (sealed: string) =>
+      Effect.flatMap(parts(sealed, prefixes.envelope), ({ keyId, first, second }) =>
+        Effect.flatMap(keyFor(keyId), (key) => open(keyId, key, first, second)),
+      )
+    const encryptTaskId = (taskId: string) =>
+      Effect.flatMap(hmac(current, taskId), (index) =>
+        Effect.map(
+          seal(current, index.slice(0, 12), taskId),
+          (ct) => `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${ct}`,
+        ),
+      )
+    const decryptTaskId = (sealed: string) =>
+      Effect.flatMap(parts(sealed, prefixes.taskId), ({ keyId, first, second }) =>
+        Effect.flatMap(keyFor(keyId), (key) => open(keyId, key, first.slice(0, 12), second)),
+      )
+    return Encryption.of({
+      currentKeyId,
+      hasKey: (keyId) => derived.has(keyId),
+      encryptString,
+      decryptString,
+      encryptJson: (value) => encryptString(JSON.stringify(value)),
+      decryptJson: (sealed) =>
+        Effect.flatMap(decryptString(sealed), (text) =>
+          Effect.try({
+            try: () => JSON.parse(text) as unknown,
+            catch: () =>
+              new DecryptFailed({
+                keyId: keyIdOf(sealed).pipe(Option.getOrElse(() => "")),
+                reason: "not JSON",
+              }),
+          }),
+        ),
+      encryptTaskId,
+      decryptTaskId,
+      blindIndex: (value) => Effect.map(hmac(current, value), toBase64Url),
+    })
+  })
+
+/**
+ * The service, from whichever `KeyProvider` is given.
+ *
+ * @since 0.5.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Encryption, InvalidKeys, KeyProvider> = Layer.effect(
+  Encryption,
+  Effect.flatMap(KeyProvider, (provider) => Effect.flatMap(provider.load, make)),
+)
+
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === "string" ? error : String(error)
+
+const toBase64Url = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+}
+
+const fromBase64 = (text: string): Uint8Array | undefined => {
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) return undefined
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""))
+    return Uint8Array.from(binary, (char) => char.charCodeAt(0))
+  } catch {
+    return undefined
+  }
+}
