@@ -38,7 +38,9 @@ export const exitCode = (report: Output.Resume): number => {
   const waiting = report.calls.some((c) => c.outcome === "WaitingForInput" || c.outcome === "InDoubt")
   if (waiting || report.inDoubt.length > 0 || report.skipped.length > 0) return exitCodes.attention
   const bad = report.calls.some(
-    (c) => c.outcome !== "Completed" || (typeof c.result === "object" && c.result !== null && c.result.isError === true),
+    (c) =>
+      c.outcome !== "Completed" ||
+      (typeof c.result === "object" && c.result !== null && c.result.isError === true),
   )
   return bad ? exitCodes.failed : exitCodes.ok
 }
