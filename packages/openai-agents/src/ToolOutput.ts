@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import type { Outcome, ToolResult } from "@mcp-handles/core"
+import { type Outcome, Redaction, type ToolResult } from "@mcp-handles/core"
 
 /**
  * The SDK's `CallToolResult` (`@openai/agents-core`), the shape `callToolResult` returns.
@@ -60,9 +60,14 @@ export const fromOutcome = (outcome: Outcome.Outcome): CallToolResult => {
   }
 }
 
-/** The server's result as the SDK types it: content blocks are JSON objects with a `type`. */
+/**
+ * The server's result as the SDK types it: content blocks are JSON objects with a `type`. A
+ * related-task reference in any `_meta` names the task's id, which the model never needs and a
+ * transcript must not hold (task ids may be credentials): it is shortened, as every output of
+ * the library shortens it.
+ */
 const fromResult = (result: ToolResult.CallToolResult): CallToolResult => {
-  const { content, structuredContent, isError, _meta } = result
+  const { content, structuredContent, isError, _meta } = Redaction.value(result, [])
   return {
     content: content.map((block) => ({ ...block }) as { type: string; [key: string]: unknown }),
     ...(structuredContent === undefined ? {} : { structuredContent: { ...structuredContent } }),
