@@ -7,45 +7,21 @@
  * refused. Every child is in a process group of its own and dies with this file.
  */
 import type { ChildProcess } from "node:child_process"
-import { existsSync } from "node:fs"
-import { request } from "node:http"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
+import { chromiumInstalled, launchChromium, raw, startUi, type Ui } from "./browser.js"
 import { fixture, processTestTimeout } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout, hookTimeout: processTestTimeout })
 
-const chromiumPath = process.env.MCP_HANDLES_CHROMIUM ?? "/usr/bin/chromium"
-const chromiumInstalled = existsSync(chromiumPath)
 const app = fileURLToPath(new URL("./fixtures/live-app.mjs", import.meta.url))
 const outcomesApp = fileURLToPath(new URL("./fixtures/outcomes-app.mjs", import.meta.url))
 
 const fx = fixture()
-
-interface Ui {
-  readonly url: URL
-  readonly origin: string
-  readonly token: string
-}
-
-/** Starts `mcp-handles ui` on a free port over `store`; resolves with its printed URL. */
-const startUi = (store: string): Promise<Ui> =>
-  new Promise((resolve, reject) => {
-    const child = fx.ws.start("ui", "--port", "0", "--store", store)
-    let output = ""
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      output += chunk
-    })
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", (line) => {
-      const url = new URL(line.trim())
-      resolve({ url, origin: url.origin, token: url.searchParams.get("token") ?? "" })
-    })
-    child.once("exit", (code) => reject(new Error(`mcp-handles ui exited with ${code}: ${output}`)))
-  })
 
 /** The live application under `instanceId`; resolves once it holds its id. */
 const startApp = (filename: string, instanceId: string) =>
@@ -57,37 +33,6 @@ const startApp = (filename: string, instanceId: string) =>
       line === "ready" ? resolve(child) : reject(new Error(`the app said ${line}`)),
     )
     child.once("exit", (code) => reject(new Error(`the app exited with ${code}`)))
-  })
-
-/** One raw HTTP request (Node's fetch would not let a test set Host). */
-const raw = (
-  ui: Ui,
-  options: {
-    readonly method?: string
-    readonly path: string
-    readonly headers?: Record<string, string>
-    readonly body?: string
-  },
-): Promise<{ readonly status: number; readonly body: string }> =>
-  new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: ui.url.hostname,
-        port: ui.url.port,
-        method: options.method ?? "GET",
-        path: options.path,
-        headers: options.headers,
-      },
-      (res) => {
-        let body = ""
-        res.setEncoding("utf8").on("data", (chunk: string) => {
-          body += chunk
-        })
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
-      },
-    )
-    req.once("error", reject)
-    req.end(options.body)
   })
 
 describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chromium", () => {
@@ -117,18 +62,8 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
     // A second server to rebind to (never reached: the test reads where the call points).
     const added = await fx.ws.run("servers", "--store", store, "--set", "fake-v2=http://127.0.0.1:9/mcp")
     expect(added.code, added.stderr).toBe(0)
-    ui = await startUi(store)
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-      ],
-    })
+    ui = await startUi(fx.ws, "--store", store)
+    browser = await launchChromium()
     page = await browser.newPage()
     await page.goto(ui.url.href)
   })

@@ -4,18 +4,12 @@
  * (its shipped profile: `slow_compute`, `confirm_delete`) as the MCP server. The UI process is
  * a child of this file's process group: it dies with the file.
  */
-import type { ChildProcess } from "node:child_process"
-import { existsSync } from "node:fs"
-import { request } from "node:http"
-import { createInterface } from "node:readline"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { chromiumInstalled, chromiumPath, launchChromium, raw, startUi, type Ui } from "./browser.js"
 import { fixture, processTestTimeout } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout, hookTimeout: processTestTimeout })
-
-const chromiumPath = process.env.MCP_HANDLES_CHROMIUM ?? "/usr/bin/chromium"
-const chromiumInstalled = existsSync(chromiumPath)
 
 // `.ci/run` installs Chromium and sets this: in CI the browser tests may not go unrun.
 if (process.env.MCP_HANDLES_REQUIRE_BROWSER === "1") {
@@ -28,62 +22,6 @@ if (process.env.MCP_HANDLES_REQUIRE_BROWSER === "1") {
 }
 
 const fx = fixture()
-
-interface Ui {
-  readonly child: ChildProcess
-  /** The printed URL, with the token. */
-  readonly url: URL
-  readonly origin: string
-  readonly token: string
-  output: string
-}
-
-/** Starts `mcp-handles ui` on a free port; resolves with its printed URL. */
-const startUi = (): Promise<Ui> =>
-  new Promise((resolve, reject) => {
-    const child = fx.ws.start("ui", "--port", "0")
-    const ui = { child, output: "" } as { -readonly [K in keyof Ui]: Ui[K] }
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      ui.output += chunk
-    })
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", (line) => {
-      ui.output += `${line}\n`
-      const url = new URL(line.trim())
-      resolve({ ...ui, child, url, origin: url.origin, token: url.searchParams.get("token") ?? "" } as Ui)
-    })
-    child.once("exit", (code) => reject(new Error(`mcp-handles ui exited with ${code}: ${ui.output}`)))
-  })
-
-/** One raw HTTP request (Node's fetch would not let a test set Host). */
-const raw = (
-  ui: Ui,
-  options: {
-    readonly method?: string
-    readonly path: string
-    readonly headers?: Record<string, string>
-    readonly body?: string
-  },
-): Promise<{ readonly status: number; readonly body: string }> =>
-  new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: ui.url.hostname,
-        port: ui.url.port,
-        method: options.method ?? "GET",
-        path: options.path,
-        headers: options.headers,
-      },
-      (res) => {
-        let body = ""
-        res.setEncoding("utf8").on("data", (chunk: string) => {
-          body += chunk
-        })
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
-      },
-    )
-    req.once("error", reject)
-    req.end(options.body)
-  })
 
 const launches = async (key: string) =>
   (await fx.server.ledger()).launches.filter((l) => l.idempotencyKey === key).length
@@ -123,21 +61,8 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui in Chromium", () => {
       "--detach",
     )
     expect(long.code, long.stderr).toBe(0)
-    ui = await startUi()
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    })
+    ui = await startUi(fx.ws)
+    browser = await launchChromium()
     page = await browser.newPage()
     // The printed URL: the token becomes a cookie and leaves the address bar.
     await page.goto(ui.url.href)
@@ -299,7 +224,7 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui in Chromium", () => {
     expect(await page.textContent("#live")).toContain(revealed)
     for (const id of ids) {
       expect(links.join("\n")).not.toContain(id)
-      expect(ui.output).not.toContain(id)
+      expect(ui.output()).not.toContain(id)
     }
   })
 })
