@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Outcome } from "@mcp-handles/core"
+import { type Outcome, Redaction } from "@mcp-handles/core"
 import type { ToolResultPart } from "ai"
 import * as Schema from "effect/Schema"
 
@@ -111,7 +111,9 @@ const unfinishedMessage = (outcome: Outcome.Outcome): string => {
 export const fromOutcome = (outcome: Outcome.Outcome): ToolOutput => {
   switch (outcome._tag) {
     case "Completed":
-      return { status: "completed", handle: outcome.key, result: outcome.result }
+      // The output is kept in the app's messages: a related-task reference in the result names
+      // the task's id, which may be a credential; it is shortened there, as everywhere.
+      return { status: "completed", handle: outcome.key, result: Redaction.value(outcome.result, []) }
     case "Failed":
       return {
         status: "failed",
