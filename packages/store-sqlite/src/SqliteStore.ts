@@ -360,6 +360,8 @@ const makeDriver = (
       if (query.statuses !== undefined) where.push(sql.in("status", query.statuses))
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
+      // instr, not LIKE: exact (LIKE folds ASCII case and reads % and _ in the text).
+      if (query.keyContains !== undefined) where.push(sql`instr(key, ${query.keyContains}) > 0`)
       if (query.after !== undefined) {
         const { createdAt, key } = query.after
         // Across scopes (no scope filter), the scope breaks ties of creation time and key.
@@ -374,6 +376,18 @@ const makeDriver = (
         sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
         WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} ORDER BY ${sql.literal(order)} LIMIT ${query.limit}`,
         (rows) => Rows.decodeRows("list", rows),
+      )
+    },
+
+    count: ({ scope, serverId, keyContains }) => {
+      const where: Array<Statement.Fragment> = []
+      if (scope !== undefined) where.push(sql`scope = ${scope}`)
+      if (serverId !== undefined) where.push(sql`server_id = ${serverId}`)
+      if (keyContains !== undefined) where.push(sql`instr(key, ${keyContains}) > 0`)
+      return Effect.flatMap(
+        sql`SELECT status, count(*) AS n FROM handles
+        WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} GROUP BY status`,
+        HandleStoreDriver.decodeCounts,
       )
     },
 

@@ -7,7 +7,7 @@
 import * as crypto from "node:crypto"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg/PgClient"
-import type * as CallStoreDriver from "@mcp-handles/core/CallStoreDriver"
+import * as CallStoreDriver from "@mcp-handles/core/CallStoreDriver"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as SqlStore from "@mcp-handles/core/SqlStore"
@@ -265,12 +265,26 @@ export const calls = (
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
       ),
 
+    count: ({ scope, serverId, keyContains }) => {
+      const where = scope === undefined ? [sql`TRUE`] : [sql`scope = ${scope}`]
+      if (serverId !== undefined) where.push(sql`server_id = ${serverId}`)
+      if (keyContains !== undefined) where.push(sql`strpos(key, ${keyContains}) > 0`)
+      return run(
+        "count",
+        sql`SELECT status, count(*) AS n FROM ${t} WHERE ${sql.and(where)} GROUP BY status`.withoutTransform.pipe(
+          Effect.flatMap(CallStoreDriver.decodeCounts),
+        ),
+      )
+    },
+
     list: (query) => {
       const allScopes = query.scope === undefined
       const where = allScopes ? [sql`TRUE`] : [sql`scope = ${query.scope}`]
       if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
+      // strpos, not LIKE: exact (LIKE reads % and _ in the text).
+      if (query.keyContains !== undefined) where.push(sql`strpos(key, ${query.keyContains}) > 0`)
       if (query.after !== undefined)
         where.push(
           allScopes

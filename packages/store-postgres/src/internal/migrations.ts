@@ -192,6 +192,24 @@ export const loader = (schema: string): Migrator.Loader =>
         }),
       ),
     ],
+    [
+      7,
+      "list_all",
+      // `mcp-handles ui` (issue 33): a list across every scope is in (created_at, key, scope)
+      // order, which no index served; the counts by status of one server read an index too.
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          return Effect.all(
+            [
+              sql`CREATE INDEX handles_all ON ${t} (created_at, key, scope)`,
+              sql`CREATE INDEX handles_server_status ON ${t} (server_id, status, scope)`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 6
+export const latestVersion = 7
