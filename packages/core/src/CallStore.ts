@@ -136,8 +136,9 @@ export interface ListFilter {
    */
   readonly scheduled?: boolean | undefined
   /**
-   * Only rows whose key contains this text, compared exactly (case and code points as stored;
-   * empty: every row). Keys are stored in clear, also under encryption at rest.
+   * Only rows whose key contains this text: ASCII letters in either case, every other character
+   * (`%` and `_` too) as itself; empty: every row. Keys are stored in clear, also under
+   * encryption at rest.
    */
   readonly keyContains?: string | undefined
   /** 1 to 1000; a fraction is rounded down, anything outside is brought inside. */

@@ -38,7 +38,10 @@ export interface ListQuery {
   readonly serverId: string | undefined
   /** Only rows with a due time (`ListFilter.scheduled`). */
   readonly scheduled?: boolean | undefined
-  /** Only rows whose key contains this text (never empty: an empty one is dropped before). */
+  /**
+   * Only rows whose key contains this text, ASCII letters in either case (`foldAscii`); never
+   * empty (an empty one is dropped before).
+   */
   readonly keyContains?: string | undefined
   /** Only rows strictly after this position in list order. */
   readonly after: CursorPosition | undefined
@@ -289,6 +292,17 @@ export const decodeCounts = (
   )
 
 /**
+ * Text with its ASCII capitals made small, and nothing else changed: how `keyContains` compares
+ * (SQL's `lower` does the same in SQLite without ICU and under Postgres's "C" collation, so every
+ * store finds the same rows, which a Unicode folding would not give).
+ *
+ * @since 0.6.0
+ * @category utils
+ */
+export const foldAscii = (text: string): string =>
+  text.replace(/[A-Z]+/g, (capitals) => capitals.toLowerCase())
+
+/**
  * Whether `record` belongs on a page of `query` (the in-memory reading of its WHERE clause); the
  * limit and the order are the caller's.
  *
@@ -302,5 +316,5 @@ export const matches =
     (query.statuses === undefined || query.statuses.includes(record.status)) &&
     (query.serverId === undefined || record.serverId === query.serverId) &&
     (query.scheduled !== true || record.nextPollAt !== null) &&
-    (query.keyContains === undefined || record.key.includes(query.keyContains)) &&
+    (query.keyContains === undefined || foldAscii(record.key).includes(foldAscii(query.keyContains))) &&
     (query.after === undefined || compareListOrder(record, query.after) > 0)

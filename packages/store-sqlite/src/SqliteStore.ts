@@ -310,6 +310,11 @@ const makeDriver = (
         ? Effect.fail(params.left)
         : writer.submit(operation, write(record, params.right), options)
     })
+  /**
+   * `ListFilter.keyContains`: instr, not LIKE (which reads % and _ in the text), over the key
+   * with its ASCII capitals made small (SQLite's lower without ICU: `foldAscii`).
+   */
+  const keyContains = (text: string) => sql`instr(lower(key), ${HandleStoreDriver.foldAscii(text)}) > 0`
 
   return {
     // One host, one clock: the embedded store keeps the host's (the driver port's default).
@@ -360,8 +365,7 @@ const makeDriver = (
       if (query.statuses !== undefined) where.push(sql.in("status", query.statuses))
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
-      // instr, not LIKE: exact (LIKE folds ASCII case and reads % and _ in the text).
-      if (query.keyContains !== undefined) where.push(sql`instr(key, ${query.keyContains}) > 0`)
+      if (query.keyContains !== undefined) where.push(keyContains(query.keyContains))
       if (query.after !== undefined) {
         const { createdAt, key } = query.after
         // Across scopes (no scope filter), the scope breaks ties of creation time and key.
@@ -372,18 +376,22 @@ const makeDriver = (
         )
       }
       const order = query.scope === undefined ? "created_at, key, scope" : "created_at, key"
+      // Scheduled rows are the open ones (and a few settled with a stray): found by the due
+      // index and sorted, rather than by walking a scope's whole history in list order, which
+      // the planner, without statistics, prefers (0.4 s for a scope of 90,000 settled rows).
+      const byDue = query.scheduled === true ? "INDEXED BY handles_due_any" : ""
       return Effect.flatMap(
-        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
+        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles ${sql.literal(byDue)}
         WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} ORDER BY ${sql.literal(order)} LIMIT ${query.limit}`,
         (rows) => Rows.decodeRows("list", rows),
       )
     },
 
-    count: ({ scope, serverId, keyContains }) => {
+    count: ({ scope, serverId, keyContains: text }) => {
       const where: Array<Statement.Fragment> = []
       if (scope !== undefined) where.push(sql`scope = ${scope}`)
       if (serverId !== undefined) where.push(sql`server_id = ${serverId}`)
-      if (keyContains !== undefined) where.push(sql`instr(key, ${keyContains}) > 0`)
+      if (text !== undefined) where.push(keyContains(text))
       return Effect.flatMap(
         sql`SELECT status, count(*) AS n FROM handles
         WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} GROUP BY status`,

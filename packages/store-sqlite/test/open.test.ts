@@ -152,7 +152,12 @@ describe("opening", () => {
       const everyScope = plan(
         "SELECT * FROM handles WHERE (created_at, key, scope) > (1, 'k', 's') ORDER BY created_at, key, scope LIMIT 10",
       )
+      // list --stuck and the ui's stuck view: the scheduled rows by the due index, not a walk of
+      // a scope's whole history.
+      const scheduled = plan(`SELECT * FROM handles INDEXED BY handles_due_any
+        WHERE scope = 's' AND next_poll_at IS NOT NULL ORDER BY created_at, key LIMIT 10`)
       db.close()
+      expect(scheduled).toContain("handles_due_any")
       expect(due).toContain("handles_due_any")
       // The index gives claimDue's whole order: no sort of rows that share a due time.
       expect(due).not.toContain("TEMP B-TREE")

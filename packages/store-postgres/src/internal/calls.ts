@@ -41,6 +41,13 @@ export const calls = (
 ): CallStoreDriver.CallStoreDriver => {
   const t = sql(`${schema}.${Migrations.table}`)
   const columns = sql.literal(Rows.selectColumns)
+  /**
+   * `ListFilter.keyContains`: strpos, not LIKE (which reads % and _ in the text), over the key
+   * with its ASCII capitals made small (`foldAscii`; translate, not lower, whose folding would
+   * follow the database's locale provider).
+   */
+  const keyContains = (text: string) =>
+    sql`strpos(translate(key, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), ${CallStoreDriver.foldAscii(text)}) > 0`
   const open = sql.literal(`(${SqlStore.openStatusList})`)
   // The rows of an instance's servers (`HandleStore.ServerFilter`): by identity, or by the name
   // part of it (an identity is the name, a colon and 16 hex digits; an id without them is its own
@@ -265,10 +272,10 @@ export const calls = (
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
       ),
 
-    count: ({ scope, serverId, keyContains }) => {
+    count: ({ scope, serverId, keyContains: text }) => {
       const where = scope === undefined ? [sql`TRUE`] : [sql`scope = ${scope}`]
       if (serverId !== undefined) where.push(sql`server_id = ${serverId}`)
-      if (keyContains !== undefined) where.push(sql`strpos(key, ${keyContains}) > 0`)
+      if (text !== undefined) where.push(keyContains(text))
       return run(
         "count",
         sql`SELECT status, count(*) AS n FROM ${t} WHERE ${sql.and(where)} GROUP BY status`.withoutTransform.pipe(
@@ -283,8 +290,7 @@ export const calls = (
       if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
-      // strpos, not LIKE: exact (LIKE reads % and _ in the text).
-      if (query.keyContains !== undefined) where.push(sql`strpos(key, ${query.keyContains}) > 0`)
+      if (query.keyContains !== undefined) where.push(keyContains(query.keyContains))
       if (query.after !== undefined)
         where.push(
           allScopes
