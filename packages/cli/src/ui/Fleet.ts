@@ -9,11 +9,13 @@
  */
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
 import * as Effect from "effect/Effect"
 import { type CliError, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Rebind from "../Rebind.js"
 import * as Row from "../Row.js"
+import * as Audit from "./Audit.js"
 
 /**
  * One instance as its leases show it.
@@ -129,8 +131,7 @@ export const loadFleet = (session: Common.Session): Effect.Effect<FleetView, Cli
   })
 
 /**
- * A server as the servers page shows it: with how many calls point at its identity (up to a
- * bound).
+ * A server as the servers page shows it: with how many calls point at its identity.
  *
  * @since 0.5.0
  * @category models
@@ -138,7 +139,6 @@ export const loadFleet = (session: Common.Session): Effect.Effect<FleetView, Cli
 export interface ServerRow {
   readonly server: HandleStore.ServerRecord
   readonly calls: number
-  readonly more: boolean
 }
 
 /**
@@ -151,21 +151,17 @@ export interface ServersView {
 }
 
 /**
- * Reads the servers and counts each one's calls (a page of at most `countCap` rows each, in
- * every scope).
+ * Reads the servers and counts each one's calls in every scope (the store's exact count).
  *
  * @since 0.5.0
  */
-export const loadServers = (
-  session: Common.Session,
-  countCap: number,
-): Effect.Effect<ServersView, CliError> =>
+export const loadServers = (session: Common.Session): Effect.Effect<ServersView, CliError> =>
   Effect.gen(function* () {
     const now = yield* session.store.now
     const servers = yield* session.store.listServers.pipe(Effect.mapError(fromKnown))
     const rows = yield* Effect.forEach(servers, (server) =>
-      session.store.list({ serverId: server.id, limit: countCap }).pipe(
-        Effect.map((listed) => ({ server, calls: listed.records.length, more: listed.nextCursor !== null })),
+      session.store.count({ serverId: server.id }).pipe(
+        Effect.map((counts) => ({ server, calls: Object.values(counts).reduce((a, b) => a + b, 0) })),
         Effect.mapError(fromKnown),
       ),
     )
@@ -175,15 +171,32 @@ export const loadServers = (
 /**
  * Moves every call of server name `from`, in every scope, to the server the store knows as
  * `to`: the operation of `mcp-handles servers --rebind OLD=NEW` (every identity the old name
- * was written under, one per URL it had, through the store's `rebind`). Returns how many moved.
+ * was written under, one per URL it had, through the store's `rebind`). Each call still to be
+ * polled or decided (not settled) gets a history entry naming `actor`; settled history is left
+ * as it was. Returns how many moved.
  *
  * @since 0.5.0
  */
-export const rebind = (session: Common.Session, from: string, to: string): Effect.Effect<number, CliError> =>
+export const rebind = (
+  session: Common.Session,
+  from: string,
+  to: string,
+  actor: string,
+): Effect.Effect<number, CliError> =>
   Effect.gen(function* () {
     const servers = yield* session.store.listServers.pipe(Effect.mapError(fromKnown))
     const target = servers.find((s) => s.name === to)
     if (target === undefined) return yield* Effect.fail(usage(`rebind: the store knows no server ${to}`))
     if (from === to) return yield* Effect.fail(usage(`rebind: ${from} is already ${to}`))
-    return yield* Rebind.calls(session, from, target, "rebind")
+    const unsettled = yield* Common.listAllScopes(session, {
+      statuses: [...HandleRecord.openStatuses, "in_doubt"],
+    })
+    const moving = unsettled.filter((r) => ServerIdentity.nameOf(r.serverId) === from)
+    const moved = yield* Rebind.calls(session, from, target, "rebind")
+    yield* Effect.forEach(
+      moving,
+      (r) => Audit.record(session.store, r, `rebound from ${from} to ${to} (ui)`, actor),
+      { discard: true },
+    )
+    return moved
   })

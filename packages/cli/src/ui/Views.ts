@@ -69,7 +69,7 @@ export const statusesOf = (status: string): ReadonlyArray<HandleRecord.Status> |
 }
 
 /**
- * How many calls have a status, up to a bound (`more`: at least that many).
+ * How many calls have a status.
  *
  * @since 0.5.0
  * @category models
@@ -77,7 +77,6 @@ export const statusesOf = (status: string): ReadonlyArray<HandleRecord.Status> |
 export interface Count {
   readonly status: HandleRecord.Status
   readonly count: number
-  readonly more: boolean
 }
 
 /**
@@ -132,7 +131,7 @@ export const callsLive = (view: Calls): Html => {
   const open = (r: HandleRecord.HandleRecord) => r.settledAt === null && r.status !== "in_doubt"
   const counts = html`<nav class="counts" aria-label="counts by status">${view.counts.map(
     (c) =>
-      html`<a class="count" data-status="${c.status}" href="/calls${filterQuery(filter, { status: c.status, cursor: "" })}">${c.status} <b>${c.count}${c.more ? "+" : ""}</b></a>`,
+      html`<a class="count" data-status="${c.status}" href="/calls${filterQuery(filter, { status: c.status, cursor: "" })}">${c.status} <b>${c.count}</b></a>`,
   )}</nav>`
   const rows = view.records.map((r) => {
     const stuck = Stuck.reason(r, now)
@@ -259,9 +258,11 @@ export const callLive = (view: CallView): Html => {
   const answered = Object.entries(r.answers)
   const strays = r.strayTasks
   return html`<dl>${fields.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>
-<h2>History</h2><ol class="timeline" id="history">${r.history.map(
-    (e) =>
-      html`<li><time datetime="${iso(e.at)}">${iso(e.at)}</time> <b>${e.from === null ? e.to : `${e.from} → ${e.to}`}</b> <span class="muted">${e.cause}, by ${e.instance ?? "-"}</span></li>`,
+<h2>History</h2><ol class="timeline" id="history">${r.history.map((e) =>
+    // An entry whose status did not change is an action someone took (see Audit).
+    e.from === e.to
+      ? html`<li class="action"><time datetime="${iso(e.at)}">${iso(e.at)}</time> <b>${e.cause}</b> <span class="muted">while ${e.to}, by ${e.instance ?? "-"}</span></li>`
+      : html`<li><time datetime="${iso(e.at)}">${iso(e.at)}</time> <b>${e.from === null ? e.to : `${e.from} → ${e.to}`}</b> <span class="muted">${e.cause}, by ${e.instance ?? "-"}</span></li>`,
   )}</ol>
 ${answered.length > 0 && html`<h2>Answers</h2><ul>${answered.map(([key, a]) => html`<li>${key}: ${a.acknowledged ? "sent" : "stored, not yet sent"}</li>`)}</ul>`}
 ${strays.length > 0 && html`<h2>Stray tasks</h2><ul>${strays.map((s) => html`<li><code>${Render.redact(s.taskId)}</code> received ${iso(s.receivedAt)}: ${s.cancelSent ? "cancelled" : `cancel pending (${s.cancelFailures} failed)`}</li>`)}</ul>`}
@@ -427,7 +428,7 @@ export const serversLive = (view: Fleet.ServersView): Html => {
     ? html`<p class="muted" id="no-servers">No servers in the store.</p>`
     : html`<div class="scroll"><table id="servers"><thead><tr><th>Name</th><th>URL</th><th>First seen</th><th>Last seen</th><th>Calls</th></tr></thead><tbody>${view.servers.map(
         (s) =>
-          html`<tr data-server="${s.server.name}"><td><a href="/calls${query({ server: s.server.id, scope: everyScope })}">${s.server.name}</a></td><td><code>${s.server.url}</code></td><td>${ago(s.server.firstSeenAt, now)}</td><td>${ago(s.server.lastSeenAt, now)}</td><td class="calls">${s.calls}${s.more ? "+" : ""}</td></tr>`,
+          html`<tr data-server="${s.server.name}"><td><a href="/calls${query({ server: s.server.id, scope: everyScope })}">${s.server.name}</a></td><td><code>${s.server.url}</code></td><td>${ago(s.server.firstSeenAt, now)}</td><td>${ago(s.server.lastSeenAt, now)}</td><td class="calls">${s.calls}</td></tr>`,
       )}</tbody></table></div>`
 }
 
