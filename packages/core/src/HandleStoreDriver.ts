@@ -56,6 +56,11 @@ export interface HandleStoreDriver
       ) => Effect.Effect<void, HandleStore.InstanceIdInUse | HandleStore.StoreError, Scope.Scope>)
     | undefined
   /**
+   * See `HandleStore.listInstances`. When absent, the ids this store's own clients hold (the
+   * default `lockInstance`'s), alive now.
+   */
+  readonly listInstances?: Effect.Effect<ReadonlyArray<HandleStore.InstanceRecord>, unknown> | undefined
+  /**
    * Checked before every write: fails while the store cannot prove it holds the instance id it
    * locked (see `InstanceHold.Guard`). Every write passes when absent.
    */
@@ -154,6 +159,14 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     now: driver.now ?? Clock.currentTimeMillis,
     lockInstance:
       driver.lockInstance ?? ((instanceId) => InstanceHold.once(holds, instanceId, instanceId, Effect.void)),
+    listInstances:
+      driver.listInstances === undefined
+        ? Effect.map(driver.now ?? Clock.currentTimeMillis, (now) =>
+            [...holds.keys]
+              .sort(CallStoreDriver.compareCodePoints)
+              .map((instanceId) => ({ instanceId, heartbeatAt: now, host: null, pid: null })),
+          )
+        : refail("listInstances", driver.listInstances),
     insertOrGet: (handle) =>
       Effect.suspend(() => {
         const record = CallStoreDriver.initialRecord(handle)

@@ -284,6 +284,8 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
     return HandleStoreDriver.makeStore({
       ...makeDriver(filename, sql, writes, writer, Servers.make(db), Consumers.make(db)),
       lockInstance: (instanceId) => InstanceLock.lockInstance(filename, db, guard, instanceId),
+      // Heartbeats are written on the host's real clock (instance-lock.ts), and judged on it.
+      listInstances: Effect.sync(() => InstanceLock.list(db, Date.now())),
       writable: guard.writable,
     })
   })

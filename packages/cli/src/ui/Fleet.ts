@@ -1,7 +1,7 @@
 /**
- * What the fleet and servers pages of `mcp-handles ui` read, from the store port as it is (no
- * port of its own): the instances are the owners of the leases on open rows (an instance holding
- * no row leaves no trace in the port), the outcome backlog is what a consumer has not claimed
+ * What the fleet and servers pages of `mcp-handles ui` read from the store port: the instances
+ * are the processes holding an instance id (`listInstances`, with their heartbeats) and the
+ * owners of the leases on open rows (a process gone leaves its lapsed leases), the outcome backlog is what a consumer has not claimed
  * yet, and a rebind is the store's `rebind` over every identity of the old name, as
  * `mcp-handles servers --rebind` does.
  *
@@ -31,8 +31,10 @@ export interface Instance {
   readonly lapsed: number
   /** The latest lease it renewed: its heartbeat reaches this far. */
   readonly leaseUntil: number
-  /** Its latest write to a row it holds or held. */
+  /** Its latest write to a row it holds or held (0: none). */
   readonly lastWrite: number
+  /** Its hold on the instance id, as the store lists it (null: it holds none now). */
+  readonly holder: HandleStore.InstanceRecord | null
 }
 
 /**
@@ -101,8 +103,8 @@ const backlogOf = (
 export const instanceOf = (leaseOwner: string): string => leaseOwner.replace(/#driver$/, "")
 
 /**
- * Reads the fleet: every open row's lease (in every scope, as `list --stuck` reads them), grouped
- * by owner, and each known consumer's backlog.
+ * Reads the fleet: the instance ids held, every open row's lease (in every scope, as
+ * `list --stuck` reads them) grouped by owner, and each known consumer's backlog.
  *
  * @since 0.5.0
  */
@@ -121,10 +123,18 @@ export const loadFleet = (session: Common.Session): Effect.Effect<FleetView, Cli
       entry.lastWrite = Math.max(entry.lastWrite, r.updatedAt)
       byOwner.set(id, entry)
     }
+    // The processes holding an instance id: also those that hold no call.
+    const holders = yield* session.store.listInstances.pipe(Effect.mapError(fromKnown))
+    for (const holder of holders) {
+      if (!byOwner.has(holder.instanceId))
+        byOwner.set(holder.instanceId, { held: 0, lapsed: 0, leaseUntil: 0, lastWrite: 0 })
+    }
+    const holderOf = new Map(holders.map((h) => [h.instanceId, h]))
+    const live = (i: Instance) => i.held > 0 || i.holder !== null
     const instances = [...byOwner.entries()]
-      .map(([id, entry]) => ({ id, ...entry }))
+      .map(([id, entry]): Instance => ({ id, ...entry, holder: holderOf.get(id) ?? null }))
       // The live ones first, then by name.
-      .sort((a, b) => Number(b.held > 0) - Number(a.held > 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .sort((a, b) => Number(live(b)) - Number(live(a)) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const consumers = yield* session.store.listConsumers().pipe(Effect.mapError(fromKnown))
     const backlogs = yield* Effect.forEach(consumers, (c) => backlogOf(session, c))
     return { instances, backlogs, now }

@@ -391,10 +391,12 @@ export const fleetLive = (view: Fleet.FleetView): Html => {
   const { now } = view
   const instances =
     view.instances.length === 0
-      ? html`<p class="muted" id="no-instances">No instance holds a lease on an open call.</p>`
-      : html`<div class="scroll"><table id="instances"><thead><tr><th>Instance</th><th>State</th><th>Rows held</th><th>Leases run out</th><th>Lease renewed until</th><th>Last write</th></tr></thead><tbody>${view.instances.map(
-          (i) =>
-            html`<tr data-instance="${i.id}" data-live-instance="${i.held > 0 ? "yes" : "no"}"><td>${i.id}</td><td>${i.held > 0 ? html`<span class="status s-completed">live</span>` : html`<span class="status s-failed">silent</span>`}</td><td>${i.held}</td><td>${i.lapsed}</td><td>${ago(i.leaseUntil, now)}</td><td>${ago(i.lastWrite, now)}</td></tr>`,
+      ? html`<p class="muted" id="no-instances">No instance holds an instance id or a lease on an open call.</p>`
+      : html`<div class="scroll"><table id="instances"><thead><tr><th>Instance</th><th>State</th><th>Host, pid</th><th>Heartbeat</th><th>Rows held</th><th>Leases run out</th><th>Lease renewed until</th><th>Last write</th></tr></thead><tbody>${view.instances.map(
+          (i) => {
+            const live = i.held > 0 || i.holder !== null
+            return html`<tr data-instance="${i.id}" data-live-instance="${live ? "yes" : "no"}"><td>${i.id}</td><td>${live ? html`<span class="status s-completed">${i.held > 0 ? "live" : "idle"}</span>` : html`<span class="status s-failed">silent</span>`}</td><td>${i.holder === null || i.holder.host === null ? "-" : `${i.holder.host}, ${i.holder.pid ?? "-"}`}</td><td class="heartbeat">${i.holder === null ? "-" : ago(i.holder.heartbeatAt, now)}</td><td>${i.held}</td><td>${i.lapsed}</td><td>${i.leaseUntil === 0 ? "-" : ago(i.leaseUntil, now)}</td><td>${i.lastWrite === 0 ? "-" : ago(i.lastWrite, now)}</td></tr>`
+          },
         )}</tbody></table></div>`
   const backlogs =
     view.backlogs.length === 0
@@ -407,14 +409,14 @@ export const fleetLive = (view: Fleet.FleetView): Html => {
 }
 
 /**
- * The fleet page. An instance appears while it holds (or last held) a lease on an open call: the
- * store keeps no list of the processes on it.
+ * The fleet page: the processes holding an instance id (also those holding no call), and the
+ * owners of leases on open calls.
  *
  * @since 0.5.0
  * @category rendering
  */
 export const fleet = (view: Fleet.FleetView): Html =>
-  html`<h1>Fleet</h1><p class="muted">Instances as the leases of open calls show them: a live one renews its leases (its heartbeat); one whose leases ran out has detached, died or hangs. Waiting: outcomes settled since the consumer last claimed (those claimed and not yet acknowledged are not counted).</p><section id="live" data-live="/fleet/events">${fleetLive(view)}</section>`
+  html`<h1>Fleet</h1><p class="muted">Instances as the store knows them: a process holding its instance id (its heartbeat), idle if it holds no call; and the owners of leases on open calls, where one whose leases ran out and that holds no id has detached, died or hangs. Waiting: outcomes settled since the consumer last claimed (those claimed and not yet acknowledged are not counted).</p><section id="live" data-live="/fleet/events">${fleetLive(view)}</section>`
 
 /**
  * The live part of the servers page.
