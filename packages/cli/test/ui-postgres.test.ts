@@ -5,42 +5,26 @@
  * DATABASE_URL's server if set, else the embedded PostgreSQL the other Postgres tests use; a
  * database of its own, dropped afterwards.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { TestDatabase } from "@mcp-handles/store-postgres/testing"
-import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { chromiumInstalled, launchChromium, startUi, type Ui } from "./browser.js"
+import { chromiumInstalled, openUi, type Ui } from "./browser.js"
+import { type FreshDatabase, freshDatabase } from "./pg.js"
 import { fixture, processTestTimeout } from "./support.js"
 
 vi.setConfig({ testTimeout: processTestTimeout, hookTimeout: processTestTimeout })
 
 const fx = fixture()
-const database = `mcp_handles_ui_${process.pid}_${Date.now()}`
-let server: string | undefined
-
-/** Runs one statement as the test database's user, outside any store. */
-const admin = (url: string, statement: string) =>
-  Effect.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)).pipe(
-      Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
-    ),
-  )
 
 describe.skipIf(!chromiumInstalled)("mcp-handles ui on PostgreSQL, in Chromium", () => {
+  let database: FreshDatabase | undefined
   let store: string
   let ui: Ui
   let browser: Browser
   let page: Page
 
   beforeAll(async () => {
-    server = await Effect.runPromise(TestDatabase.databaseUrl)
-    await admin(server, `CREATE DATABASE ${database}`)
-    const url = new URL(server)
-    url.pathname = `/${database}`
-    store = url.toString()
+    database = await freshDatabase("mcp_handles_ui")
+    store = database.url
     const run = async (...args: ReadonlyArray<string>) => {
       const ran = await fx.ws.run(...args, "--store", store)
       expect(ran.code, ran.stderr).toBe(0)
@@ -57,16 +41,13 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui on PostgreSQL, in Chromium",
       "pg-long",
       "--detach",
     )
-    ui = await startUi(fx.ws, "--store", store)
-    browser = await launchChromium()
-    page = await browser.newPage()
-    await page.goto(ui.url.href)
+    ;({ ui, browser, page } = await openUi(fx.ws, "--store", store))
   })
 
   afterAll(async () => {
     await browser?.close()
     ui?.child.kill()
-    if (server !== undefined) await admin(server, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await database?.drop()
   })
 
   it("lists the calls with exact counts, and searches keys in the database", async () => {
