@@ -151,7 +151,9 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
     expect(await page.textContent('tr[data-server="fake"] td.calls')).toBe("0")
     await page.goto(`${ui.origin}/call?scope=default&key=fleet-1`)
     expect(await page.textContent("#live")).toContain("fake-v2 http://127.0.0.1:9/mcp")
-    expect(await page.textContent("#history li.action")).toMatch(/rebound from fake to fake-v2 \(ui\) while \w+, by ui:/)
+    expect(await page.textContent("#history li.action")).toMatch(
+      /rebound from fake to fake-v2 \(ui\) while \w+, by ui:/,
+    )
   })
 
   it("the fleet page shows a consumer's outcome backlog growing once it stops claiming", async () => {

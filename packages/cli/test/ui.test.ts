@@ -163,7 +163,9 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui in Chromium", () => {
     expect(await launches("ask-1")).toBe(1)
     await page.goto(`${ui.origin}/call?scope=default&key=ask-1&reveal=result`)
     expect(await page.textContent("#live")).toContain("Deleted report.txt")
-    expect(await page.textContent("#history li.action")).toMatch(/answered \S+ \(ui\) while input_required, by ui:/)
+    expect(await page.textContent("#history li.action")).toMatch(
+      /answered \S+ \(ui\) while input_required, by ui:/,
+    )
   })
 
   it("refuses a request without the token, a foreign Host, and an action from a foreign Origin", async () => {
