@@ -107,8 +107,12 @@ try {
     ["status filter: working", "/calls?status=working"],
     ["status filter: failed, scope default", "/calls?status=failed&scope=default"],
     ["key text: call-0999", "/calls?q=call-0999"],
+    ["key text, every scope: call-09999", "/calls?q=call-09999&scope=*"],
+    ["key text, no match", "/calls?q=nowhere"],
     ["stuck only", "/calls?stuck=1"],
     ["one call", "/call?scope=default&key=call-000001"],
+    ["fleet", "/fleet"],
+    ["servers", "/servers"],
   ]
   console.log(`\n| page (${rows} rows) | median ms | max ms |\n| --- | ---: | ---: |`)
   for (const [name, path] of pages) {

@@ -424,7 +424,7 @@ export const listAll = (
  */
 export const listAllScopes = (
   session: Session,
-  filter: Pick<HandleStore.ListFilter, "scope" | "statuses" | "scheduled"> = {},
+  filter: Omit<HandleStore.ListFilter, "limit" | "cursor"> = {},
 ): Effect.Effect<ReadonlyArray<HandleRecord.HandleRecord>, CliError> =>
   Effect.gen(function* () {
     const out: Array<HandleRecord.HandleRecord> = []

@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process"
 import { existsSync } from "node:fs"
 import { request } from "node:http"
 import { createInterface } from "node:readline"
-import { type Browser, chromium } from "playwright-core"
+import { type Browser, chromium, type Page } from "playwright-core"
 import type { Workspace } from "./support.js"
 
 export const chromiumPath = process.env.MCP_HANDLES_CHROMIUM ?? "/usr/bin/chromium"
@@ -92,3 +92,15 @@ export const raw = (
     req.once("error", reject)
     req.end(options.body)
   })
+
+/** The UI started with `args`, and a page of Chromium that went through its printed URL (the cookie is set). */
+export const openUi = async (
+  ws: Workspace,
+  ...args: ReadonlyArray<string>
+): Promise<{ readonly ui: Ui; readonly browser: Browser; readonly page: Page }> => {
+  const ui = await startUi(ws, ...args)
+  const browser = await launchChromium()
+  const page = await browser.newPage()
+  await page.goto(ui.url.href)
+  return { ui, browser, page }
+}

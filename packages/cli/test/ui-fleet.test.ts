@@ -86,6 +86,9 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
     expect(await row.$$eval("td", (cells) => cells.map((c) => c.textContent))).toEqual([
       "app-7",
       "live",
+      // Its hold on the instance id: host and pid, and its heartbeat.
+      expect.stringMatching(/, \d+$/),
+      expect.stringMatching(/ago$|^in /),
       "1",
       "0",
       expect.stringMatching(/^in /),
@@ -93,6 +96,18 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
     ])
     // Pushed into the same document, not reloaded.
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1)
+  })
+
+  it("the fleet page shows an instance that holds no call: the ui's own, idle, with its heartbeat", async () => {
+    await page.goto(`${ui.origin}/fleet`)
+    const row = await page.waitForSelector('tr[data-instance^="ui:"]')
+    const cells = await row.$$eval("td", (tds) => tds.map((c) => c.textContent))
+    expect(cells.slice(1, 5)).toEqual([
+      "idle",
+      expect.stringMatching(/, \d+$/),
+      expect.stringMatching(/ago$|^in /),
+      "0",
+    ])
   })
 
   it("a rebind without the token or from a foreign Origin is refused, and moves nothing", async () => {
@@ -136,6 +151,9 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
     expect(await page.textContent('tr[data-server="fake"] td.calls')).toBe("0")
     await page.goto(`${ui.origin}/call?scope=default&key=fleet-1`)
     expect(await page.textContent("#live")).toContain("fake-v2 http://127.0.0.1:9/mcp")
+    expect(await page.textContent("#history li.action")).toMatch(
+      /rebound from fake to fake-v2 \(ui\) while \w+, by ui:/,
+    )
   })
 
   it("the fleet page shows a consumer's outcome backlog growing once it stops claiming", async () => {

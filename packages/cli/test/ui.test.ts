@@ -137,6 +137,8 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui in Chromium", () => {
     expect((await taskOf("long-1"))?.cancels).toHaveLength(1)
     await page.waitForSelector("#live .s-cancelled", { timeout: 60_000 })
     expect(await page.textContent("#history")).toMatch(/→ cancelled.*by ui:/s)
+    // The cancel itself, asked from the page, is in the history with who asked it.
+    expect(await page.textContent("#history li.action")).toMatch(/cancel asked \(ui\) while working, by ui:/)
   })
 
   it("an input answered from the form completes the call once", async () => {
@@ -161,6 +163,9 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui in Chromium", () => {
     expect(await launches("ask-1")).toBe(1)
     await page.goto(`${ui.origin}/call?scope=default&key=ask-1&reveal=result`)
     expect(await page.textContent("#live")).toContain("Deleted report.txt")
+    expect(await page.textContent("#history li.action")).toMatch(
+      /answered \S+ \(ui\) while input_required, by ui:/,
+    )
   })
 
   it("refuses a request without the token, a foreign Host, and an action from a foreign Origin", async () => {

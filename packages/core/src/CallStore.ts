@@ -135,11 +135,40 @@ export interface ListFilter {
    * (`list --stuck` finds those without reading settled history).
    */
   readonly scheduled?: boolean | undefined
+  /**
+   * Only rows whose key contains this text: ASCII letters in either case, every other character
+   * (`%` and `_` too) as itself; empty: every row. Keys are stored in clear, also under
+   * encryption at rest.
+   */
+  readonly keyContains?: string | undefined
   /** 1 to 1000; a fraction is rounded down, anything outside is brought inside. */
   readonly limit: number
   /** From a previous page's `nextCursor`. */
   readonly cursor?: string | undefined
 }
+
+/**
+ * The rows `count` counts: `list`'s filter without the statuses (every status is counted) and
+ * without paging.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface CountFilter {
+  /** Every scope's rows when absent. */
+  readonly scope?: string | undefined
+  readonly serverId?: string | undefined
+  /** As `ListFilter.keyContains`. */
+  readonly keyContains?: string | undefined
+}
+
+/**
+ * How many rows of each status a `count` found (zero for a status it found none of).
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export type StatusCounts = { readonly [S in Status]: number }
 
 /**
  * @since 0.1.0
@@ -241,4 +270,9 @@ export interface CallStore {
    * the filter names none, ordered by creation time, key, then scope.
    */
   readonly list: (filter: ListFilter) => Effect.Effect<ListPage, StoreError>
+  /**
+   * The exact number of rows of each status among those `filter` selects (an operator's counts,
+   * `mcp-handles ui`): one read, served by the store's indexes where it has them.
+   */
+  readonly count: (filter: CountFilter) => Effect.Effect<StatusCounts, StoreError>
 }

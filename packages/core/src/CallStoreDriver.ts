@@ -5,13 +5,13 @@
  *
  * @since 0.4.0
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as CallStore from "./CallStore.js"
-import { HandleRecord, HistoryEntry, type Status } from "./HandleRecord.js"
+import { HandleRecord, HistoryEntry, Status } from "./HandleRecord.js"
 import { JsonObject } from "./Json.js"
 import { StoreError } from "./StoreError.js"
 
@@ -38,6 +38,11 @@ export interface ListQuery {
   readonly serverId: string | undefined
   /** Only rows with a due time (`ListFilter.scheduled`). */
   readonly scheduled?: boolean | undefined
+  /**
+   * Only rows whose key contains this text, ASCII letters in either case (`foldAscii`); never
+   * empty (an empty one is dropped before).
+   */
+  readonly keyContains?: string | undefined
   /** Only rows strictly after this position in list order. */
   readonly after: CursorPosition | undefined
   readonly limit: number
@@ -80,6 +85,11 @@ export interface CallStoreDriver {
   readonly releaseOwner: (options: CallStore.ReleaseOwnerOptions) => Effect.Effect<number, unknown>
   /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
+  /**
+   * The rows of each status among those `query` selects; a status with none may be left out.
+   * `keyContains` is never empty.
+   */
+  readonly count: (query: CallStore.CountFilter) => Effect.Effect<Partial<CallStore.StatusCounts>, unknown>
 }
 
 /**
@@ -260,6 +270,38 @@ export const compareCodePoints = (a: string, b: string): number => {
   }
 }
 
+const CountRows = Schema.Array(
+  Schema.Struct({
+    status: Status,
+    // A 64-bit count comes back from Postgres as a string.
+    n: Schema.Union(Schema.NonNegativeInt, Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  }),
+)
+
+/**
+ * A SQL store's `SELECT status, count(*) AS n ... GROUP BY status`, decoded.
+ *
+ * @since 0.6.0
+ * @category decoding
+ */
+export const decodeCounts = (
+  rows: unknown,
+): Effect.Effect<Partial<CallStore.StatusCounts>, ParseResult.ParseError> =>
+  Effect.map(Schema.decodeUnknown(CountRows)(rows), (counted) =>
+    Object.fromEntries(counted.map(({ status, n }) => [status, n])),
+  )
+
+/**
+ * Text with its ASCII capitals made small, and nothing else changed: how `keyContains` compares
+ * (SQL's `lower` does the same in SQLite without ICU and under Postgres's "C" collation, so every
+ * store finds the same rows, which a Unicode folding would not give).
+ *
+ * @since 0.6.0
+ * @category utils
+ */
+export const foldAscii = (text: string): string =>
+  text.replace(/[A-Z]+/g, (capitals) => capitals.toLowerCase())
+
 /**
  * Whether `record` belongs on a page of `query` (the in-memory reading of its WHERE clause); the
  * limit and the order are the caller's.
@@ -274,4 +316,5 @@ export const matches =
     (query.statuses === undefined || query.statuses.includes(record.status)) &&
     (query.serverId === undefined || record.serverId === query.serverId) &&
     (query.scheduled !== true || record.nextPollAt !== null) &&
+    (query.keyContains === undefined || foldAscii(record.key).includes(foldAscii(query.keyContains))) &&
     (query.after === undefined || compareListOrder(record, query.after) > 0)

@@ -23,6 +23,24 @@ export * from "./ServerStore.js"
 export * from "./StoreError.js"
 
 /**
+ * A process holding an instance id on the store (`lockInstance`), as the store knows it.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface InstanceRecord {
+  readonly instanceId: string
+  /**
+   * When the store last knew it alive (the store's clock): its last heartbeat, or now for a
+   * store that tells a live holder itself (a database session, this process).
+   */
+  readonly heartbeatAt: number
+  /** Its host and process id, where the store keeps them. */
+  readonly host: string | null
+  readonly pid: number | null
+}
+
+/**
  * The whole port: its three concerns, and what belongs to the store as a whole (its clock and
  * its instance lock).
  *
@@ -48,6 +66,12 @@ export interface HandleStore extends CallStore, ServerStore, OutboxStore {
   readonly lockInstance: (
     instanceId: string,
   ) => Effect.Effect<void, InstanceIdInUse | StoreError, Scope.Scope>
+  /**
+   * The instance ids held on the store now (an operator's fleet view, `mcp-handles ui`), by id;
+   * also those that hold no call. A store that keeps heartbeats lists a holder until it is
+   * released or judged stale, with its last heartbeat.
+   */
+  readonly listInstances: Effect.Effect<ReadonlyArray<InstanceRecord>, StoreError>
 }
 
 /**

@@ -22,7 +22,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as CallStoreDriver from "./CallStoreDriver.js"
-import type { HandleRecord } from "./HandleRecord.js"
+import { type HandleRecord, Status } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import * as InstanceHold from "./InstanceHold.js"
 import * as OutboxStoreDriver from "./OutboxStoreDriver.js"
@@ -56,6 +56,11 @@ export interface HandleStoreDriver
       ) => Effect.Effect<void, HandleStore.InstanceIdInUse | HandleStore.StoreError, Scope.Scope>)
     | undefined
   /**
+   * See `HandleStore.listInstances`. When absent, the ids this store's own clients hold (the
+   * default `lockInstance`'s), alive now.
+   */
+  readonly listInstances?: Effect.Effect<ReadonlyArray<HandleStore.InstanceRecord>, unknown> | undefined
+  /**
    * Checked before every write: fails while the store cannot prove it holds the instance id it
    * locked (see `InstanceHold.Guard`). Every write passes when absent.
    */
@@ -66,6 +71,11 @@ export interface HandleStoreDriver
 const batchLimit = (limit: number): number => Math.max(Math.floor(limit) || 0, 0)
 
 const emptyPage: HandleStore.ListPage = { records: [], nextCursor: null }
+
+/** An empty text filter selects every row: no driver sees it. */
+const textFilter = (text: string | undefined): string | undefined => (text === "" ? undefined : text)
+
+const noCounts = Object.fromEntries(Status.literals.map((status) => [status, 0])) as HandleStore.StatusCounts
 
 /**
  * The store a driver makes: the port's operations, each written once on top of the driver's.
@@ -126,6 +136,7 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       statuses: filter.statuses,
       serverId: filter.serverId,
       scheduled: filter.scheduled,
+      keyContains: textFilter(filter.keyContains),
       // Across scopes, a cursor without a scope (from a one-scope page) starts before every scope.
       after: allScopes && position !== undefined ? { ...position, scope: position.scope ?? "" } : position,
       // One row past the page: its presence says whether another page follows.
@@ -148,6 +159,14 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     now: driver.now ?? Clock.currentTimeMillis,
     lockInstance:
       driver.lockInstance ?? ((instanceId) => InstanceHold.once(holds, instanceId, instanceId, Effect.void)),
+    listInstances:
+      driver.listInstances === undefined
+        ? Effect.map(driver.now ?? Clock.currentTimeMillis, (now) =>
+            [...holds.keys]
+              .sort(CallStoreDriver.compareCodePoints)
+              .map((instanceId) => ({ instanceId, heartbeatAt: now, host: null, pid: null })),
+          )
+        : refail("listInstances", driver.listInstances),
     insertOrGet: (handle) =>
       Effect.suspend(() => {
         const record = CallStoreDriver.initialRecord(handle)
@@ -175,6 +194,18 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
       options.rows.length === 0 ? Effect.succeed([]) : write("renewLeases", driver.renewLeases(options)),
     releaseOwner: (options) => write("releaseOwner", driver.releaseOwner(options)),
     list,
+    count: (filter) =>
+      Effect.map(
+        refail(
+          "count",
+          driver.count({
+            scope: filter.scope,
+            serverId: filter.serverId,
+            keyContains: textFilter(filter.keyContains),
+          }),
+        ),
+        (found): HandleStore.StatusCounts => ({ ...noCounts, ...found }),
+      ),
     deleteSettledBefore: (options) =>
       Effect.map(
         write("deleteSettledBefore", driver.deleteSettledBefore(options)),

@@ -17,6 +17,7 @@ import { instanceContract } from "./InstanceContract.js"
 import { storeTest } from "./internal/fixture.js"
 import { leaseContract } from "./LeaseContract.js"
 import { outcomeContract } from "./OutcomeContract.js"
+import { searchContract } from "./SearchContract.js"
 import { serverContract } from "./ServerContract.js"
 
 /**
@@ -35,6 +36,7 @@ export const handleStoreContract = <E>(name: string, layer: Layer.Layer<HandleSt
     claimContract(layer)
     leaseContract(layer)
     historyContract(layer)
+    searchContract(layer)
 
     describe("now", () => {
       test("reads a clock: finite epoch milliseconds that do not run backwards", (store) =>

@@ -36,4 +36,24 @@ export const instanceContract = <E>(layer: Layer.Layer<HandleStore, E>): void =>
         yield* Effect.scoped(store.lockInstance("instance-1"))
       }))
   })
+
+  describe("listInstances", () => {
+    test("lists the ids held now, also those holding no call, until they are released", (store) =>
+      Effect.gen(function* () {
+        const ids = (listed: ReadonlyArray<{ readonly instanceId: string }>) =>
+          listed.map((i) => i.instanceId)
+        expect(yield* store.listInstances).toEqual([])
+        const first = yield* Scope.make()
+        yield* Scope.extend(store.lockInstance("worker-b"), first)
+        const second = yield* Scope.make()
+        yield* Scope.extend(store.lockInstance("worker-a"), second)
+        const listed = yield* store.listInstances
+        expect(ids(listed)).toEqual(["worker-a", "worker-b"])
+        for (const instance of listed) expect(Number.isFinite(instance.heartbeatAt)).toBe(true)
+        yield* Scope.close(first, Exit.void)
+        expect(ids(yield* store.listInstances)).toEqual(["worker-a"])
+        yield* Scope.close(second, Exit.void)
+        expect(yield* store.listInstances).toEqual([])
+      }))
+  })
 }

@@ -145,6 +145,23 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
           all((record) => Claiming.isReleasable(record, options)).map((record) => write(record, freed))
             .length,
       ),
+    count: ({ scope, serverId, keyContains }) =>
+      Effect.sync(() => {
+        const counts: Partial<Record<HandleRecord.Status, number>> = {}
+        for (const r of all(
+          HandleStoreDriver.matches({
+            scope,
+            serverId,
+            keyContains,
+            statuses: undefined,
+            after: undefined,
+            limit: 0,
+          }),
+        )) {
+          counts[r.status] = (counts[r.status] ?? 0) + 1
+        }
+        return counts
+      }),
     list: (query) =>
       Effect.sync(() =>
         all(HandleStoreDriver.matches(query)).sort(HandleStoreDriver.compareListOrder).slice(0, query.limit),

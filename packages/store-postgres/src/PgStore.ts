@@ -344,6 +344,7 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
       now,
       lockInstance: (instanceId) =>
         InstanceLock.lockInstance(sql, schema, instanceId, retrying, guard, checkEvery),
+      listInstances: run("listInstances", InstanceLock.list(sql, schema)),
       writable: guard.writable,
     })
   })

@@ -284,6 +284,8 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
     return HandleStoreDriver.makeStore({
       ...makeDriver(filename, sql, writes, writer, Servers.make(db), Consumers.make(db)),
       lockInstance: (instanceId) => InstanceLock.lockInstance(filename, db, guard, instanceId),
+      // Heartbeats are written on the host's real clock (instance-lock.ts), and judged on it.
+      listInstances: Effect.sync(() => InstanceLock.list(db, Date.now())),
       writable: guard.writable,
     })
   })
@@ -310,6 +312,11 @@ const makeDriver = (
         ? Effect.fail(params.left)
         : writer.submit(operation, write(record, params.right), options)
     })
+  /**
+   * `ListFilter.keyContains`: instr, not LIKE (which reads % and _ in the text), over the key
+   * with its ASCII capitals made small (SQLite's lower without ICU: `foldAscii`).
+   */
+  const keyContains = (text: string) => sql`instr(lower(key), ${HandleStoreDriver.foldAscii(text)}) > 0`
 
   return {
     // One host, one clock: the embedded store keeps the host's (the driver port's default).
@@ -360,6 +367,7 @@ const makeDriver = (
       if (query.statuses !== undefined) where.push(sql.in("status", query.statuses))
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
+      if (query.keyContains !== undefined) where.push(keyContains(query.keyContains))
       if (query.after !== undefined) {
         const { createdAt, key } = query.after
         // Across scopes (no scope filter), the scope breaks ties of creation time and key.
@@ -370,10 +378,26 @@ const makeDriver = (
         )
       }
       const order = query.scope === undefined ? "created_at, key, scope" : "created_at, key"
+      // Scheduled rows are the open ones (and a few settled with a stray): found by the due
+      // index and sorted, rather than by walking a scope's whole history in list order, which
+      // the planner, without statistics, prefers (0.4 s for a scope of 90,000 settled rows).
+      const byDue = query.scheduled === true ? "INDEXED BY handles_due_any" : ""
       return Effect.flatMap(
-        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles
+        sql<Rows.Row>`SELECT ${sql.literal(Rows.columns)} FROM handles ${sql.literal(byDue)}
         WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} ORDER BY ${sql.literal(order)} LIMIT ${query.limit}`,
         (rows) => Rows.decodeRows("list", rows),
+      )
+    },
+
+    count: ({ scope, serverId, keyContains: text }) => {
+      const where: Array<Statement.Fragment> = []
+      if (scope !== undefined) where.push(sql`scope = ${scope}`)
+      if (serverId !== undefined) where.push(sql`server_id = ${serverId}`)
+      if (text !== undefined) where.push(keyContains(text))
+      return Effect.flatMap(
+        sql`SELECT status, count(*) AS n FROM handles
+        WHERE ${where.length === 0 ? sql.literal("1") : sql.and(where)} GROUP BY status`,
+        HandleStoreDriver.decodeCounts,
       )
     },
 

@@ -111,6 +111,8 @@ describe("opening", () => {
       for (const { type, name } of later) old.exec(`DROP ${type.toUpperCase()} "${name}"`)
       old.exec(`DROP INDEX handles_due_any;
         DROP INDEX handles_task;
+        DROP INDEX handles_all;
+        DROP INDEX handles_server_status;
         CREATE INDEX handles_due ON handles (next_poll_at) WHERE status IN ('pending', 'working', 'input_required');
         DELETE FROM mcp_handles_migrations WHERE migration_id > 1;`)
       old.close()
@@ -122,6 +124,7 @@ describe("opening", () => {
       db.close()
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_due_any")
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task")
+      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_all")
       expect(versions).toEqual(Array.from({ length: latestVersion }, (_, i) => ({ migration_id: i + 1 })))
     }),
   )
@@ -145,11 +148,22 @@ describe("opening", () => {
             THEN substr(server_id, 1, length(server_id) - 17) ELSE server_id END) IN (SELECT value FROM json_each('[]')))
         ORDER BY next_poll_at, created_at, scope, key LIMIT 10`)
       const list = plan("SELECT * FROM handles WHERE scope = 's' ORDER BY created_at, key LIMIT 10")
+      // Every scope's rows, as the ui lists them (issue 33): in index order, not sorted whole.
+      const everyScope = plan(
+        "SELECT * FROM handles WHERE (created_at, key, scope) > (1, 'k', 's') ORDER BY created_at, key, scope LIMIT 10",
+      )
+      // list --stuck and the ui's stuck view: the scheduled rows by the due index, not a walk of
+      // a scope's whole history.
+      const scheduled = plan(`SELECT * FROM handles INDEXED BY handles_due_any
+        WHERE scope = 's' AND next_poll_at IS NOT NULL ORDER BY created_at, key LIMIT 10`)
       db.close()
+      expect(scheduled).toContain("handles_due_any")
       expect(due).toContain("handles_due_any")
       // The index gives claimDue's whole order: no sort of rows that share a due time.
       expect(due).not.toContain("TEMP B-TREE")
       expect(list).toContain("handles_list")
+      expect(everyScope).toContain("handles_all")
+      expect(everyScope).not.toContain("TEMP B-TREE")
     }),
   )
 

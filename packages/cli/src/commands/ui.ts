@@ -75,6 +75,7 @@ export const spec = Spec.command(
         host: options.host,
         port: options.port,
         token: Guard.token(),
+        actor: Option.getOrElse(instance, () => "ui"),
       })
       process.stdout.write(`${url}\n`)
       process.stderr.write(

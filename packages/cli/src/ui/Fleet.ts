@@ -1,7 +1,7 @@
 /**
- * What the fleet and servers pages of `mcp-handles ui` read, from the store port as it is (no
- * port of its own): the instances are the owners of the leases on open rows (an instance holding
- * no row leaves no trace in the port), the outcome backlog is what a consumer has not claimed
+ * What the fleet and servers pages of `mcp-handles ui` read from the store port: the instances
+ * are the processes holding an instance id (`listInstances`, with their heartbeats) and the
+ * owners of the leases on open rows (a process gone leaves its lapsed leases), the outcome backlog is what a consumer has not claimed
  * yet, and a rebind is the store's `rebind` over every identity of the old name, as
  * `mcp-handles servers --rebind` does.
  *
@@ -9,11 +9,13 @@
  */
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
+import * as ServerIdentity from "@mcp-handles/core/ServerIdentity"
 import * as Effect from "effect/Effect"
 import { type CliError, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Rebind from "../Rebind.js"
 import * as Row from "../Row.js"
+import * as Audit from "./Audit.js"
 
 /**
  * One instance as its leases show it.
@@ -29,8 +31,10 @@ export interface Instance {
   readonly lapsed: number
   /** The latest lease it renewed: its heartbeat reaches this far. */
   readonly leaseUntil: number
-  /** Its latest write to a row it holds or held. */
+  /** Its latest write to a row it holds or held (0: none). */
   readonly lastWrite: number
+  /** Its hold on the instance id, as the store lists it (null: it holds none now). */
+  readonly holder: HandleStore.InstanceRecord | null
 }
 
 /**
@@ -99,8 +103,8 @@ const backlogOf = (
 export const instanceOf = (leaseOwner: string): string => leaseOwner.replace(/#driver$/, "")
 
 /**
- * Reads the fleet: every open row's lease (in every scope, as `list --stuck` reads them), grouped
- * by owner, and each known consumer's backlog.
+ * Reads the fleet: the instance ids held, every open row's lease (in every scope, as
+ * `list --stuck` reads them) grouped by owner, and each known consumer's backlog.
  *
  * @since 0.5.0
  */
@@ -119,18 +123,25 @@ export const loadFleet = (session: Common.Session): Effect.Effect<FleetView, Cli
       entry.lastWrite = Math.max(entry.lastWrite, r.updatedAt)
       byOwner.set(id, entry)
     }
+    // The processes holding an instance id: also those that hold no call.
+    const holders = yield* session.store.listInstances.pipe(Effect.mapError(fromKnown))
+    for (const holder of holders) {
+      if (!byOwner.has(holder.instanceId))
+        byOwner.set(holder.instanceId, { held: 0, lapsed: 0, leaseUntil: 0, lastWrite: 0 })
+    }
+    const holderOf = new Map(holders.map((h) => [h.instanceId, h]))
+    const live = (i: Instance) => i.held > 0 || i.holder !== null
     const instances = [...byOwner.entries()]
-      .map(([id, entry]) => ({ id, ...entry }))
+      .map(([id, entry]): Instance => ({ id, ...entry, holder: holderOf.get(id) ?? null }))
       // The live ones first, then by name.
-      .sort((a, b) => Number(b.held > 0) - Number(a.held > 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .sort((a, b) => Number(live(b)) - Number(live(a)) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const consumers = yield* session.store.listConsumers().pipe(Effect.mapError(fromKnown))
     const backlogs = yield* Effect.forEach(consumers, (c) => backlogOf(session, c))
     return { instances, backlogs, now }
   })
 
 /**
- * A server as the servers page shows it: with how many calls point at its identity (up to a
- * bound).
+ * A server as the servers page shows it: with how many calls point at its identity.
  *
  * @since 0.5.0
  * @category models
@@ -138,7 +149,6 @@ export const loadFleet = (session: Common.Session): Effect.Effect<FleetView, Cli
 export interface ServerRow {
   readonly server: HandleStore.ServerRecord
   readonly calls: number
-  readonly more: boolean
 }
 
 /**
@@ -151,21 +161,17 @@ export interface ServersView {
 }
 
 /**
- * Reads the servers and counts each one's calls (a page of at most `countCap` rows each, in
- * every scope).
+ * Reads the servers and counts each one's calls in every scope (the store's exact count).
  *
  * @since 0.5.0
  */
-export const loadServers = (
-  session: Common.Session,
-  countCap: number,
-): Effect.Effect<ServersView, CliError> =>
+export const loadServers = (session: Common.Session): Effect.Effect<ServersView, CliError> =>
   Effect.gen(function* () {
     const now = yield* session.store.now
     const servers = yield* session.store.listServers.pipe(Effect.mapError(fromKnown))
     const rows = yield* Effect.forEach(servers, (server) =>
-      session.store.list({ serverId: server.id, limit: countCap }).pipe(
-        Effect.map((listed) => ({ server, calls: listed.records.length, more: listed.nextCursor !== null })),
+      session.store.count({ serverId: server.id }).pipe(
+        Effect.map((counts) => ({ server, calls: Object.values(counts).reduce((a, b) => a + b, 0) })),
         Effect.mapError(fromKnown),
       ),
     )
@@ -175,15 +181,32 @@ export const loadServers = (
 /**
  * Moves every call of server name `from`, in every scope, to the server the store knows as
  * `to`: the operation of `mcp-handles servers --rebind OLD=NEW` (every identity the old name
- * was written under, one per URL it had, through the store's `rebind`). Returns how many moved.
+ * was written under, one per URL it had, through the store's `rebind`). Each call still to be
+ * polled or decided (not settled) gets a history entry naming `actor`; settled history is left
+ * as it was. Returns how many moved.
  *
  * @since 0.5.0
  */
-export const rebind = (session: Common.Session, from: string, to: string): Effect.Effect<number, CliError> =>
+export const rebind = (
+  session: Common.Session,
+  from: string,
+  to: string,
+  actor: string,
+): Effect.Effect<number, CliError> =>
   Effect.gen(function* () {
     const servers = yield* session.store.listServers.pipe(Effect.mapError(fromKnown))
     const target = servers.find((s) => s.name === to)
     if (target === undefined) return yield* Effect.fail(usage(`rebind: the store knows no server ${to}`))
     if (from === to) return yield* Effect.fail(usage(`rebind: ${from} is already ${to}`))
-    return yield* Rebind.calls(session, from, target, "rebind")
+    const unsettled = yield* Common.listAllScopes(session, {
+      statuses: [...HandleRecord.openStatuses, "in_doubt"],
+    })
+    const moving = unsettled.filter((r) => ServerIdentity.nameOf(r.serverId) === from)
+    const moved = yield* Rebind.calls(session, from, target, "rebind")
+    yield* Effect.forEach(
+      moving,
+      (r) => Audit.record(session.store, r, `rebound from ${from} to ${to} (ui)`, actor),
+      { discard: true },
+    )
+    return moved
   })

@@ -1,8 +1,9 @@
 /**
  * The web server of `mcp-handles ui`: @effect/platform's router on Node's HTTP server, over a
  * CLI session (the same store, the same client the commands use). It reads the store for every
- * page and every live update, and acts only through the client (`cancel`, `reissue`, `abandon`,
- * `answer`), under the session's instance id, which the call's history then names.
+ * page, and once a tick for each view open tabs watch live (`Refresh`); it acts only through
+ * the client (`cancel`, `reissue`, `abandon`, `answer`), under the session's instance id, and
+ * records in the call's history who acted.
  *
  * @since 0.5.0
  */
@@ -25,9 +26,11 @@ import * as Stream from "effect/Stream"
 import { type CliError, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Stuck from "../Stuck.js"
+import * as Audit from "./Audit.js"
 import * as Fleet from "./Fleet.js"
 import * as Guard from "./Guard.js"
 import { type Html, page, js as script, css as stylesheet } from "./Html.js"
+import * as Refresh from "./Refresh.js"
 import * as Views from "./Views.js"
 
 /**
@@ -43,24 +46,21 @@ export interface Options {
   readonly token: string
   /** How often a live page reads the store again. */
   readonly refresh?: Duration.DurationInput | undefined
+  /** Who acts from the page, as the calls' history names it (the session's instance id). */
+  readonly actor: string
   /** How long the server keeps driving a call it acted on (cancel, reissue, answer). */
   readonly followFor?: Duration.DurationInput | undefined
 }
 
 /**
- * Rows per page; and how many rows of one status are counted before the count says `N+` (a
- * count is a page read from the store: the port has no count, and a bounded one stays fast at
- * any size).
+ * Rows per page, and how many stuck calls the stuck view shows at most.
  *
  * @since 0.5.0
  * @category constants
  */
 export const limits = {
   pageSize: 50,
-  countCap: 200,
   stuckCap: 500,
-  scanPages: 10,
-  scanPageSize: 1000,
 } as const
 
 const securityHeaders = {
@@ -94,17 +94,17 @@ const filterOf = (
     : "all",
   stuck: param(params, "stuck") === "1",
   server: param(params, "server"),
-  // One scope unless asked for every one (`*`): the store's indexes are per scope, and a list
-  // across every scope of a big store is a full scan.
+  // One scope unless asked for every one (`*`), as every command reads.
   scope: param(params, "scope") || defaultScope,
   q: param(params, "q"),
   cursor: param(params, "cursor"),
 })
 
 /**
- * Reads the calls page from the store: one page at the filter's cursor (a key search reads on
- * until a page is full, or `scanPages` pages were read), the stuck calls (every scheduled row,
- * judged in memory, as `list --stuck` does), and the counts by status.
+ * Reads the calls page from the store: one page at the filter's cursor, filtered by the store
+ * (status, server, text in the key, one scope or every one) and served by its indexes; or the
+ * stuck calls (every scheduled row, judged in memory, as `list --stuck` does); and the exact
+ * counts by status of the rows the filter selects, whatever their status.
  *
  * @since 0.5.0
  */
@@ -116,51 +116,30 @@ export const loadCalls = (
     const store = session.store
     const now = yield* store.now
     const statuses = Views.statusesOf(filter.status)
-    const scope = filter.scope === Views.everyScope ? undefined : filter.scope
-    const serverId = filter.server === "" ? undefined : filter.server
-    const needle = filter.q.toLowerCase()
-    const matches = (r: HandleRecord.HandleRecord) =>
-      (needle === "" || r.key.toLowerCase().includes(needle)) &&
-      (serverId === undefined || r.serverId === serverId) &&
-      (statuses === undefined || statuses.includes(r.status))
-    const records: Array<HandleRecord.HandleRecord> = []
-    let nextCursor: string | null = null
-    if (filter.stuck) {
-      const scheduled = yield* Common.listAllScopes(session, { scope, scheduled: true })
-      records.push(
-        ...scheduled
-          .filter((r) => matches(r) && Stuck.reason(r, now) !== undefined)
-          .slice(0, limits.stuckCap),
-      )
-    } else {
-      let cursor: string | undefined = filter.cursor === "" ? undefined : filter.cursor
-      // A key search reads big pages (the store cannot search keys): a page may then show more
-      // than `pageSize` rows, never fewer than it could.
-      const limit = needle === "" ? limits.pageSize : limits.scanPageSize
-      for (let pages = 0; pages < limits.scanPages; pages++) {
-        const listed: HandleStore.ListPage = yield* store
+    const selected = {
+      scope: filter.scope === Views.everyScope ? undefined : filter.scope,
+      serverId: filter.server === "" ? undefined : filter.server,
+      keyContains: filter.q === "" ? undefined : filter.q,
+    }
+    const page: HandleStore.ListPage = filter.stuck
+      ? {
+          records: (yield* Common.listAllScopes(session, { ...selected, statuses, scheduled: true }))
+            .filter((r) => Stuck.reason(r, now) !== undefined)
+            .slice(0, limits.stuckCap),
+          nextCursor: null,
+        }
+      : yield* store
           .list({
-            scope,
+            ...selected,
             statuses,
-            serverId,
-            limit,
-            ...(cursor === undefined ? {} : { cursor }),
+            limit: limits.pageSize,
+            ...(filter.cursor === "" ? {} : { cursor: filter.cursor }),
           })
           .pipe(Effect.mapError(fromKnown))
-        records.push(...listed.records.filter(matches))
-        nextCursor = listed.nextCursor
-        if (nextCursor === null || records.length >= limits.pageSize) break
-        cursor = nextCursor
-      }
-    }
-    const counts = yield* Effect.forEach(HandleRecord.Status.literals, (status) =>
-      store.list({ scope, serverId, statuses: [status], limit: limits.countCap }).pipe(
-        Effect.map((listed) => ({ status, count: listed.records.length, more: listed.nextCursor !== null })),
-        Effect.mapError(fromKnown),
-      ),
-    )
+    const counted = yield* store.count(selected).pipe(Effect.mapError(fromKnown))
+    const counts = HandleRecord.Status.literals.map((status) => ({ status, count: counted[status] }))
     const servers = yield* store.listServers.pipe(Effect.mapError(fromKnown))
-    return { filter, records, nextCursor, counts, servers, now }
+    return { filter, records: page.records, nextCursor: page.nextCursor, counts, servers, now }
   })
 
 const revealOf = (raw: string): ReadonlySet<string> =>
@@ -185,17 +164,17 @@ export const loadCall = (
     return { record, servers, consumers, now, reveal }
   })
 
-/** An event stream of `render`'s HTML: sent at once, then whenever it changes. */
-const live = (render: Effect.Effect<Html, CliError>, every: Duration.DurationInput) =>
+/** The HTML of a live view as the refresh reads it; a failed read shows as a notice. */
+const text = (render: Effect.Effect<Html, CliError>): Effect.Effect<string> =>
+  render.pipe(
+    Effect.map((h) => h.text),
+    Effect.catchAll((error) => Effect.succeed(`<p class="notice error">${error.message}</p>`)),
+  )
+
+/** An event stream of a view's HTML: sent at once, then whenever it changes. */
+const live = (updates: Stream.Stream<string>) =>
   HttpServerResponse.stream(
-    Stream.repeatEffectWithSchedule(
-      render.pipe(
-        Effect.map((h) => h.text),
-        Effect.catchAll((error) => Effect.succeed(`<p class="notice error">${error.message}</p>`)),
-      ),
-      Schedule.spaced(every),
-    ).pipe(
-      Stream.changes,
+    updates.pipe(
       Stream.map(
         (text) =>
           `event: update\n${text
@@ -271,6 +250,12 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
     const every = options.refresh ?? "1 second"
     const followFor = options.followFor ?? "10 minutes"
     const scope = yield* Effect.scope
+    const refresh = yield* Refresh.make(every)
+    /** A view's live stream, shared by every tab that watches the same address. */
+    const watch = (render: Effect.Effect<Html, CliError>) =>
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+        live(refresh.watch(request.url, text(render))),
+      )
     // The calls acted on here are driven from here until they rest (or for `followFor`), as
     // `mcp-handles cancel` observes its cancel: otherwise an answer would wait for another process.
     const follow = (key: string, callScope: string) =>
@@ -303,10 +288,9 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
       ),
       HttpRouter.get(
         "/calls/events",
-        Effect.map(HttpServerRequest.ParsedSearchParams, (params) => {
-          const filter = filterOf(params, session.scope)
-          return live(Effect.map(loadCalls(session, filter), Views.callsLive), every)
-        }),
+        Effect.flatMap(HttpServerRequest.ParsedSearchParams, (params) =>
+          watch(Effect.map(loadCalls(session, filterOf(params, session.scope)), Views.callsLive)),
+        ),
       ),
       HttpRouter.get(
         "/call",
@@ -328,8 +312,8 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
       ),
       HttpRouter.get(
         "/call/events",
-        Effect.map(HttpServerRequest.ParsedSearchParams, (params) =>
-          live(
+        Effect.flatMap(HttpServerRequest.ParsedSearchParams, (params) =>
+          watch(
             Effect.map(
               loadCall(
                 session,
@@ -339,7 +323,6 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
               ),
               Views.callLive,
             ),
-            every,
           ),
         ),
       ),
@@ -360,6 +343,8 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
           switch (fields.action) {
             case "cancel":
               yield* client.cancel(fields.key, fields.scope).pipe(Effect.mapError(fromKnown))
+              // The cancel asked changes no status: the history names who asked.
+              yield* Audit.record(session.store, fields, "cancel asked (ui)", options.actor)
               yield* follow(fields.key, fields.scope)
               break
             case "reissue":
@@ -400,6 +385,7 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
             )
           }
           yield* client.answer(target.key, inputKey, answer, target.scope).pipe(Effect.mapError(fromKnown))
+          yield* Audit.record(session.store, target, `answered ${inputKey} (ui)`, options.actor)
           yield* follow(target.key, target.scope)
           return back(target, `answered ${inputKey}`)
         }),
@@ -408,15 +394,12 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
         "/fleet",
         Effect.map(Fleet.loadFleet(session), (view) => respond(Views.fleet(view), 200, "Fleet")),
       ),
-      HttpRouter.get(
-        "/fleet/events",
-        Effect.sync(() => live(Effect.map(Fleet.loadFleet(session), Views.fleetLive), every)),
-      ),
+      HttpRouter.get("/fleet/events", watch(Effect.map(Fleet.loadFleet(session), Views.fleetLive))),
       HttpRouter.get(
         "/servers",
         Effect.gen(function* () {
           const params = yield* HttpServerRequest.ParsedSearchParams
-          const view = yield* Fleet.loadServers(session, limits.countCap)
+          const view = yield* Fleet.loadServers(session)
           const done = param(params, "done")
           return respond(
             Views.servers(view, done === "" ? undefined : { text: `Done: ${done}.`, error: false }),
@@ -425,12 +408,7 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
           )
         }),
       ),
-      HttpRouter.get(
-        "/servers/events",
-        Effect.sync(() =>
-          live(Effect.map(Fleet.loadServers(session, limits.countCap), Views.serversLive), every),
-        ),
-      ),
+      HttpRouter.get("/servers/events", watch(Effect.map(Fleet.loadServers(session), Views.serversLive))),
       HttpRouter.post(
         "/servers/rebind",
         Effect.gen(function* () {
@@ -452,7 +430,7 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
               "Confirm",
             )
           }
-          const moved = yield* Fleet.rebind(session, fields.from, fields.to)
+          const moved = yield* Fleet.rebind(session, fields.from, fields.to, options.actor)
           return HttpServerResponse.empty({
             status: 303,
             headers: {

@@ -69,7 +69,7 @@ export const statusesOf = (status: string): ReadonlyArray<HandleRecord.Status> |
 }
 
 /**
- * How many calls have a status, up to a bound (`more`: at least that many).
+ * How many calls have a status.
  *
  * @since 0.5.0
  * @category models
@@ -77,7 +77,6 @@ export const statusesOf = (status: string): ReadonlyArray<HandleRecord.Status> |
 export interface Count {
   readonly status: HandleRecord.Status
   readonly count: number
-  readonly more: boolean
 }
 
 /**
@@ -132,7 +131,7 @@ export const callsLive = (view: Calls): Html => {
   const open = (r: HandleRecord.HandleRecord) => r.settledAt === null && r.status !== "in_doubt"
   const counts = html`<nav class="counts" aria-label="counts by status">${view.counts.map(
     (c) =>
-      html`<a class="count" data-status="${c.status}" href="/calls${filterQuery(filter, { status: c.status, cursor: "" })}">${c.status} <b>${c.count}${c.more ? "+" : ""}</b></a>`,
+      html`<a class="count" data-status="${c.status}" href="/calls${filterQuery(filter, { status: c.status, cursor: "" })}">${c.status} <b>${c.count}</b></a>`,
   )}</nav>`
   const rows = view.records.map((r) => {
     const stuck = Stuck.reason(r, now)
@@ -259,9 +258,11 @@ export const callLive = (view: CallView): Html => {
   const answered = Object.entries(r.answers)
   const strays = r.strayTasks
   return html`<dl>${fields.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>
-<h2>History</h2><ol class="timeline" id="history">${r.history.map(
-    (e) =>
-      html`<li><time datetime="${iso(e.at)}">${iso(e.at)}</time> <b>${e.from === null ? e.to : `${e.from} → ${e.to}`}</b> <span class="muted">${e.cause}, by ${e.instance ?? "-"}</span></li>`,
+<h2>History</h2><ol class="timeline" id="history">${r.history.map((e) =>
+    // An entry whose status did not change is an action someone took (see Audit).
+    e.from === e.to
+      ? html`<li class="action"><time datetime="${iso(e.at)}">${iso(e.at)}</time> <b>${e.cause}</b> <span class="muted">while ${e.to}, by ${e.instance ?? "-"}</span></li>`
+      : html`<li><time datetime="${iso(e.at)}">${iso(e.at)}</time> <b>${e.from === null ? e.to : `${e.from} → ${e.to}`}</b> <span class="muted">${e.cause}, by ${e.instance ?? "-"}</span></li>`,
   )}</ol>
 ${answered.length > 0 && html`<h2>Answers</h2><ul>${answered.map(([key, a]) => html`<li>${key}: ${a.acknowledged ? "sent" : "stored, not yet sent"}</li>`)}</ul>`}
 ${strays.length > 0 && html`<h2>Stray tasks</h2><ul>${strays.map((s) => html`<li><code>${Render.redact(s.taskId)}</code> received ${iso(s.receivedAt)}: ${s.cancelSent ? "cancelled" : `cancel pending (${s.cancelFailures} failed)`}</li>`)}</ul>`}
@@ -390,10 +391,12 @@ export const fleetLive = (view: Fleet.FleetView): Html => {
   const { now } = view
   const instances =
     view.instances.length === 0
-      ? html`<p class="muted" id="no-instances">No instance holds a lease on an open call.</p>`
-      : html`<div class="scroll"><table id="instances"><thead><tr><th>Instance</th><th>State</th><th>Rows held</th><th>Leases run out</th><th>Lease renewed until</th><th>Last write</th></tr></thead><tbody>${view.instances.map(
-          (i) =>
-            html`<tr data-instance="${i.id}" data-live-instance="${i.held > 0 ? "yes" : "no"}"><td>${i.id}</td><td>${i.held > 0 ? html`<span class="status s-completed">live</span>` : html`<span class="status s-failed">silent</span>`}</td><td>${i.held}</td><td>${i.lapsed}</td><td>${ago(i.leaseUntil, now)}</td><td>${ago(i.lastWrite, now)}</td></tr>`,
+      ? html`<p class="muted" id="no-instances">No instance holds an instance id or a lease on an open call.</p>`
+      : html`<div class="scroll"><table id="instances"><thead><tr><th>Instance</th><th>State</th><th>Host, pid</th><th>Heartbeat</th><th>Rows held</th><th>Leases run out</th><th>Lease renewed until</th><th>Last write</th></tr></thead><tbody>${view.instances.map(
+          (i) => {
+            const live = i.held > 0 || i.holder !== null
+            return html`<tr data-instance="${i.id}" data-live-instance="${live ? "yes" : "no"}"><td>${i.id}</td><td>${live ? html`<span class="status s-completed">${i.held > 0 ? "live" : "idle"}</span>` : html`<span class="status s-failed">silent</span>`}</td><td>${i.holder === null || i.holder.host === null ? "-" : `${i.holder.host}, ${i.holder.pid ?? "-"}`}</td><td class="heartbeat">${i.holder === null ? "-" : ago(i.holder.heartbeatAt, now)}</td><td>${i.held}</td><td>${i.lapsed}</td><td>${i.leaseUntil === 0 ? "-" : ago(i.leaseUntil, now)}</td><td>${i.lastWrite === 0 ? "-" : ago(i.lastWrite, now)}</td></tr>`
+          },
         )}</tbody></table></div>`
   const backlogs =
     view.backlogs.length === 0
@@ -406,14 +409,14 @@ export const fleetLive = (view: Fleet.FleetView): Html => {
 }
 
 /**
- * The fleet page. An instance appears while it holds (or last held) a lease on an open call: the
- * store keeps no list of the processes on it.
+ * The fleet page: the processes holding an instance id (also those holding no call), and the
+ * owners of leases on open calls.
  *
  * @since 0.5.0
  * @category rendering
  */
 export const fleet = (view: Fleet.FleetView): Html =>
-  html`<h1>Fleet</h1><p class="muted">Instances as the leases of open calls show them: a live one renews its leases (its heartbeat); one whose leases ran out has detached, died or hangs. Waiting: outcomes settled since the consumer last claimed (those claimed and not yet acknowledged are not counted).</p><section id="live" data-live="/fleet/events">${fleetLive(view)}</section>`
+  html`<h1>Fleet</h1><p class="muted">Instances as the store knows them: a process holding its instance id (its heartbeat), idle if it holds no call; and the owners of leases on open calls, where one whose leases ran out and that holds no id has detached, died or hangs. Waiting: outcomes settled since the consumer last claimed (those claimed and not yet acknowledged are not counted).</p><section id="live" data-live="/fleet/events">${fleetLive(view)}</section>`
 
 /**
  * The live part of the servers page.
@@ -427,7 +430,7 @@ export const serversLive = (view: Fleet.ServersView): Html => {
     ? html`<p class="muted" id="no-servers">No servers in the store.</p>`
     : html`<div class="scroll"><table id="servers"><thead><tr><th>Name</th><th>URL</th><th>First seen</th><th>Last seen</th><th>Calls</th></tr></thead><tbody>${view.servers.map(
         (s) =>
-          html`<tr data-server="${s.server.name}"><td><a href="/calls${query({ server: s.server.id, scope: everyScope })}">${s.server.name}</a></td><td><code>${s.server.url}</code></td><td>${ago(s.server.firstSeenAt, now)}</td><td>${ago(s.server.lastSeenAt, now)}</td><td class="calls">${s.calls}${s.more ? "+" : ""}</td></tr>`,
+          html`<tr data-server="${s.server.name}"><td><a href="/calls${query({ server: s.server.id, scope: everyScope })}">${s.server.name}</a></td><td><code>${s.server.url}</code></td><td>${ago(s.server.firstSeenAt, now)}</td><td>${ago(s.server.lastSeenAt, now)}</td><td class="calls">${s.calls}</td></tr>`,
       )}</tbody></table></div>`
 }
 

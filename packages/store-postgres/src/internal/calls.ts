@@ -7,7 +7,7 @@
 import * as crypto from "node:crypto"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { PgClient } from "@effect/sql-pg/PgClient"
-import type * as CallStoreDriver from "@mcp-handles/core/CallStoreDriver"
+import * as CallStoreDriver from "@mcp-handles/core/CallStoreDriver"
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as SqlStore from "@mcp-handles/core/SqlStore"
@@ -41,6 +41,13 @@ export const calls = (
 ): CallStoreDriver.CallStoreDriver => {
   const t = sql(`${schema}.${Migrations.table}`)
   const columns = sql.literal(Rows.selectColumns)
+  /**
+   * `ListFilter.keyContains`: strpos, not LIKE (which reads % and _ in the text), over the key
+   * with its ASCII capitals made small (`foldAscii`; translate, not lower, whose folding would
+   * follow the database's locale provider).
+   */
+  const keyContains = (text: string) =>
+    sql`strpos(translate(key, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), ${CallStoreDriver.foldAscii(text)}) > 0`
   const open = sql.literal(`(${SqlStore.openStatusList})`)
   // The rows of an instance's servers (`HandleStore.ServerFilter`): by identity, or by the name
   // part of it (an identity is the name, a colon and 16 hex digits; an id without them is its own
@@ -265,12 +272,25 @@ export const calls = (
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
       ),
 
+    count: ({ scope, serverId, keyContains: text }) => {
+      const where = scope === undefined ? [sql`TRUE`] : [sql`scope = ${scope}`]
+      if (serverId !== undefined) where.push(sql`server_id = ${serverId}`)
+      if (text !== undefined) where.push(keyContains(text))
+      return run(
+        "count",
+        sql`SELECT status, count(*) AS n FROM ${t} WHERE ${sql.and(where)} GROUP BY status`.withoutTransform.pipe(
+          Effect.flatMap(CallStoreDriver.decodeCounts),
+        ),
+      )
+    },
+
     list: (query) => {
       const allScopes = query.scope === undefined
       const where = allScopes ? [sql`TRUE`] : [sql`scope = ${query.scope}`]
       if (query.statuses !== undefined) where.push(sql`status IN ${sql.in(query.statuses)}`)
       if (query.serverId !== undefined) where.push(sql`server_id = ${query.serverId}`)
       if (query.scheduled === true) where.push(sql`next_poll_at IS NOT NULL`)
+      if (query.keyContains !== undefined) where.push(keyContains(query.keyContains))
       if (query.after !== undefined)
         where.push(
           allScopes

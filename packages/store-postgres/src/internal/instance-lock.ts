@@ -5,6 +5,7 @@
  */
 
 import * as crypto from "node:crypto"
+import * as os from "node:os"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
 import type { PgClient } from "@effect/sql-pg/PgClient"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
@@ -17,7 +18,9 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Migrations from "./migrations.js"
 
 /** A 64-bit advisory lock key for an instance id in a schema. */
 export const advisoryKey = (schema: string, instanceId: string): string =>
@@ -27,6 +30,35 @@ export const advisoryKey = (schema: string, instanceId: string): string =>
       `0x${crypto.createHash("sha256").update(`mcp-handles:${schema}:${instanceId}`).digest("hex").slice(0, 16)}`,
     ),
   ).toString()
+
+/** The instances table of `schema`, quoted. */
+const instancesOf = (schema: string) => `"${schema.replaceAll('"', '""')}"."${Migrations.instancesTable}"`
+
+/**
+ * The instance ids held now (`HandleStore.listInstances`): those whose advisory lock a session
+ * holds. The database vouches for the holder's life, so its heartbeat is the database's now.
+ */
+export const list = (sql: PgClient, schema: string) =>
+  Effect.flatMap(
+    sql.unsafe(
+      `SELECT i.instance_id AS "instanceId", i.host, i.pid,
+        floor(extract(epoch FROM clock_timestamp()) * 1000)::float8 AS "heartbeatAt"
+      FROM ${instancesOf(schema)} i
+      WHERE EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+        AND ((l.classid::bigint << 32) | l.objid::bigint) = i.lock_key)
+      ORDER BY i.instance_id`,
+    ).withoutTransform,
+    Schema.decodeUnknown(Instances),
+  )
+
+const Instances = Schema.Array(
+  Schema.Struct({
+    instanceId: Schema.String,
+    heartbeatAt: Schema.Finite,
+    host: Schema.NullOr(Schema.String),
+    pid: Schema.NullOr(Schema.Int),
+  }),
+)
 
 /** Another session holds the lock: its backend (when the database could tell) and a description. */
 class HeldElsewhere extends Data.TaggedError("HeldElsewhere")<{
@@ -112,7 +144,15 @@ export const lockInstance = (
         "SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()",
         [key],
       )
-      if (row?.[0] === true) return { scope, connection, backend: Number(row[1]) } satisfies Session
+      if (row?.[0] === true) {
+        // Named for the fleet view; the lock, not this row, says whether the holder lives.
+        yield* connection.executeValues(
+          `INSERT INTO ${instancesOf(schema)} (instance_id, lock_key, host, pid) VALUES ($1, $2::bigint, $3, $4)
+            ON CONFLICT (instance_id) DO UPDATE SET lock_key = excluded.lock_key, host = excluded.host, pid = excluded.pid`,
+          [instanceId, key, os.hostname(), process.pid],
+        )
+        return { scope, connection, backend: Number(row[1]) } satisfies Session
+      }
       return yield* inUse
     }).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
   })

@@ -17,6 +17,8 @@ export const deliveriesTable = "outcome_deliveries"
 export const serversTable = "servers"
 /** Consumers (issue 28): who GC waits for, per scope. */
 export const consumersTable = "consumers"
+/** Instance ids taken, with their advisory lock keys (issue 33: the fleet, also idle holders). */
+export const instancesTable = "instances"
 
 /** The unique index that keeps a task id on one row; its violations are `TaskIdTaken`. */
 export const taskIndex = "handles_task"
@@ -192,6 +194,32 @@ export const loader = (schema: string): Migrator.Loader =>
         }),
       ),
     ],
+    [
+      7,
+      "operator_reads",
+      // `mcp-handles ui` (issue 33): a list across every scope is in (created_at, key, scope)
+      // order, which no index served; the counts by status of one server read an index too.
+      // And the instance ids taken (`lockInstance`), each with its advisory lock key: a row
+      // names a live holder while the database shows that lock held.
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          return Effect.all(
+            [
+              sql`CREATE INDEX handles_all ON ${t} (created_at, key, scope)`,
+              sql`CREATE INDEX handles_server_status ON ${t} (server_id, status, scope)`,
+              sql`CREATE TABLE ${sql(`${schema}.${instancesTable}`)} (
+                instance_id text COLLATE "C" PRIMARY KEY,
+                lock_key bigint NOT NULL,
+                host text NOT NULL,
+                pid integer NOT NULL
+              )`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 6
+export const latestVersion = 7

@@ -10,7 +10,7 @@
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
-import { InstanceIdInUse, StoreError } from "@mcp-handles/core/HandleStore"
+import { InstanceIdInUse, type InstanceRecord, StoreError } from "@mcp-handles/core/HandleStore"
 import * as InstanceHold from "@mcp-handles/core/InstanceHold"
 import type Database from "better-sqlite3"
 import * as Duration from "effect/Duration"
@@ -144,3 +144,26 @@ export const lockInstance = (
     take,
   )
 }
+
+/**
+ * The holders of instance ids on this file still alive (`HandleStore.listInstances`): a
+ * heartbeat within `staleAfterMs`, and on this host a process that exists. A SIGKILLed holder's
+ * row stays in the table until its id is taken again; it is not listed.
+ */
+export const list = (db: Database.Database, now: number): ReadonlyArray<InstanceRecord> =>
+  db
+    .prepare<[], Holder & { readonly instance_id: string }>(
+      "SELECT instance_id, token, pid, host, heartbeat_at FROM instances ORDER BY instance_id",
+    )
+    .all()
+    .filter(
+      (holder) =>
+        now - holder.heartbeat_at < staleAfterMs &&
+        (holder.host !== me.host || holder.pid === me.pid || isAlive(holder.pid)),
+    )
+    .map((holder) => ({
+      instanceId: holder.instance_id,
+      heartbeatAt: holder.heartbeat_at,
+      host: holder.host,
+      pid: holder.pid,
+    }))

@@ -156,6 +156,16 @@ const v8 = Effect.gen(function* () {
     token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat_at INTEGER NOT NULL
   ) WITHOUT ROWID`
 })
+/**
+ * `mcp-handles ui` (issue 33): a list across every scope is in (created_at, key, scope) order,
+ * which no index had (every page sorted the whole table: 1.3 s at 100,000 rows); and the counts
+ * by status of every scope, or of one server, read this index alone instead of every row.
+ */
+const v9 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX handles_all ON handles (created_at, key, scope)`
+  yield* sql`CREATE INDEX handles_server_status ON handles (server_id, status, scope)`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
@@ -165,10 +175,11 @@ const migrations = {
   "6_consumers": v6,
   "7_due_chores": v7,
   "8_instances": v8,
+  "9_list_all": v9,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 8
+export const latestVersion = 9
 
 export const loader = Migrator.fromRecord(migrations)
 
