@@ -353,14 +353,25 @@ export const withTransition = (
   entry: { readonly at: number; readonly cause: string; readonly instance: string | null },
 ): HandleRecord => {
   if (next.status === previous.status) return next
-  const added = new HistoryEntry({ ...entry, from: previous.status, to: next.status }, true)
-  const history = [...next.history, added]
+  return withHistoryEntry(next, new HistoryEntry({ ...entry, from: previous.status, to: next.status }, true))
+}
+
+/**
+ * `record` with `entry` appended to its history, kept to `historyLimit` entries (the first, the
+ * intent, stays). An entry whose `from` and `to` are alike is a note (who acted on the call), not
+ * a status change: `events()` does not report it as one.
+ *
+ * @since 0.6.0
+ * @category constructors
+ */
+export const withHistoryEntry = (record: HandleRecord, entry: HistoryEntry): HandleRecord => {
+  const history = [...record.history, entry]
   const [first, ...rest] = history
   const bounded =
     history.length <= historyLimit || first === undefined
       ? history
       : [first, ...rest.slice(-(historyLimit - 1))]
-  return new HandleRecord({ ...next, history: bounded }, true)
+  return new HandleRecord({ ...record, history: bounded }, true)
 }
 
 /**

@@ -4,11 +4,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { openTaskClient } from "@mcp-handles/core"
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { makeHarness, runFor, startProcess } from "./support/harness.js"
 
@@ -66,6 +68,32 @@ describe("events", () => {
         "k message thinking",
         "k working -> completed (Polled)",
       ])
+    }),
+  )
+
+  it.effect("a note in the history (who acted, the status unchanged) is no status change", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      const p = yield* startProcess(h, { instanceId: "a" })
+      yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
+      const row = (yield* h.store.get("default", "k")).pipe(Option.getOrThrow)
+      const note = new HandleRecord.HistoryEntry({
+        at: yield* h.store.now,
+        from: row.status,
+        to: row.status,
+        cause: "cancel asked",
+        instance: "ui:ann",
+      })
+      yield* h.store.update(HandleRecord.withHistoryEntry(row, note))
+      const events = yield* runFor(Stream.runCollect(p.client.events("k", { pollIntervalMs: 100 })), 20_000)
+      expect(Chunk.toArray(events).map(brief)).toEqual([
+        "k - -> pending (call)",
+        "k pending -> working (TaskCreated)",
+        "k message thinking",
+        "k working -> completed (Polled)",
+      ])
+      const settled = (yield* h.store.get("default", "k")).pipe(Option.getOrThrow)
+      expect(settled.history.map((entry) => entry.cause)).toContain("cancel asked")
     }),
   )
 

@@ -15,25 +15,6 @@ import * as Option from "effect/Option"
 const attempts = 5
 
 /**
- * `record` with `entry` appended, the history kept to `historyLimit` (the first entry, the
- * intent, stays).
- *
- * @since 0.6.0
- */
-export const appended = (
-  record: HandleRecord.HandleRecord,
-  entry: HandleRecord.HistoryEntry,
-): HandleRecord.HandleRecord => {
-  const history = [...record.history, entry]
-  const [first, ...rest] = history
-  const bounded =
-    history.length <= HandleRecord.historyLimit || first === undefined
-      ? history
-      : [first, ...rest.slice(-(HandleRecord.historyLimit - 1))]
-  return new HandleRecord.HandleRecord({ ...record, history: bounded }, true)
-}
-
-/**
  * Writes "`actor` did `what`" into the history of the call at `scope`/`key` (nothing when the
  * row is gone).
  *
@@ -57,7 +38,7 @@ export const record = (
       cause: what,
       instance: actor,
     })
-    yield* store.update(appended(row, entry))
+    yield* store.update(HandleRecord.withHistoryEntry(row, entry))
   })
   return once.pipe(
     Effect.retry({ times: attempts - 1, while: (error) => error._tag === "VersionConflict" }),

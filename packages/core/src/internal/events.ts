@@ -56,6 +56,8 @@ const diff = (
       if (sameEntry(history[i] as HandleRecord.HistoryEntry, last)) from = i
   for (const entry of history.slice(from + 1)) {
     if (from === -1 && last !== undefined && entry.at <= last.at) continue
+    // A note (the ui's "who did it") keeps the status: not a change to report.
+    if (entry.from === entry.to) continue
     events.push({ _tag: "StatusChanged", scope, key, ...entry })
   }
   const message = record.snapshot?.statusMessage
