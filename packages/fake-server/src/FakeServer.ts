@@ -24,7 +24,11 @@ import type { ServerClock } from "./ServerClock.js"
 export interface Options {
   /** Source of time for durations, expiry and timestamps (default `Date.now`). */
   readonly clock?: ServerClock | undefined
-  /** How `latency` faults wait (default a real timer); pass one bound to a virtual clock in tests. */
+  /**
+   * How held direct answers and `latency` faults wait (default: the clock's own `sleep` when it
+   * has one, as `ServerClock.manual` does, else a real timer); pass one bound to a virtual clock
+   * in tests.
+   */
   readonly sleep?: ((ms: number) => Promise<void>) | undefined
   /** Keep tasks across `restart()` (and across processes, with `Persistence.jsonFile`). */
   readonly persistence?: Persistence | undefined

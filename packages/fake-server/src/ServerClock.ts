@@ -12,6 +12,13 @@
  */
 export interface ServerClock {
   now(): number
+  /**
+   * Resolves once this clock has moved `ms` on: how the server waits (held answers, latency
+   * faults) when it is given no `sleep` of its own. Without it, the server waits real time.
+   *
+   * @since 0.5.0
+   */
+  sleep?(ms: number): Promise<void>
 }
 
 /**
@@ -23,9 +30,9 @@ export interface ServerClock {
 export const system: ServerClock = { now: () => Date.now() }
 
 /**
- * A clock moved by hand: handy in tests that do not use Effect. Pass its `sleep` to the server
- * too, and held answers and latency faults wait on it: they resolve once the clock is moved
- * past their deadline.
+ * A clock moved by hand: handy in tests that do not use Effect. Held answers and latency faults
+ * wait on its `sleep` (the server's when it is given no other): they resolve once the clock is
+ * moved past their deadline.
  *
  * @since 0.1.0
  * @category models

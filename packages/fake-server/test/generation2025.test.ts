@@ -319,6 +319,103 @@ describe("2025-11-25: the client opts in to a task per request", () => {
     const { body } = await open(server)
     expect(body.result.capabilities).toEqual({ tools: {} })
   })
+
+  it("a plain call of each task-support mode: forbidden and optional answer after their time, required is refused", async () => {
+    const slowEcho: Config.Tool = {
+      name: "slow_echo",
+      shape: "direct",
+      durationMs: 5_000,
+      outcome: { kind: "result", text: "slow echo" },
+    }
+    const { server, clock } = setup("2025-11-25", { tools: [...config.tools, slowEcho] })
+    const { session } = await open(server)
+    const listed = await rpc(server, session, "tools/list", {})
+    const support = (name: string) =>
+      listed.result.tools.find((tool: Any) => tool.name === name).execution.taskSupport
+    expect([support("slow_echo"), support("long"), support("must_task")]).toEqual([
+      "forbidden",
+      "optional",
+      "required",
+    ])
+    const forbidden = await answeredAfter(
+      clock,
+      5_000,
+      rpc(server, session, "tools/call", { name: "slow_echo", arguments: {} }),
+    )
+    expect(forbidden).toMatchObject({ result: { content: [{ type: "text", text: "slow echo" }] } })
+    const optional = await answeredAfter(
+      clock,
+      20_000,
+      rpc(server, session, "tools/call", { name: "long", arguments: {} }),
+    )
+    expect(optional).toMatchObject({ result: { content: [{ type: "text", text: "long done" }] } })
+    const required = await rpc(server, session, "tools/call", { name: "must_task", arguments: {} })
+    expect(required.error.code).toBe(-32601)
+    // The client asked for no task, so none exists and no answer was shaped as one.
+    for (const answer of [forbidden, optional]) expect(answer.result.task).toBeUndefined()
+    expect(server.taskIds()).toEqual([])
+    expect(server.ledger.launches.map((launch) => [launch.tool, launch.taskId])).toEqual([
+      ["slow_echo", null],
+      ["long", null],
+    ])
+  })
+
+  it("a held plain call with a progress token reports progress on its stream, then the plain result", async () => {
+    const { server, clock } = setup()
+    const { session } = await open(server)
+    const calledAt = clock.now()
+    const answer = track(
+      post(
+        server,
+        {
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "long", arguments: {}, _meta: { progressToken: "p1" } },
+        },
+        session,
+      ).then(events),
+    )
+    await flush()
+    for (let step = 0; step < 4; step++) {
+      clock.advance(5_000)
+      await flush()
+    }
+    const messages = await answer.promise
+    expect(messages.map((message) => message.params?.progress)).toEqual([0, 25, 50, 75, 100, undefined])
+    expect(messages.at(-1)).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: { content: [{ type: "text", text: "long done" }] },
+    })
+    // The ledger has the answer leave when the work was done, not when the call came.
+    expect(server.ledger.requests.at(-1)).toMatchObject({
+      method: "tools/call",
+      outcome: "stream",
+      at: calledAt,
+      endedAt: calledAt + 20_000,
+    })
+  })
+
+  it("a server that declares no tasks capability ignores task on tools/call and serves no tasks/*", async () => {
+    const clock = ServerClock.manual(0)
+    const server = FakeServer.unsafeMake(
+      { generation: "2025-11-25", tools: [{ name: "echo", shape: "direct", durationMs: 3_000 }] },
+      { clock, sleep: clock.sleep },
+    )
+    const { session } = await open(server, { tasks: { requests: {} } })
+    const answer = await answeredAfter(
+      clock,
+      3_000,
+      rpc(server, session, "tools/call", { name: "echo", arguments: {}, task: { ttl: 60_000 } }),
+    )
+    expect(answer.result).toEqual({ content: [{ type: "text", text: "ok" }] })
+    expect(server.taskIds()).toEqual([])
+    for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+      const refused = await rpc(server, session, method, { taskId: "any" })
+      expect(refused.error).toMatchObject({ code: -32601, message: `Method not found: ${method}` })
+    }
+  })
 })
 
 /** A 2026-07-28 request: `_meta` envelope and routing headers. */

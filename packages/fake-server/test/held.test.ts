@@ -99,6 +99,22 @@ describe("a direct answer is held for its tool's duration", () => {
     expect(created).toMatchObject({ resultType: "task", status: "working" })
   })
 
+  it("a manual clock given as the clock alone holds the answer on itself, not on real time", async () => {
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(config, { clock })
+    const answer = track(call(server, "tools/call", { name: "lookup" }))
+    await flush()
+    clock.advance(2_999)
+    await flush()
+    expect(answer.settled()).toBe(false)
+    clock.advance(1)
+    await flush()
+    // There as soon as the clock got there: a real timer would still be running its 3 s.
+    expect(answer.settled()).toBe(true)
+    expect((await answer.promise).content).toEqual([{ type: "text", text: "found" }])
+    expect(server.ledger.requests[0]).toMatchObject({ at: T0, endedAt: T0 + 3_000 })
+  })
+
   it("a tool without a duration answers at once, as before", async () => {
     const { server } = setup()
     expect(await call(server, "tools/call", { name: "instant" })).toMatchObject({ resultType: "complete" })

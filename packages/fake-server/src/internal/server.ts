@@ -46,7 +46,9 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export const makeServer = (config: Config, options: Options, connectionDropped: () => Error): FakeServer => {
   const clock = options.clock ?? ServerClock.system
-  const sleep = options.sleep ?? defaultSleep
+  // A virtual clock's own sleep by default: a held answer on real time would make a test with a
+  // manual clock wait the tool's whole duration.
+  const sleep = options.sleep ?? clock.sleep?.bind(clock) ?? defaultSleep
   const seed = config.seed ?? defaults.seed
   const ledger = LedgerRecorder.make()
   const store = makeTaskStore(config.expiry ?? {}, ledger, options.persistence)

@@ -11,6 +11,8 @@
  * A `tools/call` becomes a task only when it carries `task` (the client opts in per request):
  * without it, the tool answers directly once its work is done, as a real server does; a
  * `required` tool refuses a call without `task`, a `forbidden` one a call with it (-32601).
+ * A server none of whose tools can be a task declares no `tasks` capability: it ignores `task`
+ * (the revision's "MUST process requests of that type normally") and serves no `tasks/*`.
  */
 import { defaults } from "../../Config.js"
 import type { Json } from "../../Json.js"
@@ -55,8 +57,9 @@ type Dispatch = (context: ServerContext, call: Call) => HandlerResult
 interface Session {
   /**
    * The 2026-07-28 capabilities the handlers check, from what `initialize` declared. They
-   * include the tasks extension: this revision's `tasks/*` need no opt-in of the client's
-   * (whether a call becomes a task is `Call.taskRequested`'s).
+   * include the tasks extension when the server declared `tasks`: in this revision the client's
+   * own `tasks` capability is about requests it receives, so calling `tasks/*` needs no opt-in
+   * of the client's (whether a call becomes a task is `Call.taskRequested`'s).
    */
   readonly capabilities: Record<string, unknown>
 }
@@ -86,14 +89,14 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
     return Object.fromEntries(fresh)
   }
 
-  const servesTasks = () =>
-    context.config.tools.some(
-      (tool) => advertisedTaskSupport(tool, behaviourOf(context.config, tool)) !== "forbidden",
-    )
+  /** Whether the server declares `tasks`: some tool can run as a task (the tools never change). */
+  const servesTasks = context.config.tools.some(
+    (tool) => advertisedTaskSupport(tool, behaviourOf(context.config, tool)) !== "forbidden",
+  )
 
   const initialize = (id: RequestId, params: Record<string, unknown>): HandlerResult => {
     const declared = isObject(params.capabilities) ? params.capabilities : {}
-    const capabilities: Record<string, unknown> = { extensions: { [tasksExtension]: {} } }
+    const capabilities: Record<string, unknown> = servesTasks ? { extensions: { [tasksExtension]: {} } } : {}
     for (const name of ["elicitation", "sampling", "roots"]) {
       if (isObject(declared[name])) capabilities[name] = declared[name]
     }
@@ -109,7 +112,7 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
         result: {
           protocolVersion: Shapes.protocolVersion,
           // Task-augmented calls are offered only where a tool can run as a task.
-          capabilities: servesTasks()
+          capabilities: servesTasks
             ? { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } }
             : { tools: {} },
           serverInfo: { ...(context.config.serverInfo ?? defaults.serverInfo) },
@@ -214,13 +217,16 @@ export const make = (context: ServerContext, dispatch: Dispatch): Edge => {
     params: Record<string, unknown>,
     at: Parameters<Edge["handle"]>[2],
   ): HandlerResult => {
+    // No `tasks` capability declared: no `tasks/*` method exists here.
+    if (!servesTasks && method.startsWith("tasks/")) return failure(methodNotFound(method))
     switch (method) {
       case "ping":
         return result({})
       case "tools/list":
         return reshaped(dispatch(context, call(session, id, method, params, at)), Shapes.plainResult)
       case "tools/call": {
-        const { task, ...rest } = params
+        const { task: sent, ...rest } = params
+        const task = servesTasks ? sent : undefined
         if (task !== undefined && !isObject(task)) {
           return failure(invalidParams("Invalid params: task must be an object"))
         }
