@@ -414,13 +414,20 @@ describe("issue 12: engine v2", () => {
         // ...and with 10 settles in another instance waiting on rows b drives.
         const settles = yield* Effect.forEach(keys, (key) => Effect.fork(a.client.settle(key)))
         yield* elapse(10_000, 1_000)
-        const before = heapAfterGc()
-        yield* elapse(100_000, 1_000)
-        const waiting = heapAfterGc() - before
+        // Two windows, the smaller counts: a leak grows the heap in each, while memory the runtime
+        // takes or frees at its own moment (compiled code's metadata, flushed bytecode) under
+        // load lands in one window at most. An idle window that shrank is no allowance either.
+        const windows: Array<number> = []
+        for (let i = 0; i < 2; i++) {
+          const before = heapAfterGc()
+          yield* elapse(100_000, 1_000)
+          windows.push(heapAfterGc() - before)
+        }
+        const waiting = Math.min(...windows)
         // The issue measured ~2 MB per minute with 50 waiting settles (about 1 KiB per waiter
         // and second): 10 settles for 100 s leak about 1 MB; no leak keeps it near the idle growth.
         expect(
-          waiting - idle,
+          waiting - Math.max(idle, 0),
           `heap growth of 10 settles waiting 100 s, beyond idle growth (idle ${idle}, waiting ${waiting} bytes)`,
         ).toBeLessThan(400 * 1024)
         yield* runFor(
