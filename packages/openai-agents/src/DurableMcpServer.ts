@@ -78,6 +78,13 @@ export interface Options<TContext = unknown> {
   /** The scope calls are recorded in. Default: the client's. */
   readonly scope?: string | undefined
   /**
+   * What an abort (the `signal` the SDK passes `callTool`: the run aborted) does to a call being
+   * waited on: `hand-off` (default) stops the wait and leaves the call running, recorded under its
+   * key, so that the run resumed or run again picks its result up; `cancel` also cancels it on the
+   * server (`tasks/cancel`).
+   */
+  readonly onAbort?: "hand-off" | "cancel" | undefined
+  /**
    * Answers the server's questions (`input_required`) while a call is waited on; each answer goes
    * through `client.answer`: checked against the request, stored before it is sent, sent once.
    * Without it, a call that asks waits until someone answers it (`mcp-handles`, another process).
@@ -305,6 +312,7 @@ class Server implements DurableMcpServer {
       key,
       signal: options?.signal,
       mode: this.#mode,
+      onAbort: this.options.onAbort ?? "hand-off",
       onInput,
     })
   }

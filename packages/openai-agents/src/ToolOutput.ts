@@ -22,7 +22,13 @@ export interface CallToolResult {
   isError?: boolean
 }
 
-const text = (sentence: string, isError: boolean): CallToolResult => ({
+/**
+ * One text block the model reads; an error when `isError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (sentence: string, isError: boolean): CallToolResult => ({
   content: [{ type: "text", text: sentence }],
   ...(isError ? { isError: true } : {}),
 })

@@ -171,6 +171,43 @@ describe("an aborted wait", () => {
     expect((await client.settle(key))._tag).toBe("Completed")
   })
 
+  it("cancels the call when onAbort is cancel: the server gets tasks/cancel once", async () => {
+    await using client = await fx.open()
+    const id = runId()
+    const server = durableMcpServer(client, { server: "fake", runId: id, onAbort: "cancel" })
+    const args = { seconds: 30, label: "cancelled" }
+    const key = keyOf(id, "slow_compute", args)
+    const stop = new AbortController()
+    const running = run(agent(oneCall("slow_compute", args), [server]), "Compute", { signal: stop.signal })
+    await expect
+      .poll(async () => (await client.get(key).catch(() => undefined))?.status, { timeout: 10_000 })
+      .toBe("working")
+    stop.abort()
+    await running.catch(() => undefined)
+    await expect.poll(async () => (await client.get(key)).status, { timeout: 10_000 }).toBe("cancelled")
+    expect((await client.settle(key))._tag).toBe("Cancelled")
+    expect(fx.server.ledger.tasks.find((task) => task.idempotencyKey === key)?.cancels).toHaveLength(1)
+    expect(fx.launchesOf(key)).toHaveLength(1)
+  })
+
+  it("with onAbort cancel, the model reads that the call was cancelled", async () => {
+    await using client = await fx.open()
+    const id = runId()
+    const server = durableMcpServer(client, { server: "fake", runId: id, onAbort: "cancel" })
+    const stop = new AbortController()
+    const calling = server.callTool("slow_compute", { seconds: 30 }, null, { signal: stop.signal })
+    const key = keyOf(id, "slow_compute", { seconds: 30 }, 0)
+    await expect
+      .poll(async () => (await client.get(key).catch(() => undefined))?.status, { timeout: 10_000 })
+      .toBe("working")
+    stop.abort()
+    const content = await calling
+    expect(["The call was cancelled.", "The wait was aborted: the call is being cancelled."]).toContain(
+      content[0]?.text,
+    )
+    expect(fx.server.ledger.tasks.find((task) => task.idempotencyKey === key)?.cancels).toHaveLength(1)
+  })
+
   it("launches nothing when the signal aborted before the call", async () => {
     await using client = await fx.open()
     const id = runId()

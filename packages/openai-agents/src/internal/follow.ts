@@ -18,6 +18,8 @@ export interface Call {
   readonly signal: AbortSignal | undefined
   /** `handle`: return where the call stands once it is launched, unless it rests already. */
   readonly mode: "wait" | "handle"
+  /** `cancel`: a wait stopped by the signal also cancels the call on the server. */
+  readonly onAbort: "hand-off" | "cancel"
   readonly onInput: ((request: PromiseClient.PromiseInputRequest) => Promise<Json.JsonInput>) | undefined
 }
 
@@ -54,6 +56,17 @@ const handedOff = async (call: Call): Promise<ToolOutput.CallToolResult> => {
   const rested = Outcome.fromRecord(record)
   return rested === undefined ? ToolOutput.handedOff(call.key, record.status) : ToolOutput.fromOutcome(rested)
 }
+
+/** Cancels a call whose wait was aborted (the app asked for it); says where it stands. */
+const cancelled = async (call: Call): Promise<ToolOutput.CallToolResult> => {
+  const rested = Outcome.fromRecord(await call.client.cancel(call.key, call.scope))
+  return rested === undefined
+    ? ToolOutput.text("The wait was aborted: the call is being cancelled.", true)
+    : ToolOutput.fromOutcome(rested)
+}
+
+/** What the model reads of a call whose wait the signal stopped: handed off, or cancelled. */
+const aborted = (call: Call) => (call.onAbort === "cancel" ? cancelled(call) : handedOff(call))
 
 /** What a tool in handle mode says of a call it started. */
 export const started =
@@ -119,14 +132,16 @@ export const answer = async (
 export const call = async (call: Call): Promise<ToolOutput.CallToolResult> => {
   // Not recorded yet: an aborted run launches nothing.
   call.signal?.throwIfAborted()
-  const launched = await unlessAborted(
-    call.client.callTool(call.server, call.tool, call.args, {
-      key: call.key,
-      ...(call.scope === undefined ? {} : { scope: call.scope }),
-    }),
-    call.signal,
-  )
-  if (launched === undefined) return await handedOff(call)
+  const launching = call.client.callTool(call.server, call.tool, call.args, {
+    key: call.key,
+    ...(call.scope === undefined ? {} : { scope: call.scope }),
+  })
+  const launched = await unlessAborted(launching, call.signal)
+  if (launched === undefined) {
+    // Cancelling needs the row, which the dispatch writes first.
+    if (call.onAbort === "cancel") await launching.catch(() => undefined)
+    return await aborted(call)
+  }
   if (call.mode === "handle" && Outcome.fromRecord(launched.record) === undefined)
     return await current(call.client, call.key, call.scope, started)
   for (;;) {
@@ -138,7 +153,7 @@ export const call = async (call: Call): Promise<ToolOutput.CallToolResult> => {
       })
       return ToolOutput.fromOutcome(outcome)
     } catch (error) {
-      if (call.signal?.aborted === true) return await handedOff(call)
+      if (call.signal?.aborted === true) return await aborted(call)
       if (tagOf(error) !== "InputRequired") throw error
       await answer(
         call,
