@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import type { Json, PromiseClient, Wire } from "@mcp-handles/core"
+import { AgentTool, type Json, type PromiseClient, type Wire } from "@mcp-handles/core"
 import type {
   CallToolResultContent,
   MCPCallToolOptions,
@@ -130,19 +130,18 @@ export class RunIdUnknown extends Data.TaggedError("RunIdUnknown")<{
 /**
  * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): `listTools`
  * fails with it rather than list two tools of one name. Turn the companions off
- * (`companions: false`, and `wait` mode) for such a server.
+ * (`companions: false`, and `wait` mode) for such a server (core's `AgentTool.CompanionNameTaken`).
  *
  * @since 0.1.0
  * @category errors
  */
-export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
-  readonly server: string
-  readonly tool: string
-}> {
-  override get message(): string {
-    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: turn the companions off (companions: false) for it`
-  }
-}
+export const CompanionNameTaken = AgentTool.CompanionNameTaken
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type CompanionNameTaken = AgentTool.CompanionNameTaken
 
 /**
  * A tool as `listTools` gives it to the SDK.
@@ -162,7 +161,7 @@ const metaRun = "io.mcp-handles/run"
  * by its strict mode, so nothing is invented here.
  */
 const schemaOf = (info: Wire.ToolInfo): MCPTool["inputSchema"] =>
-  ({ type: "object", properties: {}, ...info.inputSchema }) as MCPTool["inputSchema"]
+  AgentTool.inputSchema(info) as MCPTool["inputSchema"]
 
 class Server implements DurableMcpServer {
   readonly name: string
@@ -224,9 +223,10 @@ class Server implements DurableMcpServer {
       .then((infos) => {
         if (!this.#companions) return infos
         // Two tools of one name: the SDK would call one for the other.
-        const taken = infos.find((info) => Companions.names.includes(info.name))
-        if (taken !== undefined)
-          throw new CompanionNameTaken({ server: this.options.server, tool: taken.name })
+        AgentTool.checkCompanionNames(
+          this.options.server,
+          infos.map((info) => info.name),
+        )
         return infos
       })
       .then((infos) =>
@@ -293,7 +293,7 @@ class Server implements DurableMcpServer {
         ? undefined
         : (request: PromiseClient.PromiseInputRequest) =>
             (this.options.onInput as NonNullable<Options<never>["onInput"]>)({ ...request, runId })
-    if (this.#companions && Companions.names.includes(toolName))
+    if (this.#companions && AgentTool.isCompanion(toolName))
       return await Companions.call({
         client: this.client,
         scope: this.options.scope,
