@@ -105,13 +105,7 @@ export interface Options {
  * @since 0.1.0
  * @category errors
  */
-export const CompanionNameTaken = AgentTool.CompanionNameTaken
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type CompanionNameTaken = AgentTool.CompanionNameTaken
+export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
 
 /**
  * Lists the server's tools and makes each a durable AI SDK tool.

@@ -11,48 +11,22 @@ import { AgentTool } from "@mcp-handles/core"
 import type { ToolResultPart } from "ai"
 
 /**
- * The call runs on: a preliminary result while a tool waits, or the answer of a tool in handle
- * mode (and of one whose wait was aborted).
+ * The models (`Running`, `Completed`, `Failed`, `Unfinished`: the call runs on, completed,
+ * failed with a JSON-RPC error, or rests without a result), `fromOutcome` (the output of a call
+ * that rests) and `rests`: core's, shared by every adapter.
  *
  * @since 0.1.0
  * @category models
  */
-export const Running = AgentTool.Running
-
-/**
- * @since 0.1.0
- * @category models
- */
-export const Completed = AgentTool.Completed
-
-/**
- * The call or its task failed with a JSON-RPC error.
- *
- * @since 0.1.0
- * @category models
- */
-export const Failed = AgentTool.Failed
-
-/**
- * The call rests without a result: cancelled, expired, or in doubt (it may or may not have run
- * on the server, and was not sent again).
- *
- * @since 0.1.0
- * @category models
- */
-export const Unfinished = AgentTool.Unfinished
-
-/**
- * @since 0.1.0
- * @category schemas
- */
-export const ToolOutput = AgentTool.ToolOutput
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type ToolOutput = AgentTool.ToolOutput
+export {
+  Completed,
+  Failed,
+  fromOutcome,
+  Running,
+  rests,
+  ToolOutput,
+  Unfinished,
+} from "@mcp-handles/core/AgentTool"
 
 /**
  * What the model reads for a tool result (the AI SDK's `ToolResultOutput`).
@@ -61,22 +35,6 @@ export type ToolOutput = AgentTool.ToolOutput
  * @category models
  */
 export type ModelOutput = ToolResultPart["output"]
-
-/**
- * The output of a call that rests.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const fromOutcome = AgentTool.fromOutcome
-
-/**
- * Whether the output is the call's last word (it rests), not a status on the way.
- *
- * @since 0.1.0
- * @category predicates
- */
-export const rests = AgentTool.rests
 
 type ContentPart = Extract<ModelOutput, { type: "content" }>["value"][number]
 
@@ -101,7 +59,7 @@ const contentPart = (part: unknown): ContentPart => {
  * @since 0.1.0
  * @category conversions
  */
-export const toModelOutput = (output: ToolOutput): ModelOutput => {
+export const toModelOutput = (output: AgentTool.ToolOutput): ModelOutput => {
   switch (output.status) {
     case "completed": {
       const { content, structuredContent, isError } = output.result

@@ -14,16 +14,9 @@
  * @since 0.6.0
  */
 import * as Data from "effect/Data"
-import type * as Either from "effect/Either"
 import * as Call from "./internal/agentTool/call.js"
 import * as Companions from "./internal/agentTool/companions.js"
 import * as Output from "./internal/agentTool/output.js"
-import type * as Json from "./Json.js"
-import type * as Outcome from "./Outcome.js"
-import type * as PromiseClient from "./PromiseClient.js"
-import type * as ServerRequest from "./ServerRequest.js"
-import type * as TaskClient from "./TaskClient.js"
-import type * as Wire from "./Wire.js"
 
 // --- ToolOutput
 
@@ -80,7 +73,7 @@ export type ToolOutput = Output.ToolOutput
  * @since 0.6.0
  * @category constructors
  */
-export const fromOutcome: (outcome: Outcome.Outcome) => ToolOutput = Output.fromOutcome
+export const fromOutcome = Output.fromOutcome
 
 /**
  * Whether the output is the call's last word (it rests), not a status on the way.
@@ -88,7 +81,7 @@ export const fromOutcome: (outcome: Outcome.Outcome) => ToolOutput = Output.from
  * @since 0.6.0
  * @category predicates
  */
-export const rests: (output: ToolOutput) => boolean = Output.rests
+export const rests = Output.rests
 
 /**
  * The status of a call that runs on (`pending`, `working`, `input_required`), or undefined for
@@ -97,8 +90,7 @@ export const rests: (output: ToolOutput) => boolean = Output.rests
  * @since 0.6.0
  * @category predicates
  */
-export const runningStatus: (status: string) => "pending" | "working" | "input_required" | undefined =
-  Output.runningStatus
+export const runningStatus = Output.runningStatus
 
 /**
  * What the model reads of a failed call.
@@ -106,8 +98,7 @@ export const runningStatus: (status: string) => "pending" | "working" | "input_r
  * @since 0.6.0
  * @category sentences
  */
-export const failedText: (error: { readonly code: number; readonly message: string }) => string =
-  Output.failedText
+export const failedText = Output.failedText
 
 /**
  * The text of a content block: a text block's text, any other block as JSON.
@@ -115,7 +106,7 @@ export const failedText: (error: { readonly code: number; readonly message: stri
  * @since 0.6.0
  * @category sentences
  */
-export const blockText: (part: unknown) => string = Output.blockText
+export const blockText = Output.blockText
 
 /**
  * What the model reads of a tool error (`isError: true`): its content's text, or a sentence when
@@ -124,7 +115,7 @@ export const blockText: (part: unknown) => string = Output.blockText
  * @since 0.6.0
  * @category sentences
  */
-export const errorText: (content: ReadonlyArray<unknown>) => string = Output.errorText
+export const errorText = Output.errorText
 
 // --- One call
 
@@ -144,14 +135,7 @@ export type Launched = Call.Launched
  * @since 0.6.0
  * @category calls
  */
-export const launch: (
-  client: PromiseClient.PromiseTaskClient,
-  options: { readonly server: string; readonly scope?: string | undefined },
-  tool: string,
-  input: unknown,
-  key: string,
-  signal: AbortSignal | undefined,
-) => Promise<Launched> = Call.launch
+export const launch = Call.launch
 
 /**
  * Where a call that has not come to rest stands, as the store has it now (`message` says what
@@ -161,12 +145,7 @@ export const launch: (
  * @since 0.6.0
  * @category calls
  */
-export const current: (
-  client: PromiseClient.PromiseTaskClient,
-  key: string,
-  scope: string | undefined,
-  message: string,
-) => Promise<ToolOutput> = Call.current
+export const current = Call.current
 
 /**
  * Cancels a call whose wait was aborted (the app asked for it: `onAbort: "cancel"`); says where
@@ -175,11 +154,7 @@ export const current: (
  * @since 0.6.0
  * @category calls
  */
-export const cancelled: (
-  client: PromiseClient.PromiseTaskClient,
-  key: string,
-  scope: string | undefined,
-) => Promise<ToolOutput> = Call.cancelled
+export const cancelled = Call.cancelled
 
 /**
  * What a call waiting for input says, with its questions: the app answers under the handle
@@ -188,11 +163,7 @@ export const cancelled: (
  * @since 0.6.0
  * @category constructors
  */
-export const asking: (
-  key: string,
-  questions: ReadonlyArray<ServerRequest.ServerRequest>,
-  message: string,
-) => ToolOutput = Call.asking
+export const asking = Call.asking
 
 /**
  * How `settle` waits.
@@ -200,22 +171,7 @@ export const asking: (
  * @since 0.6.0
  * @category models
  */
-export interface SettleOptions {
-  readonly scope: string | undefined
-  /** The tool's name, for the questions `onInput` gets. */
-  readonly tool: string
-  /** Stops the wait (not the call): `settle` gives `Stopped`. */
-  readonly signal?: AbortSignal | undefined
-  /** Answers the call's questions, in `inputKey` order; without it `settle` gives `Asked`. */
-  readonly onInput?: ((request: PromiseClient.PromiseInputRequest) => Promise<Json.JsonInput>) | undefined
-  /**
-   * Sends an answer. Default: `client.answer` (checked, stored before it is sent, once), a
-   * question answered meanwhile or no longer asked (`CannotAnswer`) left alone.
-   */
-  readonly answer?: ((key: string, inputKey: string, response: Json.JsonInput) => Promise<void>) | undefined
-  /** Wait for an answer from elsewhere instead of giving `Asked` (`SettleOptions.waitForInput`). */
-  readonly waitForInput?: boolean | undefined
-}
+export type SettleOptions = Call.SettleOptions
 
 /**
  * What `settle` came to: the call rests, the signal stopped the wait, or the call asks questions
@@ -224,10 +180,7 @@ export interface SettleOptions {
  * @since 0.6.0
  * @category models
  */
-export type Settled =
-  | { readonly _tag: "Rested"; readonly output: ToolOutput }
-  | { readonly _tag: "Stopped" }
-  | { readonly _tag: "Asked"; readonly requests: ReadonlyArray<TaskClient.InputRequest> }
+export type Settled = Call.Settled
 
 /**
  * Waits for a call to rest, answering its questions with `onInput` on the way.
@@ -235,11 +188,7 @@ export type Settled =
  * @since 0.6.0
  * @category calls
  */
-export const settle: (
-  client: PromiseClient.PromiseTaskClient,
-  key: string,
-  options: SettleOptions,
-) => Promise<Settled> = Call.settle
+export const settle = Call.settle
 
 /**
  * What a tool in handle mode says of a call it started.
@@ -247,7 +196,7 @@ export const settle: (
  * @since 0.6.0
  * @category sentences
  */
-export const started: string = Call.started
+export const started = Call.started
 
 /**
  * What a wait that stopped says of a call that runs on: with companions, to look again with
@@ -256,7 +205,7 @@ export const started: string = Call.started
  * @since 0.6.0
  * @category sentences
  */
-export const stopped: (companions: boolean, again?: string) => string = Call.stopped
+export const stopped = Call.stopped
 
 /**
  * A tool's description, with what handle mode changes.
@@ -264,7 +213,7 @@ export const stopped: (companions: boolean, again?: string) => string = Call.sto
  * @since 0.6.0
  * @category tools
  */
-export const describe: (info: Wire.ToolInfo, mode: "wait" | "handle") => string | undefined = Call.describe
+export const describe = Call.describe
 
 /**
  * A tool's input schema as the model sees it: an object schema, whatever the server sent.
@@ -272,7 +221,7 @@ export const describe: (info: Wire.ToolInfo, mode: "wait" | "handle") => string 
  * @since 0.6.0
  * @category tools
  */
-export const inputSchema: (info: Wire.ToolInfo) => Record<string, unknown> = Call.inputSchema
+export const inputSchema = Call.inputSchema
 
 // --- Companions
 
@@ -282,7 +231,7 @@ export const inputSchema: (info: Wire.ToolInfo) => Record<string, unknown> = Cal
  * @since 0.6.0
  * @category companions
  */
-export const companionNames: ReadonlyArray<CompanionName> = Companions.names
+export const companionNames = Companions.names
 
 /**
  * @since 0.6.0
@@ -296,7 +245,7 @@ export type CompanionName = Companions.Name
  * @since 0.6.0
  * @category companions
  */
-export const isCompanion: (name: string) => name is CompanionName = Companions.isName
+export const isCompanion = Companions.isName
 
 /**
  * The longest `wait_for_call` waits, in seconds, so that a turn of the model never hangs on it.
@@ -304,7 +253,7 @@ export const isCompanion: (name: string) => name is CompanionName = Companions.i
  * @since 0.6.0
  * @category companions
  */
-export const maxWaitSeconds: number = Companions.maxWaitSeconds
+export const maxWaitSeconds = Companions.maxWaitSeconds
 
 /**
  * A companion tool as a framework lists it: name, description, JSON Schema of its input.
@@ -320,7 +269,7 @@ export type Companion = Companions.Definition
  * @since 0.6.0
  * @category companions
  */
-export const companions: Readonly<Record<CompanionName, Companion>> = Companions.definitions
+export const companions = Companions.definitions
 
 /**
  * A companion's input: `{ handle, seconds? }` (`seconds` only for `wait_for_call`).
@@ -336,10 +285,7 @@ export type CompanionInput = Companions.Input
  * @since 0.6.0
  * @category companions
  */
-export const decodeCompanionInput: (
-  name: CompanionName,
-  input: unknown,
-) => Either.Either<CompanionInput, string> = Companions.decode
+export const decodeCompanionInput = Companions.decode
 
 /**
  * Whether `handle` is a key the adapters' default derivation gives for `owner` (a conversation,
@@ -348,7 +294,7 @@ export const decodeCompanionInput: (
  * @since 0.6.0
  * @category companions
  */
-export const belongsTo: (owner: string, handle: string) => boolean = Companions.belongsTo
+export const belongsTo = Companions.belongsTo
 
 /**
  * Where a companion runs: the scope, which handles it accepts, and what its owner is called in a
@@ -357,11 +303,7 @@ export const belongsTo: (owner: string, handle: string) => boolean = Companions.
  * @since 0.6.0
  * @category companions
  */
-export interface CompanionOptions {
-  readonly scope: string | undefined
-  readonly owns: (handle: string) => boolean
-  readonly within: string
-}
+export type CompanionOptions = Companions.Options
 
 /**
  * A companion call let in (its input decoded, its handle one of the owner's and on record, with
@@ -370,9 +312,7 @@ export interface CompanionOptions {
  * @since 0.6.0
  * @category companions
  */
-export type Admitted =
-  | { readonly _tag: "Admitted"; readonly input: CompanionInput; readonly tool: string }
-  | { readonly _tag: "Refused"; readonly message: string }
+export type Admitted = Companions.Admitted
 
 /**
  * Lets a companion call in, or refuses it.
@@ -380,12 +320,7 @@ export type Admitted =
  * @since 0.6.0
  * @category companions
  */
-export const admit: (
-  client: PromiseClient.PromiseTaskClient,
-  name: CompanionName,
-  input: unknown,
-  options: CompanionOptions,
-) => Promise<Admitted> = Companions.admit
+export const admit = Companions.admit
 
 /**
  * How long `wait_for_call` waits: its `seconds` (default 30), or until `signal` aborts.
@@ -393,8 +328,7 @@ export const admit: (
  * @since 0.6.0
  * @category companions
  */
-export const waitLimit: (input: CompanionInput, signal: AbortSignal | undefined) => AbortSignal =
-  Companions.limit
+export const waitLimit = Companions.limit
 
 /**
  * What `wait_for_call` says of a call still running when its time is up.
@@ -402,7 +336,7 @@ export const waitLimit: (input: CompanionInput, signal: AbortSignal | undefined)
  * @since 0.6.0
  * @category sentences
  */
-export const waitAgain: string = Companions.waitAgain
+export const waitAgain = Companions.waitAgain
 
 /**
  * What `check_call` says of a call still running.
@@ -410,7 +344,7 @@ export const waitAgain: string = Companions.waitAgain
  * @since 0.6.0
  * @category sentences
  */
-export const lookAgain: string = Companions.lookAgain
+export const lookAgain = Companions.lookAgain
 
 /**
  * What a companion call gives: the output the model reads, or a refusal.
@@ -418,9 +352,7 @@ export const lookAgain: string = Companions.lookAgain
  * @since 0.6.0
  * @category companions
  */
-export type Served =
-  | { readonly _tag: "Output"; readonly output: ToolOutput }
-  | { readonly _tag: "Refused"; readonly message: string }
+export type Served = Companions.Served
 
 /**
  * A companion call served: `check_call` says where the call stands; `wait_for_call` waits (its
@@ -429,16 +361,7 @@ export type Served =
  * @since 0.6.0
  * @category companions
  */
-export const serveCompanion: (
-  client: PromiseClient.PromiseTaskClient,
-  name: CompanionName,
-  input: unknown,
-  options: CompanionOptions & {
-    readonly signal: AbortSignal | undefined
-    readonly onInput: SettleOptions["onInput"]
-    readonly answer?: SettleOptions["answer"]
-  },
-) => Promise<Served> = Companions.serve
+export const serveCompanion = Companions.serve
 
 /**
  * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it

@@ -127,13 +127,7 @@ export class NoInputPath extends Data.TaggedError("NoInputPath")<{
  * @since 0.1.0
  * @category errors
  */
-export const CompanionNameTaken = AgentTool.CompanionNameTaken
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type CompanionNameTaken = AgentTool.CompanionNameTaken
+export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
 
 const tagOf = (error: unknown): unknown => (error as { _tag?: unknown } | null)?._tag
 

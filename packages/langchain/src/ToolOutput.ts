@@ -11,56 +11,22 @@
 import { AgentTool } from "@mcp-handles/core"
 
 /**
- * The call runs on: the answer of a tool whose wait was aborted (the call was handed off), or of
- * a tool in handle mode.
+ * The models (`Running`, `Completed`, `Failed`, `Unfinished`: the call runs on, completed,
+ * failed with a JSON-RPC error, or rests without a result), `fromOutcome` (the output of a call
+ * that rests) and `rests`: core's, shared by every adapter.
  *
  * @since 0.1.0
  * @category models
  */
-export const Running = AgentTool.Running
-
-/**
- * @since 0.1.0
- * @category models
- */
-export const Completed = AgentTool.Completed
-
-/**
- * The call or its task failed with a JSON-RPC error.
- *
- * @since 0.1.0
- * @category models
- */
-export const Failed = AgentTool.Failed
-
-/**
- * The call rests without a result: cancelled, expired, or in doubt (it may or may not have run
- * on the server, and was not sent again).
- *
- * @since 0.1.0
- * @category models
- */
-export const Unfinished = AgentTool.Unfinished
-
-/**
- * @since 0.1.0
- * @category schemas
- */
-export const ToolOutput = AgentTool.ToolOutput
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type ToolOutput = AgentTool.ToolOutput
-
-/**
- * The output of a call that rests.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const fromOutcome = AgentTool.fromOutcome
+export {
+  Completed,
+  Failed,
+  fromOutcome,
+  Running,
+  rests,
+  ToolOutput,
+  Unfinished,
+} from "@mcp-handles/core/AgentTool"
 
 /**
  * One block of a ToolMessage's content (LangChain's standard text and image blocks).
@@ -101,7 +67,7 @@ const blockOf = (part: unknown): ContentBlock => {
  * @since 0.1.0
  * @category conversions
  */
-export const toContent = (output: ToolOutput): ModelContent => {
+export const toContent = (output: AgentTool.ToolOutput): ModelContent => {
   switch (output.status) {
     case "completed": {
       const { content, structuredContent, isError } = output.result

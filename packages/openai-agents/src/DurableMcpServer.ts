@@ -135,13 +135,7 @@ export class RunIdUnknown extends Data.TaggedError("RunIdUnknown")<{
  * @since 0.1.0
  * @category errors
  */
-export const CompanionNameTaken = AgentTool.CompanionNameTaken
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type CompanionNameTaken = AgentTool.CompanionNameTaken
+export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
 
 /**
  * A tool as `listTools` gives it to the SDK.

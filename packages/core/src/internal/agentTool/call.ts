@@ -121,9 +121,16 @@ export interface SettleOptions {
   readonly scope: string | undefined
   /** The tool's name, for the questions `onInput` gets. */
   readonly tool: string
+  /** Stops the wait (not the call): `settle` gives `Stopped`. */
   readonly signal?: AbortSignal | undefined
+  /** Answers the call's questions, in `inputKey` order; without it `settle` gives `Asked`. */
   readonly onInput?: ((request: PromiseClient.PromiseInputRequest) => Promise<JsonInput>) | undefined
+  /**
+   * Sends an answer. Default: `client.answer` (checked, stored before it is sent, once), a
+   * question answered meanwhile or no longer asked (`CannotAnswer`) left alone.
+   */
   readonly answer?: ((key: string, inputKey: string, response: JsonInput) => Promise<void>) | undefined
+  /** Wait for an answer from elsewhere instead of giving `Asked` (`SettleOptions.waitForInput`). */
   readonly waitForInput?: boolean | undefined
 }
 

@@ -88,9 +88,13 @@ export interface Options {
   readonly within: string
 }
 
-export type Admitted =
-  | { readonly _tag: "Admitted"; readonly input: Input; readonly tool: string }
-  | { readonly _tag: "Refused"; readonly message: string }
+/** A refusal the model reads (and may correct). */
+export interface Refused {
+  readonly _tag: "Refused"
+  readonly message: string
+}
+
+export type Admitted = { readonly _tag: "Admitted"; readonly input: Input; readonly tool: string } | Refused
 
 export const admit = async (
   client: PromiseClient.PromiseTaskClient,
@@ -126,9 +130,7 @@ export interface ServeOptions extends Options {
   readonly answer?: Call.SettleOptions["answer"]
 }
 
-export type Served =
-  | { readonly _tag: "Output"; readonly output: Output.ToolOutput }
-  | { readonly _tag: "Refused"; readonly message: string }
+export type Served = { readonly _tag: "Output"; readonly output: Output.ToolOutput } | Refused
 
 export const serve = async (
   client: PromiseClient.PromiseTaskClient,
