@@ -37,6 +37,8 @@ export const launch = async (
   if (signal === undefined) return calling
   // A call still being dispatched when the wait is given up on must not reject unheard.
   calling.catch(() => undefined)
+  // An abort event has fired already, or never will for this signal.
+  if (signal.aborted) return { _tag: "Aborted", calling }
   let onAbort = () => {}
   const aborted = new Promise<Launched>((resolve) => {
     onAbort = () => resolve({ _tag: "Aborted", calling })
