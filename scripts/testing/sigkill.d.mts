@@ -47,6 +47,15 @@ export interface Report {
   /** From the restart to the answer. */
   readonly afterRestartMs: number
 }
+export declare const runClient: (options: {
+  readonly client: Report["client"]
+  /** The scratch directory's prefix. */
+  readonly prefix: string
+  readonly start: (dir: string) => Agent
+  /** The server's launches of this run's tool call. */
+  readonly launches: () => ReadonlyArray<{ readonly responseDelivered: boolean }>
+  readonly print: (line: string) => void
+}) => Promise<Report & { readonly lines: ReadonlyArray<Line> }>
 export declare const table: (
   reports: ReadonlyArray<Report>,
   names: Readonly<Record<Report["client"], string>>,

@@ -7,6 +7,9 @@
  *
  * Plain Node, no vitest import, as process-groups.mjs.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { readJsonLines } from "./json-lines.mjs"
 import { killAll, killGroup, spawnGroup } from "./process-groups.mjs"
 
@@ -61,6 +64,38 @@ export const killMidCallAndRestart = async ({ start, launched, waitFor = [] }) =
   const code = await second.exited
   if (code !== 0) throw new Error(`the restarted agent exited ${code}: ${second.stderr()}`)
   return { seen, lines: second.lines, afterRestartMs: Date.now() - restartedAt }
+}
+
+/**
+ * One client's run of an example's agent, which says `{ toolCall }` when its model calls the
+ * tool, `{ recorded }` (the durable client) once the call's task id is on disk, and `{ answer }`
+ * at its end: in a scratch directory, killed once `launches()` has one, restarted. `start` gets
+ * the directory. The report, and what the restarted agent printed (`lines`).
+ */
+export const runClient = async ({ client, prefix, start, launches, print }) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-${client}-`))
+  try {
+    const toolCalled = (line) => "toolCall" in line
+    const recorded = (line) => "recorded" in line
+    const restarted = await killMidCallAndRestart({
+      start: () => start(dir),
+      // The durable agent says when the task id is on disk; the stock one has nothing to say.
+      waitFor: client === "durable" ? [toolCalled, recorded] : [toolCalled],
+      launched: () => launches().length > 0,
+    })
+    print(`   ${client}: tool call ${String(restarted.seen[0]?.toolCall).slice(0, 13)}… launched; SIGKILL`)
+    const answer = restarted.lines.find((line) => "answer" in line)?.answer
+    return {
+      client,
+      launches: launches().length,
+      firstResultDelivered: launches()[0]?.responseDelivered === true,
+      answer: typeof answer === "string" ? answer : undefined,
+      afterRestartMs: restarted.afterRestartMs,
+      lines: restarted.lines,
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 /** The table of what each client's run came to (`names`: how each client is called in it). */

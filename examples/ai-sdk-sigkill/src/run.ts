@@ -9,19 +9,10 @@
  * Usage: node dist/run.js [--json] [--duration-ms 3000]   (--json: the reports as a last line)
  * Exits 0 when the durable agent launched once and its answer reached the model.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
-import {
-  conclude,
-  killMidCallAndRestart,
-  type Report,
-  runMain,
-  startAgent,
-} from "../../../scripts/testing/sigkill.mjs"
+import { conclude, type Report, runClient, runMain, startAgent } from "../../../scripts/testing/sigkill.mjs"
 
 const json = process.argv.includes("--json")
 const durationAt = process.argv.indexOf("--duration-ms")
@@ -40,36 +31,18 @@ const runOne = async (
   url: string,
   client: "durable" | "stock",
 ): Promise<Resumed> => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ai-sdk-sigkill-${client}-`))
-  try {
-    const launches = () => server.ledger.launches.filter((launch) => launch.arguments.topic === client)
-    const restarted = await killMidCallAndRestart({
-      start: () => startAgent(agentJs, [client, dir, url, client], { name: `the ${client} agent` }),
-      // The durable agent says when the task id is on disk; the stock one has nothing to say.
-      waitFor: [
-        (line) => "toolCall" in line,
-        ...(client === "durable" ? [(line: object) => "recorded" in line] : []),
-      ],
-      launched: () => launches().length > 0,
-    })
-    const toolCall = restarted.seen[0]?.toolCall
-    print(`   ${client}: tool call ${String(toolCall).slice(0, 13)}… launched; SIGKILL`)
-    const answer = restarted.lines.find((line) => "answer" in line)?.answer
-    const resumed = restarted.lines.find((line) => "resumed" in line)?.resumed
-    const report: Resumed = {
-      client,
-      launches: launches().length,
-      firstResultDelivered: launches()[0]?.responseDelivered === true,
-      resumed: typeof resumed === "number" ? resumed : 0,
-      answer: typeof answer === "string" ? answer : undefined,
-      afterRestartMs: restarted.afterRestartMs,
-    }
-    print(`   ${client}: restarted from messages.json, ${report.resumed} tool call(s) executed again`)
-    print(`   ${client}: the model read: ${report.answer ?? "(nothing)"}`)
-    return report
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
+  const { lines, ...report } = await runClient({
+    client,
+    prefix: "ai-sdk-sigkill",
+    start: (dir) => startAgent(agentJs, [client, dir, url, client], { name: `the ${client} agent` }),
+    launches: () => server.ledger.launches.filter((launch) => launch.arguments.topic === client),
+    print,
+  })
+  const said = lines.find((line) => "resumed" in line)?.resumed
+  const resumed = typeof said === "number" ? said : 0
+  print(`   ${client}: restarted from messages.json, ${resumed} tool call(s) executed again`)
+  print(`   ${client}: the model read: ${report.answer ?? "(nothing)"}`)
+  return { ...report, resumed }
 }
 
 const main = async () => {

@@ -9,20 +9,11 @@
  * Usage: node dist/run.js [--json] [--seconds 3]   (--json: the reports as a last line)
  * Exits 0 when the durable agent launched once and its answer reached the model.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
 import * as Profile from "@mcp-handles/fake-server/Profile"
-import {
-  conclude,
-  killMidCallAndRestart,
-  type Report,
-  runMain,
-  startAgent,
-} from "../../../scripts/testing/sigkill.mjs"
+import { conclude, type Report, runClient, runMain, startAgent } from "../../../scripts/testing/sigkill.mjs"
 
 const json = process.argv.includes("--json")
 const secondsAt = process.argv.indexOf("--seconds")
@@ -35,41 +26,23 @@ const runOne = async (
   url: string,
   client: "durable" | "stock",
 ): Promise<Report> => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `openai-agents-sigkill-${client}-`))
-  try {
-    const launches = () =>
+  const { lines: _, ...report } = await runClient({
+    client,
+    prefix: "openai-agents-sigkill",
+    start: (dir) =>
+      startAgent(agentJs, [client, dir, url, client], {
+        name: `the ${client} agent`,
+        env: { ...process.env, SLOW_SECONDS: String(seconds) },
+      }),
+    launches: () =>
       server.ledger.launches.filter(
         (launch) => launch.tool === "slow_compute" && launch.arguments.label === client,
-      )
-    const restarted = await killMidCallAndRestart({
-      start: () =>
-        startAgent(agentJs, [client, dir, url, client], {
-          name: `the ${client} agent`,
-          env: { ...process.env, SLOW_SECONDS: String(seconds) },
-        }),
-      // The durable agent says when the task id is on disk; the stock one has nothing to say.
-      waitFor: [
-        (line) => "toolCall" in line,
-        ...(client === "durable" ? [(line: object) => "recorded" in line] : []),
-      ],
-      launched: () => launches().length > 0,
-    })
-    const toolCall = restarted.seen[0]?.toolCall
-    print(`   ${client}: tool call ${String(toolCall).slice(0, 13)}… launched; SIGKILL`)
-    const answer = restarted.lines.find((line) => "answer" in line)?.answer
-    const report: Report = {
-      client,
-      launches: launches().length,
-      firstResultDelivered: launches()[0]?.responseDelivered === true,
-      answer: typeof answer === "string" ? answer : undefined,
-      afterRestartMs: restarted.afterRestartMs,
-    }
-    print(`   ${client}: run again, the model called slow_compute again (a new tool-call id)`)
-    print(`   ${client}: the model read: ${report.answer ?? "(nothing)"}`)
-    return report
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
+      ),
+    print,
+  })
+  print(`   ${client}: run again, the model called slow_compute again (a new tool-call id)`)
+  print(`   ${client}: the model read: ${report.answer ?? "(nothing)"}`)
+  return report
 }
 
 const main = async () => {
