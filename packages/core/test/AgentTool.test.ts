@@ -47,24 +47,29 @@ const taskOf = (key: string) => server.ledger.tasks.find((task) => task.idempote
 const related = (taskId: string) => ({ [Redaction.relatedTaskMeta]: { taskId } })
 
 describe("ToolOutput", () => {
-  it("shortens every related-task reference of a completed result, and keeps the rest", () => {
+  it("shortens a related-task reference however deep the server nested it, and keeps the rest", () => {
+    // A `_meta` under any path of the structured content: the output is kept in the app's messages.
+    const nested = (path: ReadonlyArray<string>, leaf: object): object =>
+      path.reduceRight<object>((inner, key) => ({ [key]: inner }), leaf)
     fc.assert(
       fc.property(
         fc.string({ minLength: 9, maxLength: 40 }).filter((id) => !id.includes("…")),
-        fc.constantFrom("result", "block", "structured"),
+        fc.array(fc.constantFrom("a", "items", "0", "_meta"), { maxLength: 4 }),
         fc.string(),
-        (taskId, where, text) => {
+        (taskId, path, text) => {
           const result = {
-            content: [{ type: "text", text, ...(where === "block" ? { _meta: related(taskId) } : {}) }],
-            ...(where === "result" ? { _meta: related(taskId) } : {}),
-            ...(where === "structured" ? { structuredContent: { ok: true, _meta: related(taskId) } } : {}),
+            content: [{ type: "text", text }],
+            structuredContent: nested(path, { _meta: related(taskId), text }),
           }
-          const outcome = { _tag: "Completed", key: "k", result } as unknown as Outcome.Outcome
-          const output = AgentTool.fromOutcome(outcome)
+          const output = AgentTool.fromOutcome({
+            _tag: "Completed",
+            key: "k",
+            result,
+          } as unknown as Outcome.Outcome)
           const seen = JSON.stringify(output)
           expect(seen).toContain(JSON.stringify(Redaction.taskId(taskId)))
           expect(seen.includes(JSON.stringify(taskId))).toBe(false)
-          expect(output).toMatchObject({ status: "completed", handle: "k" })
+          expect(output).toMatchObject({ status: "completed", handle: "k", result: { content: [{ text }] } })
           expect(AgentTool.rests(output)).toBe(true)
         },
       ),
