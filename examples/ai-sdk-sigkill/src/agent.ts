@@ -18,9 +18,9 @@ import { openTaskClient } from "@mcp-handles/core"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { generateText, isStepCount, type ModelMessage, type ToolSet } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
+import { say, sayRecorded } from "../../../scripts/testing/sigkill.mjs"
 
 const [kind, dir = ".", url = "", topic = "tides"] = process.argv.slice(2)
-const say = (fact: object) => process.stdout.write(`${JSON.stringify(fact)}\n`)
 
 // --- The conversation, on disk: written whole, then renamed, so a kill never leaves half a file.
 const file = path.join(dir, "messages.json")
@@ -83,11 +83,7 @@ const open = async (): Promise<{ readonly tools: ToolSet; readonly close: () => 
     servers: [{ name: "research", url }],
   })
   // Says when a call's task id is on disk (for the driver that kills this process).
-  const events = client.events()
-  void (async () => {
-    for await (const event of events)
-      if (event._tag === "StatusChanged" && event.to === "working") say({ recorded: event.key })
-  })().catch(() => undefined)
+  sayRecorded(client)
   return {
     tools: await mcpTools(client, { server: "research", conversationId: `report-${topic}` }),
     close: () => client.close(),

@@ -2,19 +2,17 @@
  * The SIGKILL run: the fake MCP server in this process, the agent (`agent.ts`) as a child. For
  * each client, the agent starts a slow tool call, is killed with SIGKILL while the tool runs, and
  * is started again on the same directory; the server's ledger then says how many times the tool
- * was launched and whether the first launch's result reached anyone.
+ * was launched and whether the first launch's result reached anyone. Starting, killing and
+ * restarting the agent, and the table, are the SIGKILL harness every adapter's run shares
+ * (`scripts/testing/sigkill.mjs`).
  *
  * Usage: node dist/run.js [--json] [--duration-ms 3000]   (--json: the reports as a last line)
  * Exits 0 when the durable agent launched once and its answer reached the model.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
+import { conclude, type Report, runClient, runMain, startAgent } from "../../../scripts/testing/sigkill.mjs"
 
 const json = process.argv.includes("--json")
 const durationAt = process.argv.indexOf("--duration-ms")
@@ -22,113 +20,29 @@ const durationMs = durationAt === -1 ? 3_000 : Number(process.argv[durationAt + 
 const agentJs = fileURLToPath(new URL("./agent.js", import.meta.url))
 const print = (line: string) => console.log(line)
 
-/** What a run of one client came to. */
-export interface Report {
-  readonly client: "durable" | "stock"
-  /** Launches of the tool on the server for this run. */
-  readonly launches: number
-  /** Whether the first launch's result was delivered to a client. */
-  readonly firstResultDelivered: boolean
+/** What a run of one client came to: also how many tool calls the restart executed again. */
+export interface Resumed extends Report {
   /** Tool calls the restarted agent executed again from its messages. */
   readonly resumed: number
-  readonly answer: string | undefined
-  /** From the restart to the answer. */
-  readonly afterRestartMs: number
-}
-
-const children = new Set<ChildProcess>()
-
-/** Starts the agent; `until` resolves with the first line it prints that `pick` accepts. */
-const agent = (client: string, dir: string, url: string) => {
-  const child = spawn(process.execPath, [agentJs, client, dir, url, client], {
-    stdio: ["ignore", "pipe", "pipe"],
-  })
-  children.add(child)
-  const lines: Array<Record<string, unknown>> = []
-  const waiting: Array<() => void> = []
-  let stderr = ""
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk
-  })
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-    lines.push(line.startsWith("{") ? JSON.parse(line) : { text: line })
-    for (const wake of waiting.splice(0)) wake()
-  })
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      children.delete(child)
-      for (const wake of waiting.splice(0)) wake()
-      resolve(code)
-    }),
-  )
-  const until = (pick: (line: Record<string, unknown>) => boolean) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const check = () => {
-        const found = lines.find(pick)
-        if (found !== undefined) return resolve(found)
-        if (child.exitCode !== null || child.signalCode !== null)
-          return reject(new Error(`the ${client} agent ended first: ${stderr}`))
-        waiting.push(check)
-      }
-      check()
-    })
-  return { child, lines, until, exited, stderr: () => stderr }
 }
 
 const runOne = async (
   server: FakeServer.FakeServer,
   url: string,
   client: "durable" | "stock",
-): Promise<Report> => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ai-sdk-sigkill-${client}-`))
-  try {
-    const launches = () => server.ledger.launches.filter((launch) => launch.arguments.topic === client)
-    const first = agent(client, dir, url)
-    const toolCall = await first.until((line) => "toolCall" in line)
-    // The durable agent says when the task id is on disk; the stock one has nothing to say.
-    if (client === "durable") await first.until((line) => "recorded" in line)
-    while (launches().length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
-    first.child.kill("SIGKILL")
-    await first.exited
-    print(`   ${client}: tool call ${String(toolCall.toolCall).slice(0, 13)}… launched; SIGKILL`)
-
-    const restartedAt = Date.now()
-    const second = agent(client, dir, url)
-    const code = await second.exited
-    if (code !== 0) throw new Error(`the restarted ${client} agent exited ${code}: ${second.stderr()}`)
-    const answer = second.lines.find((line) => "answer" in line)?.answer
-    const resumed = second.lines.find((line) => "resumed" in line)?.resumed
-    const report: Report = {
-      client,
-      launches: launches().length,
-      firstResultDelivered: launches()[0]?.responseDelivered === true,
-      resumed: typeof resumed === "number" ? resumed : 0,
-      answer: typeof answer === "string" ? answer : undefined,
-      afterRestartMs: Date.now() - restartedAt,
-    }
-    print(`   ${client}: restarted from messages.json, ${report.resumed} tool call(s) executed again`)
-    print(`   ${client}: the model read: ${report.answer ?? "(nothing)"}`)
-    return report
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-const table = (reports: ReadonlyArray<Report>) => {
-  const rows = [
-    ["CLIENT", "LAUNCHES", "FIRST LAUNCH'S ANSWER", "ANSWER REACHED THE MODEL", "AFTER RESTART"],
-    ...reports.map((report) => [
-      report.client === "durable" ? "durable (@mcp-handles/ai-sdk)" : "stock (@ai-sdk/mcp)",
-      String(report.launches),
-      report.firstResultDelivered ? "delivered" : "lost (nobody received it)",
-      report.answer === undefined ? "no" : report.launches > 1 ? "yes, from a second launch" : "yes",
-      `${(report.afterRestartMs / 1000).toFixed(1)} s`,
-    ]),
-  ]
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? []
-  return rows.map((row) =>
-    `  ${row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ")}`.trimEnd(),
-  )
+): Promise<Resumed> => {
+  const { lines, ...report } = await runClient({
+    client,
+    prefix: "ai-sdk-sigkill",
+    start: (dir) => startAgent(agentJs, [client, dir, url, client], { name: `the ${client} agent` }),
+    launches: () => server.ledger.launches.filter((launch) => launch.arguments.topic === client),
+    print,
+  })
+  const said = lines.find((line) => "resumed" in line)?.resumed
+  const resumed = typeof said === "number" ? said : 0
+  print(`   ${client}: restarted from messages.json, ${resumed} tool call(s) executed again`)
+  print(`   ${client}: the model read: ${report.answer ?? "(nothing)"}`)
+  return { ...report, resumed }
 }
 
 const main = async () => {
@@ -153,34 +67,12 @@ const main = async () => {
     print("2. the AI SDK's stock MCP client: createMCPClient(...).tools()")
     const stock = await runOne(server, listening.url, "stock")
     const ok = durable.launches === 1 && durable.answer?.includes("a report on durable") === true
-    print("")
-    for (const line of table([durable, stock])) print(line)
-    print("")
-    print(
-      ok
-        ? `OK: the durable agent's call launched once and its answer reached the model; the stock client launched ${stock.launches} time(s).`
-        : "FAILED: the durable agent launched more than once, or its answer never reached the model.",
-    )
-    if (json) print(JSON.stringify({ ok, reports: [durable, stock] }))
+    const names = { durable: "durable (@mcp-handles/ai-sdk)", stock: "stock (@ai-sdk/mcp)" }
+    conclude({ durable, stock, ok, names, json, print })
     return ok
   } finally {
     await listening.close()
   }
 }
 
-const stopChildren = () => {
-  for (const child of children) child.kill("SIGKILL")
-}
-process.once("SIGINT", () => {
-  stopChildren()
-  process.exit(130)
-})
-main()
-  .then((ok) => {
-    process.exitCode = ok ? 0 : 1
-  })
-  .catch((error: unknown) => {
-    console.error(error)
-    process.exitCode = 1
-  })
-  .finally(stopChildren)
+runMain(main)

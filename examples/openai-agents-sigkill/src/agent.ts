@@ -24,9 +24,9 @@ import {
   run,
   Usage,
 } from "@openai/agents-core"
+import { say, sayRecorded } from "../../../scripts/testing/sigkill.mjs"
 
 const [kind, dir = ".", url = "", label = "tides"] = process.argv.slice(2)
-const say = (fact: object) => process.stdout.write(`${JSON.stringify(fact)}\n`)
 
 // --- The model: calls slow_compute once, then answers with the text it read.
 const model: Model = {
@@ -76,11 +76,7 @@ const open = async (): Promise<{ readonly server: MCPServer; readonly close: () 
     servers: [{ name: "research", url }],
   })
   // Says when a call's task id is on disk (for the driver that kills this process).
-  const events = client.events()
-  void (async () => {
-    for await (const event of events)
-      if (event._tag === "StatusChanged" && event.to === "working") say({ recorded: event.key })
-  })().catch(() => undefined)
+  sayRecorded(client)
   return {
     server: durableMcpServer(client, { server: "research", runId: `report-${label}` }),
     close: () => client.close(),

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { AgentTool } from "@mcp-handles/core"
 
 /**
  * What a key is derived from.
@@ -49,5 +50,4 @@ export const derive: Derive = ({ conversationId, toolCallId }) => `${conversatio
  * @since 0.1.0
  * @category predicates
  */
-export const belongsTo = (conversationId: string, handle: string): boolean =>
-  handle.startsWith(`${conversationId}:`) && handle.length > conversationId.length + 1
+export const belongsTo: (conversationId: string, handle: string) => boolean = AgentTool.belongsTo

@@ -13,14 +13,12 @@
  *
  * @since 0.1.0
  */
-import type { Json, PromiseClient, Wire } from "@mcp-handles/core"
+import { AgentTool, type Json, type PromiseClient, type Wire } from "@mcp-handles/core"
 import { type JSONSchema7, jsonSchema, type ToolExecutionOptions, type ToolSet, tool } from "ai"
-import * as Data from "effect/Data"
 import * as CallKey from "./CallKey.js"
 import type * as InputRouter from "./InputRouter.js"
 import * as Companions from "./internal/companions.js"
 import * as Follow from "./internal/follow.js"
-import * as Handoff from "./internal/handoff.js"
 import * as ToolOutput from "./ToolOutput.js"
 
 /**
@@ -102,26 +100,12 @@ export interface Options {
 
 /**
  * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
- * with `tools`, or the companions with `companions: false`.
+ * with `tools`, or the companions with `companions: false` (core's `AgentTool.CompanionNameTaken`).
  *
  * @since 0.1.0
  * @category errors
  */
-export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
-  readonly server: string
-  readonly tool: string
-}> {
-  override get message(): string {
-    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: leave one of them out (the option tools, or companions: false)`
-  }
-}
-
-/** What `inputSchema` the model sees: an object schema, whatever the server sent. */
-const inputSchemaOf = (info: Wire.ToolInfo): JSONSchema7 => ({
-  type: "object",
-  properties: {},
-  ...(info.inputSchema as JSONSchema7 | undefined),
-})
+export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
 
 /**
  * Lists the server's tools and makes each a durable AI SDK tool.
@@ -145,7 +129,7 @@ export const mcpTools = async (
     return () =>
       input.route(key, (request) => onInput({ ...request, conversationId: options.conversationId }))
   }
-  const stopped = (options.onAbort ?? "hand-off") === "cancel" ? undefined : Handoff.stopped(companions)
+  const stopped = (options.onAbort ?? "hand-off") === "cancel" ? undefined : AgentTool.stopped(companions)
 
   const durable = (info: Wire.ToolInfo): McpTool => {
     async function* execute(
@@ -158,20 +142,20 @@ export const mcpTools = async (
       // Read from before the launch: a direct call's progress comes while its answer is awaited.
       const events = (options.progress ?? true) ? Follow.feed(client, key, options.scope) : undefined
       try {
-        const launching = Handoff.launch(client, options, info.name, input, key, abortSignal)
+        const launching = AgentTool.launch(client, options, info.name, input, key, abortSignal)
         const launched = yield* Follow.until(launching, events, key)
         if (launched._tag === "Aborted") {
           if (stopped !== undefined) {
-            yield await Follow.current(client, key, options.scope, stopped)
+            yield await AgentTool.current(client, key, options.scope, stopped)
             return
           }
           // Cancelling needs the row, which the dispatch writes first.
           await launched.calling.catch(() => undefined)
-          yield await Follow.cancelled(client, key, options.scope)
+          yield await AgentTool.cancelled(client, key, options.scope)
           return
         }
         if (mode === "handle" && !launched.rests) {
-          yield await Follow.current(client, key, options.scope, Handoff.started)
+          yield await AgentTool.current(client, key, options.scope, AgentTool.started)
           return
         }
         yield* Follow.follow({
@@ -187,10 +171,10 @@ export const mcpTools = async (
         await events?.close()
       }
     }
-    const description = Handoff.describe(info, mode)
+    const description = AgentTool.describe(info, mode)
     return tool({
       ...(description === undefined ? {} : { description }),
-      inputSchema: jsonSchema<ToolInput>(inputSchemaOf(info)),
+      inputSchema: jsonSchema<ToolInput>(AgentTool.inputSchema(info) as JSONSchema7),
       metadata: {
         server: options.server,
         tool: info.name,
@@ -203,9 +187,7 @@ export const mcpTools = async (
 
   const set: McpToolSet = Object.fromEntries(wanted.map((info) => [info.name, durable(info)]))
   if (!companions) return set
-  for (const name of Companions.names) {
-    if (name in set) throw new CompanionNameTaken({ server: options.server, tool: name })
-  }
+  AgentTool.checkCompanionNames(options.server, Object.keys(set))
   return {
     ...set,
     ...Companions.make(client, {

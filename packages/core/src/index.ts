@@ -5,6 +5,14 @@
  */
 
 /**
+ * What the agent-framework adapters share: the tool output, one call's launch and wait, the
+ * companion tools of handle mode.
+ *
+ * @since 0.6.0
+ * @category modules
+ */
+export * as AgentTool from "./AgentTool.js"
+/**
  * The calls part of the store port: rows, compare-and-set, claims, leases, pages.
  *
  * @since 0.4.0

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { AgentTool } from "@mcp-handles/core"
 import * as Data from "effect/Data"
 
 /**
@@ -50,8 +51,7 @@ export const derive: Derive = ({ threadId, toolCallId }) => `${threadId}:${toolC
  * @since 0.1.0
  * @category predicates
  */
-export const belongsTo = (threadId: string, handle: string): boolean =>
-  handle.startsWith(`${threadId}:`) && handle.length > threadId.length + 1
+export const belongsTo: (threadId: string, handle: string) => boolean = AgentTool.belongsTo
 
 /**
  * The tool ran without a thread id: neither `config.configurable.thread_id` nor the `threadId`

@@ -20,16 +20,15 @@
  *
  * @since 0.1.0
  */
-import { ToolMessage } from "@langchain/core/messages"
+import type { ToolMessage } from "@langchain/core/messages"
 import { type DynamicStructuredTool, type ToolRunnableConfig, tool } from "@langchain/core/tools"
-import type { Json, PromiseClient, TaskClient, Wire } from "@mcp-handles/core"
-import { ServerRequest } from "@mcp-handles/core"
+import { AgentTool, type Json, type PromiseClient, ServerRequest, type Wire } from "@mcp-handles/core"
 import * as Data from "effect/Data"
 import * as CallKey from "./CallKey.js"
 import type * as InputInterrupt from "./InputInterrupt.js"
 import * as Companions from "./internal/companions.js"
-import * as Handoff from "./internal/handoff.js"
-import * as ToolOutput from "./ToolOutput.js"
+import { messageOf } from "./internal/message.js"
+import type * as ToolOutput from "./ToolOutput.js"
 
 /**
  * The arguments the model passes: a JSON object, checked against the tool's `inputSchema`.
@@ -123,26 +122,12 @@ export class NoInputPath extends Data.TaggedError("NoInputPath")<{
 
 /**
  * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
- * with `tools`, or the companions with `companions: false`.
+ * with `tools`, or the companions with `companions: false` (core's `AgentTool.CompanionNameTaken`).
  *
  * @since 0.1.0
  * @category errors
  */
-export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
-  readonly server: string
-  readonly tool: string
-}> {
-  override get message(): string {
-    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: leave one of them out (the option tools, or companions: false)`
-  }
-}
-
-/** What `schema` the tool gets: an object schema, whatever the server sent. */
-const inputSchemaOf = (info: Wire.ToolInfo): Record<string, unknown> => ({
-  type: "object",
-  properties: {},
-  ...(info.inputSchema as Record<string, unknown> | undefined),
-})
+export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
 
 const tagOf = (error: unknown): unknown => (error as { _tag?: unknown } | null)?._tag
 
@@ -180,6 +165,11 @@ export const mcpTools = async (
   const wanted =
     options.tools === undefined ? listed : listed.filter((info) => options.tools?.includes(info.name))
 
+  const stopped = AgentTool.stopped(
+    companions,
+    "running the same tool call again (same thread, same tool call id) picks the result up",
+  )
+
   const answer = async (key: string, inputKey: string, response: unknown) => {
     await client.answer(key, inputKey, response, scope).catch((error: unknown) => {
       // Stored already (by this tool before a restart): a question is answered once.
@@ -198,25 +188,18 @@ export const mcpTools = async (
   ): Promise<ToolOutput.ToolOutput | undefined> => {
     // Interrupts already resumed in an earlier execution of this node, replayed (see below).
     let replay: number | undefined
+    const onInput = options.onInput
     for (;;) {
-      let open: ReadonlyArray<TaskClient.InputRequest>
-      try {
-        return ToolOutput.fromOutcome(await client.settle(key, scope, signal === undefined ? {} : { signal }))
-      } catch (error) {
-        if (signal?.aborted === true) return undefined
-        if (tagOf(error) !== "InputRequired") throw error
-        const requests = (
-          error as { requests: ReadonlyArray<{ inputKey: string; request: ServerRequest.ServerRequest }> }
-        ).requests
-        open = [...requests]
-          .sort((a, b) => (a.inputKey < b.inputKey ? -1 : a.inputKey > b.inputKey ? 1 : 0))
-          .map((request) => ({ scope: scope ?? "", key, tool: info.name, ...request }))
-      }
-      if (options.onInput !== undefined) {
-        for (const request of open)
-          await answer(key, request.inputKey, await options.onInput({ ...request, threadId }))
-        continue
-      }
+      const settled = await AgentTool.settle(client, key, {
+        scope,
+        tool: info.name,
+        signal,
+        onInput: onInput === undefined ? undefined : (request) => onInput({ ...request, threadId }),
+        answer,
+      })
+      if (settled._tag === "Rested") return settled.output
+      if (settled._tag === "Stopped") return undefined
+      const open = settled.requests
       const interrupt = await loadInterrupt(key)
       // LangGraph re-executes the whole node on resume and hands resume values to its
       // interrupt() calls by their order. Each question answered so far was answered through one
@@ -249,6 +232,10 @@ export const mcpTools = async (
     }
   }
 
+  const own = (info: Wire.ToolInfo) =>
+    AgentTool.describe({ ...info, description: info.description ?? info.title ?? info.name }, mode) ??
+    info.name
+
   const durable = (info: Wire.ToolInfo): McpTool =>
     tool(
       async (input: ToolInput, config: ToolRunnableConfig): Promise<ToolMessage> => {
@@ -261,28 +248,22 @@ export const mcpTools = async (
           throw new CallKey.MissingToolCallId({ tool: info.name })
         const key = derive({ threadId, toolCallId, tool: info.name })
         const cancelOnAbort = options.onAbort === "cancel"
-        const launched = await Handoff.launch(client, options, info.name, input, key, config.signal)
+        const launched = await AgentTool.launch(client, options, info.name, input, key, config.signal)
         let output: ToolOutput.ToolOutput | undefined
         if (launched._tag === "Launched" && mode === "handle" && !launched.rests)
-          output = await Handoff.current(client, key, scope, Handoff.started)
+          output = await AgentTool.current(client, key, scope, AgentTool.started)
         else if (launched._tag === "Launched") output = await wait(info, key, threadId, config.signal)
         else if (cancelOnAbort) await launched.calling.catch(() => undefined)
         output ??= cancelOnAbort
-          ? await Handoff.cancelled(client, key, scope)
-          : await Handoff.current(client, key, scope, Handoff.stopped(companions))
-        const { content, isError } = ToolOutput.toContent(output)
-        return new ToolMessage({
-          content: typeof content === "string" ? content : [...content],
-          status: isError ? "error" : "success",
-          tool_call_id: toolCallId,
-          name: info.name,
-          artifact: output,
-        })
+          ? await AgentTool.cancelled(client, key, scope)
+          : await AgentTool.current(client, key, scope, stopped)
+        return messageOf(output, info.name, toolCallId)
       },
       {
         name: info.name,
-        description: Handoff.describe(info, mode),
-        schema: inputSchemaOf(info),
+        // The tool's name when the server describes it no other way.
+        description: own(info),
+        schema: AgentTool.inputSchema(info),
         metadata: {
           server: options.server,
           tool: info.name,
@@ -293,10 +274,10 @@ export const mcpTools = async (
 
   const tools = wanted.map(durable)
   if (!companions) return tools
-  for (const name of Companions.names) {
-    if (tools.some((tool) => tool.name === name))
-      throw new CompanionNameTaken({ server: options.server, tool: name })
-  }
+  AgentTool.checkCompanionNames(
+    options.server,
+    tools.map((tool) => tool.name),
+  )
   return [
     ...tools,
     ...Companions.make(client, {

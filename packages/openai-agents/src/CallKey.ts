@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import { AgentTool } from "@mcp-handles/core"
 
 /**
  * What a key is derived from.
@@ -89,5 +90,4 @@ export const derive: Derive = ({ runId, turn, tool, args, ordinal }) =>
  * @since 0.1.0
  * @category predicates
  */
-export const belongsTo = (runId: string, handle: string): boolean =>
-  handle.startsWith(`${runId}:`) && handle.length > runId.length + 1
+export const belongsTo: (runId: string, handle: string) => boolean = AgentTool.belongsTo

@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import type { Json, PromiseClient, Wire } from "@mcp-handles/core"
+import { AgentTool, type Json, type PromiseClient, type Wire } from "@mcp-handles/core"
 import type {
   CallToolResultContent,
   MCPCallToolOptions,
@@ -78,6 +78,13 @@ export interface Options<TContext = unknown> {
   /** The scope calls are recorded in. Default: the client's. */
   readonly scope?: string | undefined
   /**
+   * What an abort (the `signal` the SDK passes `callTool`: the run aborted) does to a call being
+   * waited on: `hand-off` (default) stops the wait and leaves the call running, recorded under its
+   * key, so that the run resumed or run again picks its result up; `cancel` also cancels it on the
+   * server (`tasks/cancel`).
+   */
+  readonly onAbort?: "hand-off" | "cancel" | undefined
+  /**
    * Answers the server's questions (`input_required`) while a call is waited on; each answer goes
    * through `client.answer`: checked against the request, stored before it is sent, sent once.
    * Without it, a call that asks waits until someone answers it (`mcp-handles`, another process).
@@ -123,19 +130,12 @@ export class RunIdUnknown extends Data.TaggedError("RunIdUnknown")<{
 /**
  * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): `listTools`
  * fails with it rather than list two tools of one name. Turn the companions off
- * (`companions: false`, and `wait` mode) for such a server.
+ * (`companions: false`, and `wait` mode) for such a server (core's `AgentTool.CompanionNameTaken`).
  *
  * @since 0.1.0
  * @category errors
  */
-export class CompanionNameTaken extends Data.TaggedError("CompanionNameTaken")<{
-  readonly server: string
-  readonly tool: string
-}> {
-  override get message(): string {
-    return `the server ${this.server} has a tool named ${this.tool}, like a companion tool: turn the companions off (companions: false) for it`
-  }
-}
+export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
 
 /**
  * A tool as `listTools` gives it to the SDK.
@@ -155,7 +155,7 @@ const metaRun = "io.mcp-handles/run"
  * by its strict mode, so nothing is invented here.
  */
 const schemaOf = (info: Wire.ToolInfo): MCPTool["inputSchema"] =>
-  ({ type: "object", properties: {}, ...info.inputSchema }) as MCPTool["inputSchema"]
+  AgentTool.inputSchema(info) as MCPTool["inputSchema"]
 
 class Server implements DurableMcpServer {
   readonly name: string
@@ -217,9 +217,10 @@ class Server implements DurableMcpServer {
       .then((infos) => {
         if (!this.#companions) return infos
         // Two tools of one name: the SDK would call one for the other.
-        const taken = infos.find((info) => Companions.names.includes(info.name))
-        if (taken !== undefined)
-          throw new CompanionNameTaken({ server: this.options.server, tool: taken.name })
+        AgentTool.checkCompanionNames(
+          this.options.server,
+          infos.map((info) => info.name),
+        )
         return infos
       })
       .then((infos) =>
@@ -286,7 +287,7 @@ class Server implements DurableMcpServer {
         ? undefined
         : (request: PromiseClient.PromiseInputRequest) =>
             (this.options.onInput as NonNullable<Options<never>["onInput"]>)({ ...request, runId })
-    if (this.#companions && Companions.names.includes(toolName))
+    if (this.#companions && AgentTool.isCompanion(toolName))
       return await Companions.call({
         client: this.client,
         scope: this.options.scope,
@@ -305,6 +306,7 @@ class Server implements DurableMcpServer {
       key,
       signal: options?.signal,
       mode: this.#mode,
+      onAbort: this.options.onAbort ?? "hand-off",
       onInput,
     })
   }

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { type Outcome, Redaction, type ToolResult } from "@mcp-handles/core"
+import { AgentTool, type Outcome, type ToolResult } from "@mcp-handles/core"
 
 /**
  * The SDK's `CallToolResult` (`@openai/agents-core`), the shape `callToolResult` returns.
@@ -22,12 +22,39 @@ export interface CallToolResult {
   isError?: boolean
 }
 
-const text = (sentence: string, isError: boolean): CallToolResult => ({
+/**
+ * One text block the model reads; an error when `isError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (sentence: string, isError: boolean): CallToolResult => ({
   content: [{ type: "text", text: sentence }],
   ...(isError ? { isError: true } : {}),
 })
 
-const reasonOf = (reason: string | null) => (reason === null ? "" : ` (${reason})`)
+/**
+ * What the model reads of a `ToolOutput` (core's `AgentTool`, shared by every adapter): a
+ * completed call's result as the server sent it; a failed, cancelled, expired or in-doubt call
+ * as an error sentence; a call that runs on as `running`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromOutput = (output: AgentTool.ToolOutput): CallToolResult => {
+  switch (output.status) {
+    case "completed":
+      return fromResult(output.result as unknown as ToolResult.CallToolResult)
+    case "failed":
+      return text(AgentTool.failedText(output.error), true)
+    case "cancelled":
+    case "expired":
+    case "in_doubt":
+      return text(output.message, true)
+    default:
+      return running(output.handle, output.status, output.message)
+  }
+}
 
 /**
  * The result the model reads for a call that rests.
@@ -35,39 +62,20 @@ const reasonOf = (reason: string | null) => (reason === null ? "" : ` (${reason}
  * @since 0.1.0
  * @category constructors
  */
-export const fromOutcome = (outcome: Outcome.Outcome): CallToolResult => {
-  switch (outcome._tag) {
-    case "Completed":
-      return fromResult(outcome.result)
-    case "Failed":
-      return text(
-        `The tool call failed: ${outcome.error.message} (JSON-RPC error ${outcome.error.code}).`,
-        true,
-      )
-    case "Cancelled":
-      return text(`The call was cancelled${reasonOf(outcome.reason)}.`, true)
-    case "Expired":
-      return text(
-        `The server no longer knows this call's task${reasonOf(outcome.reason)}; its result is lost.`,
-        true,
-      )
-    case "InDoubt":
-      return text(
-        `The server may or may not have run this call${reasonOf(outcome.reason)}. It was not sent ` +
-          "again, so that it cannot run twice: ask the user before calling the tool again.",
-        true,
-      )
-  }
-}
+export const fromOutcome = (outcome: Outcome.Outcome): CallToolResult =>
+  fromOutput(AgentTool.fromOutcome(outcome))
 
 /**
- * The server's result as the SDK types it: content blocks are JSON objects with a `type`. A
- * related-task reference in any `_meta` names the task's id, which the model never needs and a
- * transcript must not hold (task ids may be credentials): it is shortened, as every output of
- * the library shortens it.
+ * The server's result as the SDK types it: content blocks are JSON objects with a `type`. Its
+ * related-task references are shortened already (`AgentTool.fromOutcome`): the model never needs
+ * a task id, and a transcript must not hold one (task ids may be credentials).
  */
-const fromResult = (result: ToolResult.CallToolResult): CallToolResult => {
-  const { content, structuredContent, isError, _meta } = Redaction.value(result, [])
+const fromResult = ({
+  content,
+  structuredContent,
+  isError,
+  _meta,
+}: ToolResult.CallToolResult): CallToolResult => {
   return {
     content: content.map((block) => ({ ...block }) as { type: string; [key: string]: unknown }),
     ...(structuredContent === undefined ? {} : { structuredContent: { ...structuredContent } }),

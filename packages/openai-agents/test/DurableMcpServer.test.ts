@@ -3,6 +3,7 @@
  * durable server) and a scripted `Model`, against the fake server in process: what the model
  * reads after each tool call, and the server's ledger for how many times each call launched.
  */
+import type { PromiseClient } from "@mcp-handles/core"
 import { run } from "@openai/agents-core"
 import { describe, expect, it } from "vitest"
 import { CallKey, durableMcpServer } from "../src/index.js"
@@ -134,6 +135,18 @@ describe("durableMcpServer in the SDK's agent loop", () => {
   })
 })
 
+/** Aborts `stop` once the call under `key` is seen working. */
+const abortOnceWorking = async (
+  client: PromiseClient.PromiseTaskClient,
+  key: string,
+  stop: AbortController,
+) => {
+  await expect
+    .poll(async () => (await client.get(key).catch(() => undefined))?.status, { timeout: 10_000 })
+    .toBe("working")
+  stop.abort()
+}
+
 describe("an aborted wait", () => {
   it("hands the call off: the task runs on and completes, never cancelled", async () => {
     await using client = await fx.open()
@@ -169,6 +182,36 @@ describe("an aborted wait", () => {
     expect(content[0]?.text).toContain("it runs on and its result is kept")
     expect(content[0]?.text).toContain("Do not call the tool again")
     expect((await client.settle(key))._tag).toBe("Completed")
+  })
+
+  it("cancels the call when onAbort is cancel: the server gets tasks/cancel once", async () => {
+    await using client = await fx.open()
+    const id = runId()
+    const server = durableMcpServer(client, { server: "fake", runId: id, onAbort: "cancel" })
+    const args = { seconds: 30, label: "cancelled" }
+    const key = keyOf(id, "slow_compute", args)
+    const stop = new AbortController()
+    const running = run(agent(oneCall("slow_compute", args), [server]), "Compute", { signal: stop.signal })
+    await abortOnceWorking(client, key, stop)
+    await running.catch(() => undefined)
+    await expect.poll(async () => (await client.get(key)).status, { timeout: 10_000 }).toBe("cancelled")
+    expect((await client.settle(key))._tag).toBe("Cancelled")
+    expect(fx.server.ledger.tasks.find((task) => task.idempotencyKey === key)?.cancels).toHaveLength(1)
+    expect(fx.launchesOf(key)).toHaveLength(1)
+  })
+
+  it("with onAbort cancel, the model reads that the call was cancelled", async () => {
+    await using client = await fx.open()
+    const id = runId()
+    const server = durableMcpServer(client, { server: "fake", runId: id, onAbort: "cancel" })
+    const stop = new AbortController()
+    const calling = server.callTool("slow_compute", { seconds: 30 }, null, { signal: stop.signal })
+    await abortOnceWorking(client, keyOf(id, "slow_compute", { seconds: 30 }, 0), stop)
+    const content = await calling
+    // Cancelled, or being cancelled when the server's answer to tasks/cancel was not in yet.
+    expect(content[0]?.text).toMatch(/The call was cancelled\.|the call is being cancelled/)
+    const key = keyOf(id, "slow_compute", { seconds: 30 }, 0)
+    expect(fx.server.ledger.tasks.find((task) => task.idempotencyKey === key)?.cancels).toHaveLength(1)
   })
 
   it("launches nothing when the signal aborted before the call", async () => {

@@ -4,8 +4,7 @@
  * preliminary outputs, and the outcome the last one. Stopping the wait (an abort, a companion tool's time
  * limit) leaves the call running: it is handed off, never cancelled, unless the caller asks.
  */
-import { Outcome, type PromiseClient, ServerRequest, type TaskClient } from "@mcp-handles/core"
-import * as ToolOutput from "../ToolOutput.js"
+import { AgentTool, type PromiseClient, ServerRequest, type TaskClient } from "@mcp-handles/core"
 
 /** @internal */
 export interface Follow {
@@ -58,16 +57,10 @@ export const feed = (
   }
 }
 
-const runningStatus = (status: string) =>
-  status === "pending" || status === "working" || status === "input_required"
-    ? (status as "pending" | "working" | "input_required")
-    : undefined
+const runningStatus = AgentTool.runningStatus
 
 /** The preliminary output an event makes, if any: only statuses on the way count. */
-export const preliminary = (
-  key: string,
-  event: TaskClient.ClientEvent,
-): ToolOutput.ToolOutput | undefined => {
+export const preliminary = (key: string, event: TaskClient.ClientEvent): AgentTool.ToolOutput | undefined => {
   switch (event._tag) {
     case "StatusChanged": {
       const status = runningStatus(event.to)
@@ -96,38 +89,6 @@ export const preliminary = (
   }
 }
 
-/** The output of a call that has not come to rest, as the store has it now. */
-export const current = async (
-  client: PromiseClient.PromiseTaskClient,
-  key: string,
-  scope: string | undefined,
-  message: string,
-): Promise<ToolOutput.ToolOutput> => {
-  const record = await client.get(key, scope).catch((error: unknown) => {
-    // Aborted before its intent was written: it is still on its way, and will be.
-    if ((error as { _tag?: unknown } | null)?._tag === "UnknownKey") return undefined
-    throw error
-  })
-  if (record === undefined) return { status: "pending", handle: key, message }
-  const rested = Outcome.fromRecord(record)
-  if (rested !== undefined) return ToolOutput.fromOutcome(rested)
-  const status = runningStatus(record.status) ?? "working"
-  const said = record.snapshot?.statusMessage
-  return { status, handle: key, message: said === undefined ? message : `${said}. ${message}` }
-}
-
-/** Cancels the call (the wait was aborted and the caller asked for it); says where it stands. */
-export const cancelled = async (
-  client: PromiseClient.PromiseTaskClient,
-  key: string,
-  scope: string | undefined,
-): Promise<ToolOutput.ToolOutput> => {
-  const rested = Outcome.fromRecord(await client.cancel(key, scope))
-  return rested === undefined
-    ? { status: "working", handle: key, message: "The wait was aborted: the call is being cancelled." }
-    : ToolOutput.fromOutcome(rested)
-}
-
 /**
  * Waits for `work` while reporting the feed's events as preliminary outputs; returns what the
  * work gave (or throws what it threw). Once the feed ends (the call is terminal), only the work
@@ -137,7 +98,7 @@ export async function* until<A>(
   work: Promise<A>,
   events: Feed | undefined,
   key: string,
-): AsyncGenerator<ToolOutput.ToolOutput, A> {
+): AsyncGenerator<AgentTool.ToolOutput, A> {
   const done = work.then((value) => ({ _tag: "Done" as const, value }))
   let open = events !== undefined
   for (;;) {
@@ -160,7 +121,7 @@ export async function* until<A>(
  * Follows the call to its rest, yielding preliminary outputs on the way; the last output is
  * the outcome, or, once `signal` aborts, where the call stands (it runs on).
  */
-export async function* follow(options: Follow): AsyncGenerator<ToolOutput.ToolOutput> {
+export async function* follow(options: Follow): AsyncGenerator<AgentTool.ToolOutput> {
   const { client, key, scope } = options
   // Our own stop ends the settle whatever ends the wait.
   const stop = new AbortController()
@@ -168,7 +129,7 @@ export async function* follow(options: Follow): AsyncGenerator<ToolOutput.ToolOu
   const unroute = options.route?.()
   try {
     const settled = client.settle(key, scope, { signal }).then(
-      (outcome) => ToolOutput.fromOutcome(outcome),
+      (outcome) => AgentTool.fromOutcome(outcome),
       (error: unknown) => {
         if (options.signal?.aborted === true) return undefined
         throw error
@@ -176,8 +137,8 @@ export async function* follow(options: Follow): AsyncGenerator<ToolOutput.ToolOu
     )
     const rested = yield* until(settled, options.feed, key)
     if (rested !== undefined) yield rested
-    else if (options.stopped !== undefined) yield await current(client, key, scope, options.stopped)
-    else yield await cancelled(client, key, scope)
+    else if (options.stopped !== undefined) yield await AgentTool.current(client, key, scope, options.stopped)
+    else yield await AgentTool.cancelled(client, key, scope)
   } finally {
     stop.abort()
     unroute?.()
