@@ -44,7 +44,7 @@ describe("benchmarks at smoke size", () => {
   it("B8 holds tasks open on both sides and reports memory and CPU per poll", async () => {
     const report = await runB8({ smoke: true, sizes: [10], rate: 20 })
     finite(report)
-    expect(report.results.map((r) => r.unit)).toEqual(["B", "×"])
+    expect(report.results.map((r) => r.unit)).toEqual(["B", "×", "writes", "tasks"])
     expect(report.markdown).toContain("B8 CPU per poll vs ext-tasks: 10: **")
   }, 120_000)
 
