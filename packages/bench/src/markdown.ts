@@ -84,3 +84,12 @@ export const upsertGenerated = (
   sections.splice(insertAt, 0, { heading, body: `\n${block}\n` })
   return { ...doc, sections }
 }
+
+/** The generated part (between the markers) of section `id`, if it has one. */
+export const generatedOf = (doc: Document, id: string): string | undefined => {
+  const section = doc.sections.find((s) => idOf(s.heading) === id)
+  if (section === undefined) return undefined
+  const begin = section.body.indexOf(BEGIN)
+  const end = section.body.indexOf(END)
+  return begin >= 0 && end > begin ? section.body.slice(begin + BEGIN.length, end) : undefined
+}

@@ -28,25 +28,13 @@ import {
   machine,
   printLine,
   type TargetResult,
-  table,
 } from "./common.js"
-import * as Markdown from "./markdown.js"
+import { type BenchOutcome, summaryTable, updateBenchmarks } from "./summary.js"
+
+export { type BenchOutcome, summaryTable, updateBenchmarks } from "./summary.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, "..", "..", "..")
-
-export interface BenchOutcome {
-  readonly id: string
-  readonly title: string
-  readonly results: ReadonlyArray<TargetResult>
-  /** Generated Markdown for this package's own sections (B3–B5, B7–B9). */
-  readonly markdown?: string
-  /** Raw stdout of another package's script (B1, B2, B6). */
-  readonly raw?: string
-  /** Why the benchmark did not run, or how it failed. */
-  readonly problem?: string
-  readonly seconds: number
-}
 
 interface Exec {
   readonly code: number | null
@@ -282,25 +270,6 @@ const runOwn = async (id: "B3" | "B4" | "B5" | "B7" | "B8" | "B9", smoke: boolea
   }
 }
 
-const summaryHeader = ["id", "what", "measured", "spread", "target", "result"]
-
-const summaryRowsOf = (outcomes: ReadonlyArray<BenchOutcome>): Array<Array<string>> =>
-  outcomes.flatMap((o) =>
-    o.results.length === 0
-      ? [[o.id, o.title, "—", "—", "—", o.problem ?? "no result parsed"]]
-      : o.results.map((r) => [
-          o.id,
-          r.what,
-          formatValue(r),
-          r.spread ?? "—",
-          r.target,
-          `${r.met ? "met" : "**missed**"}${o.problem === undefined ? "" : ` (${o.problem.split("\n")[0]})`}`,
-        ]),
-  )
-
-export const summaryTable = (outcomes: ReadonlyArray<BenchOutcome>): string =>
-  table(summaryHeader, summaryRowsOf(outcomes))
-
 export interface RunOptions {
   readonly smoke: boolean
   readonly only?: ReadonlyArray<string>
@@ -348,89 +317,6 @@ export const runAll = async (options: RunOptions): Promise<Array<BenchOutcome>> 
   return outcomes
 }
 
-const ORDER = ["Summary", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "Raw"]
-
-const earlier = " (earlier run)"
-
-/**
- * The summary rows of the benchmarks this run did not measure (`--only`), kept from the file and
- * marked as from an earlier run: a partial run does not drop the other results from the summary.
- */
-const keptSummaryRows = (doc: Markdown.Document, measured: ReadonlySet<string>): Array<Array<string>> => {
-  const section = doc.sections.find((s) => s.heading === "Summary")
-  if (section === undefined) return []
-  return section.body
-    .split("\n")
-    .filter((line) => /^\|\s*B\d/.test(line))
-    .map((line) =>
-      line
-        .split("|")
-        .slice(1, -1)
-        .map((cell) => cell.trim()),
-    )
-    .filter((row) => !measured.has(row[0] ?? ""))
-    .map((row) =>
-      row.map((cell, i) => (i === row.length - 1 && !cell.endsWith(earlier) ? `${cell}${earlier}` : cell)),
-    )
-}
-
-const byBenchmark = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<ReadonlyArray<string>> => {
-  const rank = (row: ReadonlyArray<string>) => {
-    const i = ORDER.indexOf(row[0] ?? "")
-    return i < 0 ? ORDER.length : i
-  }
-  return [...rows].sort((a, b) => rank(a) - rank(b))
-}
-
-/** BENCHMARKS.md after a run: the summary, B3–B5, B7–B9 and the raw output regenerated; the rest kept. */
-export const updateBenchmarks = (
-  current: string,
-  outcomes: ReadonlyArray<BenchOutcome>,
-  facts: { readonly command: string; readonly loadBefore: string; readonly loadAfter: string },
-): string => {
-  let doc = Markdown.parse(current.trim() === "" ? "# Benchmarks\n" : current)
-  const m = machine()
-  const summary = [
-    `Last \`${facts.command}\` on ${new Date().toISOString().slice(0, 10)}: ${m.nproc} CPUs (\`nproc\` ${m.nproc}), ${m.cpuModel}, ${m.memoryGiB} GiB; Node ${m.node}; ${m.platform}. Load average before ${facts.loadBefore}, after ${facts.loadAfter} (other sessions share this machine).`,
-    "",
-    table(
-      summaryHeader,
-      byBenchmark([...keptSummaryRows(doc, new Set(outcomes.map((o) => o.id))), ...summaryRowsOf(outcomes)]),
-    ),
-    "",
-    "Each benchmark's section below has its method, raw numbers and analysis. B1, B2 and B6 are written by their packages; this run's raw output of their scripts is in the last section.",
-  ].join("\n")
-  doc = Markdown.upsertGenerated(doc, "Summary", "Summary", summary, ORDER)
-  for (const o of outcomes) {
-    if (o.markdown === undefined) continue
-    doc = Markdown.upsertGenerated(doc, o.id, `${o.id}`, o.markdown, ORDER)
-  }
-  const raw = outcomes
-    .filter((o) => o.raw !== undefined || (o.problem !== undefined && o.markdown === undefined))
-    .filter(
-      (o, i, all) =>
-        all.findIndex((x) => x.raw === o.raw && x.raw !== undefined) === i || o.raw === undefined,
-    )
-    .map((o) =>
-      [
-        `### ${o.raw !== undefined && o.id === "B1" ? "B1 and B2" : o.id}`,
-        "",
-        o.problem === undefined ? "" : `Problem: ${o.problem.split("\n")[0]}\n`,
-        o.raw === undefined || o.raw === "" ? "(no output)" : o.raw,
-      ].join("\n"),
-    )
-  if (raw.length > 0) {
-    doc = Markdown.upsertGenerated(
-      doc,
-      "Raw",
-      "Raw output of the last `pnpm bench` (B1, B2, B6)",
-      raw.join("\n\n"),
-      ORDER,
-    )
-  }
-  return Markdown.render(doc)
-}
-
 const main = async () => {
   const argv = process.argv.slice(2)
   const smoke = argv.includes("--smoke")
@@ -457,7 +343,14 @@ const main = async () => {
     // Re-read right before writing: other benchmarks' owners may have edited it meanwhile.
     const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
     const command = `pnpm bench${smoke ? " --smoke" : ""}${only === undefined ? "" : ` --only ${only.join(",")}`}`
-    fs.writeFileSync(file, updateBenchmarks(current, outcomes, { command, loadBefore, loadAfter }))
+    const facts = {
+      command,
+      loadBefore,
+      loadAfter,
+      machine: `${m.nproc} CPUs (\`nproc\` ${m.nproc}), ${m.cpuModel}, ${m.memoryGiB} GiB; Node ${m.node}; ${m.platform}`,
+      date: new Date().toISOString().slice(0, 10),
+    }
+    fs.writeFileSync(file, updateBenchmarks(current, outcomes, facts))
     printLine(`wrote ${path.relative(process.cwd(), file) || file}`)
   } else {
     printLine("BENCHMARKS.md left unchanged (smoke run, or --no-write)")

@@ -44,7 +44,7 @@ describe("benchmarks at smoke size", () => {
   it("B8 holds tasks open on both sides and reports memory and CPU per poll", async () => {
     const report = await runB8({ smoke: true, sizes: [10], rate: 20 })
     finite(report)
-    expect(report.results.map((r) => r.unit)).toEqual(["B", "×"])
+    expect(report.results.map((r) => r.unit)).toEqual(["B", "×", "writes", "tasks"])
     expect(report.markdown).toContain("B8 CPU per poll vs ext-tasks: 10: **")
   }, 120_000)
 
@@ -67,6 +67,14 @@ describe("benchmarks at smoke size", () => {
     }
   }, 300_000)
 })
+
+const facts = {
+  command: "pnpm bench",
+  loadBefore: "1",
+  loadAfter: "1",
+  machine: "2 CPUs",
+  date: "2026-01-01",
+}
 
 describe("the runner", () => {
   it("computes DESIGN.md's minimum, also for changing intervals", () => {
@@ -123,7 +131,7 @@ describe("the runner", () => {
         { id: "B3", title: "t", results: [], markdown: "new numbers", seconds: 1 },
         { id: "B5", title: "t", results: [], markdown: "b5 numbers", seconds: 1 },
       ],
-      { command: "pnpm bench", loadBefore: "1", loadAfter: "1" },
+      { ...facts, command: "pnpm bench" },
     )
     expect(after).toContain("B1 prose with numbers 1.21×.")
     expect(after).toContain("Analysis kept.")
@@ -143,7 +151,7 @@ describe("the runner", () => {
       seconds: 1,
     })
     const run = (doc: string, command: string, outcomes: ReadonlyArray<ReturnType<typeof outcome>>) =>
-      updateBenchmarks(doc, outcomes, { command, loadBefore: "1", loadAfter: "1" })
+      updateBenchmarks(doc, outcomes, { ...facts, command })
     const full = run("", "pnpm bench", [
       outcome("B1", 1.2, "≤ 1.3×", true),
       outcome("B8", 1.9, "≤ 1.5×", false),
@@ -157,8 +165,33 @@ describe("the runner", () => {
     expect(rows[1]).toMatch(/^\| B8 .*1\.3.*\| met *\|$/)
   })
 
+  it("a partial run keeps the other benchmarks' raw output, marked as earlier, and replaces its own", () => {
+    const sqlite = (text: string) =>
+      ["B1", "B2"].map((id) => ({ id, title: "t", results: [], raw: text, seconds: 1 }))
+    const postgres = (text: string) => ({ id: "B6", title: "t", results: [], raw: text, seconds: 1 })
+    const full = updateBenchmarks("", [...sqlite("sqlite one"), postgres("postgres one")], facts)
+    const partial = updateBenchmarks(full, sqlite("sqlite two").slice(0, 1), {
+      ...facts,
+      command: "pnpm bench --only B1",
+    })
+    const again = updateBenchmarks(partial, sqlite("sqlite three"), {
+      ...facts,
+      command: "pnpm bench --only B1,B2",
+    })
+    const raw = (doc: string) => Markdown.generatedOf(Markdown.parse(doc), "Raw") ?? ""
+    expect(raw(full).match(/^### .*/gm)).toEqual(["### B1 and B2", "### B6"])
+    expect(raw(again).match(/^### .*/gm)).toEqual(["### B1 and B2", "### B6 (earlier run)"])
+    expect(raw(again)).toContain("sqlite three")
+    expect(raw(again)).toContain("postgres one")
+    expect(raw(again)).not.toMatch(/sqlite (one|two)/)
+    // The summary keeps B6's row (from the file) and B2's, which only the second run measured again.
+    const summary = Markdown.generatedOf(Markdown.parse(partial), "Summary") ?? ""
+    expect(summary.match(/^\| B\d+/gm)).toEqual(["| B1", "| B2", "| B6"])
+    expect(summary).toContain("earlier run")
+  })
+
   it("starts a document when there is none", () => {
-    const out = updateBenchmarks("", [], { command: "pnpm bench", loadBefore: "0", loadAfter: "0" })
+    const out = updateBenchmarks("", [], { ...facts, command: "pnpm bench" })
     expect(out.startsWith("# Benchmarks")).toBe(true)
     expect(out).toContain("## Summary")
   })

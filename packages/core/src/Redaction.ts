@@ -410,17 +410,31 @@ const scan = (known: Known, value: unknown, depth: number): void => {
  * @since 0.4.0
  * @category constructors
  */
-export const watchStore = (store: HandleStore, known: Known): HandleStore =>
-  new Proxy(store, {
-    get: (target, property, receiver) => {
-      const member: unknown = Reflect.get(target, property, receiver)
-      if (typeof member !== "function") return member
-      return (...args: ReadonlyArray<unknown>) => {
+export const watchStore = (store: HandleStore, known: Known): HandleStore => {
+  // One wrapper per member, made at its first use: every poll reads and writes through here.
+  type Member = (...args: ReadonlyArray<unknown>) => unknown
+  const wrappers = new WeakMap<Member, Member>()
+  const watched = (target: HandleStore, member: Member): Member => {
+    let wrapper = wrappers.get(member)
+    if (wrapper === undefined) {
+      wrapper = (...args) => {
         for (const arg of args) scan(known, arg, 0)
-        const result: unknown = member.apply(target, args)
+        const result: unknown = Reflect.apply(member, target, args)
         return Effect.isEffect(result)
-          ? Effect.tap(result, (value) => Effect.sync(() => scan(known, value, 0)))
+          ? Effect.map(result, (value) => {
+              scan(known, value, 0)
+              return value
+            })
           : result
       }
+      wrappers.set(member, wrapper)
+    }
+    return wrapper
+  }
+  return new Proxy(store, {
+    get: (target, property, receiver) => {
+      const member: unknown = Reflect.get(target, property, receiver)
+      return typeof member === "function" ? watched(target, member as Member) : member
     },
   })
+}

@@ -228,6 +228,28 @@ describe("Redaction", () => {
     )
   })
 
+  it.effect("without a tracer of the app's, a client's polls and writes make no span", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools })
+      // Whether each write of a row ran under a span: the client's own would be the only one.
+      const spanned: Array<boolean> = []
+      const store: HandleStore.HandleStore = {
+        ...h.store,
+        update: (record, ...rest) =>
+          Effect.flatMap(Effect.option(Effect.currentSpan), (span) => {
+            spanned.push(span._tag === "Some")
+            return h.store.update(record, ...rest)
+          }),
+      }
+      const p = yield* startProcess(withStore(h, store), { background: false, push: false })
+      const handle = yield* runFor(p.client.callTool("fake", "slow", { n: 1 }, { key: "k1" }), 1_000)
+      expect((yield* runFor(handle.outcome, 20_000))._tag).toBe("Completed")
+      yield* p.close
+      expect(spanned.length).toBeGreaterThan(1)
+      expect(spanned.filter(Boolean)).toEqual([])
+    }),
+  )
+
   it.effect(
     "an adopted row's key holds no id; adopting again finds it; a row adopted under the id is still found",
     () => {

@@ -8,6 +8,7 @@ import * as HashSet from "effect/HashSet"
 import type * as Logger from "effect/Logger"
 import type * as Tracer from "effect/Tracer"
 import * as Redaction from "../Redaction.js"
+import { nativeTracer } from "./telemetry.js"
 
 const wrappedLoggers = new WeakSet<Logger.Logger<unknown, unknown>>()
 const wrappedTracers = new WeakSet<Tracer.Tracer>()
@@ -21,16 +22,19 @@ export const redacting = <A, E, R>(
   known: Redaction.Known,
 ): Effect.Effect<A, E, R> =>
   Effect.tracerWith((tracer) => {
-    const traced = wrappedTracers.has(tracer)
-      ? effect
-      : Effect.withTracer(
-          effect,
-          (() => {
-            const wrapped = Redaction.tracer(tracer, known)
-            wrappedTracers.add(wrapped)
-            return wrapped
-          })(),
-        )
+    // The native tracer exports nothing, so there is nothing to redact; and a wrapper would no
+    // longer be the native tracer, so every poll would make the spans it is spared (B8).
+    const traced =
+      tracer === nativeTracer || wrappedTracers.has(tracer)
+        ? effect
+        : Effect.withTracer(
+            effect,
+            (() => {
+              const wrapped = Redaction.tracer(tracer, known)
+              wrappedTracers.add(wrapped)
+              return wrapped
+            })(),
+          )
     return Effect.locallyWith(traced, FiberRef.currentLoggers, (loggers) =>
       HashSet.map(loggers, (logger) => {
         if (wrappedLoggers.has(logger)) return logger

@@ -25,7 +25,7 @@ const Attr = Telemetry.attributes
  * fiber that made them and are never exported: with it, a span is a cost without a record (a
  * tenth of a poll's CPU, B8), so spans are made only under another tracer.
  */
-const nativeTracer = Effect.runSync(Effect.tracer)
+export const nativeTracer = Effect.runSync(Effect.tracer)
 
 /** `traced()` when the fiber's tracer records spans; `plain` (the same work, unspanned) otherwise. */
 const whenTraced = <A, E, R>(
