@@ -134,7 +134,7 @@ const expectNothingInClear = (dump: string, ids: Array<string>) => {
   for (const secret of [...ids, ...secrets]) expect(dump).not.toContain(secret)
   // The rows are there, sealed.
   expect(dump).toContain("mhi1.k1.")
-  expect(dump).toContain("mhe1.k1.")
+  expect(dump).toContain("mhe2.k1.")
 }
 
 describe("encryption at rest", () => {
