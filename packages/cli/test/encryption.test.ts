@@ -245,6 +245,41 @@ describe("encryption at rest", () => {
     }
   }, 120_000)
 
+  it("encryption turned on later: --reveal and the commands that write refuse on any sealed row, not only the first", async () => {
+    const filename = join(dir, "mixed.db")
+    // The oldest row is clear (written before encryption was on); the later ones are sealed.
+    const before = await open(SqliteStore.layer({ filename }), undefined)
+    try {
+      await (await before.callTool("fake", "slow", { word: "clear-before" }, { key: "s0" })).outcome()
+    } finally {
+      await before.close()
+    }
+    const ids = await callWithKey(SqliteStore.layer({ filename }))
+    const ws = workspace()
+    try {
+      const store = `sqlite:${filename}`
+      for (const args of [
+        ["show", "s1", "--reveal"],
+        ["list", "--reveal"],
+        ["list", "--json", "--reveal"],
+      ]) {
+        const refused = await ws.run(...args, "--store", store)
+        expect(refused.code, args.join(" ")).toBe(2)
+        expect(refused.stderr).toContain("--reveal: this store is encrypted")
+        for (const id of ids) expect(refused.stdout + refused.stderr).not.toContain(id)
+      }
+      const cancel = await ws.run("cancel", "a1", "--store", store)
+      expect(cancel.code).toBe(2)
+      expect(cancel.stderr).toContain("this command: this store is encrypted")
+      // The clear row alone is still revealed.
+      const clear = await ws.run("show", "s0", "--store", store, "--reveal", "--json")
+      expect(clear.code, clear.stderr).toBe(0)
+      expect(clear.stdout).toContain("clear-before")
+    } finally {
+      ws.dispose()
+    }
+  }, 120_000)
+
   it("off by default: the same calls without a key are stored as they are", async () => {
     const filename = join(dir, "plain.db")
     const client = await open(SqliteStore.layer({ filename }), undefined)
@@ -255,7 +290,7 @@ describe("encryption at rest", () => {
     }
     const dump = await sqliteDump(filename)
     expect(dump).toContain("argument-secret-3x")
-    expect(dump).not.toContain("mhe1.")
+    expect(dump).not.toMatch(/mhe\d\./)
     expect(EncryptedStore.sealedField).toBe("mcp-handles/sealed")
   }, 60_000)
 })
