@@ -9,7 +9,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { EncryptedStore, Encryption, openTaskClient } from "@mcp-handles/core"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
@@ -20,6 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { afterAll, describe, expect, it } from "vitest"
+import { pgDump, sqliteDump } from "./dump.js"
 import { workspace } from "./support.js"
 
 const server = FakeServer.unsafeMake({
@@ -114,21 +114,6 @@ const readBack = async (store: Layer.Layer<HandleStore.HandleStore, unknown>, id
   }
 }
 
-/** Every row of every table of the SQLite file, as plain SQL sees it. */
-const sqliteDump = (filename: string) =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const tables = yield* sql<{
-        readonly name: string
-      }>`SELECT name FROM sqlite_master WHERE type = 'table'`
-      return yield* Effect.forEach(tables, (table) => sql.unsafe(`SELECT * FROM "${table.name}"`))
-    }).pipe(
-      Effect.map((rows) => JSON.stringify(rows)),
-      Effect.provide(SqliteClient.layer({ filename, readonly: true })),
-    ),
-  )
-
 const expectNothingInClear = (dump: string, ids: Array<string>) => {
   expect(dump.length).toBeGreaterThan(100)
   for (const secret of [...ids, ...secrets]) expect(dump).not.toContain(secret)
@@ -166,12 +151,7 @@ describe("encryption at rest", () => {
     const url = pgUrl
     const store = PgStore.layerUrl(url, { schema })
     const ids = await callWithKey(store)
-    const rows = await Effect.runPromise(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`SELECT * FROM ${schema}.handles`)).pipe(
-        Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
-      ),
-    )
-    expectNothingInClear(JSON.stringify(rows), ids)
+    expectNothingInClear(await pgDump(url, schema), ids)
     await readBack(store, ids)
   }, 60_000)
 

@@ -15,7 +15,6 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
 import * as ServerClock from "@mcp-handles/fake-server/ServerClock"
@@ -25,6 +24,7 @@ import * as Redacted from "effect/Redacted"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type JsonLines, type Line, readJsonLines } from "../../../scripts/testing/json-lines.mjs"
 import { killGroup, runGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
+import { pgDump, sqliteDump } from "./dump.js"
 import { bin, processTestTimeout } from "./support.js"
 
 const app = fileURLToPath(new URL("./fixtures/rekey-app.mjs", import.meta.url))
@@ -97,44 +97,12 @@ const kill = async (running: { readonly child: ChildProcess; readonly exited: Pr
 
 const rekeyArgs = (store: string) => [bin, "rekey", "--store", store, "--key-env", "MH_KEYS", "--json"]
 
-/** The whole store as plain SQL reads it (every table, every row), as one string. */
-type Dump = () => Promise<string>
-
-const sqliteDump =
-  (filename: string): Dump =>
-  () =>
-    Effect.runPromise(
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const tables = yield* sql<{
-          readonly name: string
-        }>`SELECT name FROM sqlite_master WHERE type = 'table'`
-        return JSON.stringify(
-          yield* Effect.forEach(tables, (table) => sql.unsafe(`SELECT * FROM "${table.name}"`)),
-        )
-      }).pipe(Effect.provide(SqliteClient.layer({ filename, readonly: true }))),
-    )
-
-const pgDump =
-  (url: string): Dump =>
-  () =>
-    Effect.runPromise(
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const tables = yield* sql<{
-          readonly name: string
-        }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'mcp_handles'`
-        return JSON.stringify(
-          yield* Effect.forEach(tables, (table) => sql.unsafe(`SELECT * FROM mcp_handles."${table.name}"`)),
-        )
-      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) }))),
-    )
-
 const seeded = ["s1", "s2", "s3", "s4", "s5", "s6"]
 const seededQuick = ["q1", "q2", "q3", "q4"]
 const during = ["b1", "b2", "b3", "b4"]
 
-const rotateUnderLoad = async (store: string, dump: Dump) => {
+/** The whole store as plain SQL reads it. */
+const rotateUnderLoad = async (store: string, dump: () => Promise<string>) => {
   const launchesBefore = server.ledger.snapshot().launches.length
   // Before the rotation: an app under the old key alone calls, and is killed with six calls in
   // flight (the slow tool only ends when the test moves the server's clock).
@@ -213,7 +181,7 @@ describe("rekey under load, SIGKILLed mid-run", () => {
     "SQLite: calls in flight and a killed rekey lose nothing; nothing is left under the old key",
     async () => {
       const filename = path.join(dir, "app.db")
-      await rotateUnderLoad(`sqlite:${filename}`, sqliteDump(filename))
+      await rotateUnderLoad(`sqlite:${filename}`, () => sqliteDump(filename))
     },
     processTestTimeout,
   )
@@ -225,7 +193,7 @@ describe("rekey under load, SIGKILLed mid-run", () => {
       await admin(pgServer, `CREATE DATABASE ${database}`)
       const url = new URL(pgServer)
       url.pathname = `/${database}`
-      await rotateUnderLoad(url.toString(), pgDump(url.toString()))
+      await rotateUnderLoad(url.toString(), () => pgDump(url.toString()))
     },
     processTestTimeout,
   )
