@@ -120,7 +120,9 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
         `the store knows no URL for the server of this call (${name}); add it with mcp-handles servers --set ${name}=URL, or pass --server ${name}=URL`,
       )
     },
-    StoreError: (e) => failed(`store error during ${e.operation}: ${e.message}`),
+    StoreError: (e) =>
+      // A refusal raised inside a store decorator of the CLI's own (`Common.refuseSealed`).
+      e.cause instanceof CliError ? e.cause : failed(`store error during ${e.operation}: ${e.message}`),
     OpenError: (e) => failed(`cannot open store ${e.location}: ${e.message}`),
   }),
 )

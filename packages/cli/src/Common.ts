@@ -275,6 +275,36 @@ const countingWire = (wire: Wire.Wire) => {
   return { counted, counter: { polls: (id: string | null) => (id === null ? 0 : (counts.get(id) ?? 0)) } }
 }
 
+const isSealed = (record: HandleRecord.HandleRecord) => EncryptedStore.keyIds(record).size > 0
+
+/**
+ * `store`, failing with `refusal` (as a store error's cause, which the CLI reports as it is) as
+ * soon as any record it reads is sealed: the check covers every row the command touches, not a
+ * sample.
+ */
+const refuseSealed = (store: HandleStore.HandleStore, refusal: CliError): HandleStore.HandleStore => {
+  const check =
+    (operation: string) =>
+    (record: HandleRecord.HandleRecord): Effect.Effect<void, HandleStore.StoreError> =>
+      isSealed(record)
+        ? Effect.fail(new HandleStore.StoreError({ operation, message: refusal.message, cause: refusal }))
+        : Effect.void
+  return HandleStore.HandleStore.of({
+    ...store,
+    insertOrGet: (handle) =>
+      Effect.tap(store.insertOrGet(handle), (inserted) => check("insertOrGet")(inserted.record)),
+    get: (scope, key) =>
+      Effect.tap(store.get(scope, key), Option.match({ onNone: () => Effect.void, onSome: check("get") })),
+    claimDue: (options) =>
+      Effect.tap(store.claimDue(options), (records) => Effect.forEach(records, check("claimDue"))),
+    list: (filter) => Effect.tap(store.list(filter), (page) => Effect.forEach(page.records, check("list"))),
+    claimOutcomes: (options) =>
+      Effect.tap(store.claimOutcomes(options), (deliveries) =>
+        Effect.forEach(deliveries, (delivery) => check("claimOutcomes")(delivery.record)),
+      ),
+  })
+}
+
 /**
  * Opens the store and a client over it, configured with every server the store's server list
  * knows. The background reconciler is off: each command drives exactly the calls it names
@@ -294,21 +324,27 @@ export const open = (
     const keys = yield* encryption(options)
     const opened = yield* Layer.build(StoreSpec.layer(spec, sessionOptions.mode ?? "read"))
     const plain = Context.get(opened, HandleStore.HandleStore)
-    if (Option.isNone(keys) && (options.reveal === true || sessionOptions.drives === true)) {
-      // Without the key the sealed fields show as `encrypted`: there is nothing to reveal, and a
-      // command that writes would write a row it cannot read.
-      const sample = yield* plain.list({ limit: 1 }).pipe(Effect.mapError(fromKnown))
-      if (sample.records.some((record) => EncryptedStore.keyIds(record).size > 0)) {
-        return yield* Effect.fail(
-          usage(
+    // Without the key the sealed fields show as `encrypted`: there is nothing to reveal, and a
+    // command that writes would write a row it cannot read.
+    const refusal =
+      Option.isNone(keys) && (options.reveal === true || sessionOptions.drives === true)
+        ? usage(
             `${options.reveal === true ? "--reveal" : "this command"}: this store is encrypted; give its keys with --key-env NAME or --key-file PATH${options.reveal === true ? " to read task ids, arguments and results" : ""}`,
-          ),
-        )
-      }
+          )
+        : undefined
+    if (refusal !== undefined) {
+      // The first row answers at once for a store encrypted from the start; `refuseSealed`
+      // catches a sealed row further on (a store that had encryption turned on later).
+      const sample = yield* plain.list({ limit: 1 }).pipe(Effect.mapError(fromKnown))
+      if (sample.records.some(isSealed)) return yield* Effect.fail(refusal)
     }
     // Every record the command reads or writes tells the CLI's redaction its task ids.
     const handleStore = Redaction.watchStore(
-      Option.isSome(keys) ? EncryptedStore.make(plain, keys.value) : plain,
+      Option.isSome(keys)
+        ? EncryptedStore.make(plain, keys.value)
+        : refusal === undefined
+          ? plain
+          : refuseSealed(plain, refusal),
       Render.known,
     )
     const store = Context.add(opened, HandleStore.HandleStore, handleStore)

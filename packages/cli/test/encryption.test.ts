@@ -9,7 +9,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { EncryptedStore, Encryption, openTaskClient } from "@mcp-handles/core"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
@@ -20,6 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { afterAll, describe, expect, it } from "vitest"
+import { pgDump, sqliteDump } from "./dump.js"
 import { workspace } from "./support.js"
 
 const server = FakeServer.unsafeMake({
@@ -114,27 +114,12 @@ const readBack = async (store: Layer.Layer<HandleStore.HandleStore, unknown>, id
   }
 }
 
-/** Every row of every table of the SQLite file, as plain SQL sees it. */
-const sqliteDump = (filename: string) =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const tables = yield* sql<{
-        readonly name: string
-      }>`SELECT name FROM sqlite_master WHERE type = 'table'`
-      return yield* Effect.forEach(tables, (table) => sql.unsafe(`SELECT * FROM "${table.name}"`))
-    }).pipe(
-      Effect.map((rows) => JSON.stringify(rows)),
-      Effect.provide(SqliteClient.layer({ filename, readonly: true })),
-    ),
-  )
-
 const expectNothingInClear = (dump: string, ids: Array<string>) => {
   expect(dump.length).toBeGreaterThan(100)
   for (const secret of [...ids, ...secrets]) expect(dump).not.toContain(secret)
   // The rows are there, sealed.
   expect(dump).toContain("mhi1.k1.")
-  expect(dump).toContain("mhe1.k1.")
+  expect(dump).toContain("mhe2.k1.")
 }
 
 describe("encryption at rest", () => {
@@ -166,12 +151,7 @@ describe("encryption at rest", () => {
     const url = pgUrl
     const store = PgStore.layerUrl(url, { schema })
     const ids = await callWithKey(store)
-    const rows = await Effect.runPromise(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`SELECT * FROM ${schema}.handles`)).pipe(
-        Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
-      ),
-    )
-    expectNothingInClear(JSON.stringify(rows), ids)
+    expectNothingInClear(await pgDump(url, schema), ids)
     await readBack(store, ids)
   }, 60_000)
 
@@ -245,6 +225,41 @@ describe("encryption at rest", () => {
     }
   }, 120_000)
 
+  it("encryption turned on later: --reveal and the commands that write refuse on any sealed row, not only the first", async () => {
+    const filename = join(dir, "mixed.db")
+    // The oldest row is clear (written before encryption was on); the later ones are sealed.
+    const before = await open(SqliteStore.layer({ filename }), undefined)
+    try {
+      await (await before.callTool("fake", "slow", { word: "clear-before" }, { key: "s0" })).outcome()
+    } finally {
+      await before.close()
+    }
+    const ids = await callWithKey(SqliteStore.layer({ filename }))
+    const ws = workspace()
+    try {
+      const store = `sqlite:${filename}`
+      for (const args of [
+        ["show", "s1", "--reveal"],
+        ["list", "--reveal"],
+        ["list", "--json", "--reveal"],
+      ]) {
+        const refused = await ws.run(...args, "--store", store)
+        expect(refused.code, args.join(" ")).toBe(2)
+        expect(refused.stderr).toContain("--reveal: this store is encrypted")
+        for (const id of ids) expect(refused.stdout + refused.stderr).not.toContain(id)
+      }
+      const cancel = await ws.run("cancel", "a1", "--store", store)
+      expect(cancel.code).toBe(2)
+      expect(cancel.stderr).toContain("this command: this store is encrypted")
+      // The clear row alone is still revealed.
+      const clear = await ws.run("show", "s0", "--store", store, "--reveal", "--json")
+      expect(clear.code, clear.stderr).toBe(0)
+      expect(clear.stdout).toContain("clear-before")
+    } finally {
+      ws.dispose()
+    }
+  }, 120_000)
+
   it("off by default: the same calls without a key are stored as they are", async () => {
     const filename = join(dir, "plain.db")
     const client = await open(SqliteStore.layer({ filename }), undefined)
@@ -255,7 +270,7 @@ describe("encryption at rest", () => {
     }
     const dump = await sqliteDump(filename)
     expect(dump).toContain("argument-secret-3x")
-    expect(dump).not.toContain("mhe1.")
+    expect(dump).not.toMatch(/mhe\d\./)
     expect(EncryptedStore.sealedField).toBe("mcp-handles/sealed")
   }, 60_000)
 })

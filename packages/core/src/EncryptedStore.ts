@@ -45,9 +45,56 @@ const sealedObject = (envelope: string): JsonObject => ({ [sealedField]: envelop
 const envelopeOf = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null) return undefined
   const envelope = (value as Record<string, unknown>)[sealedField]
-  return typeof envelope === "string" && envelope.startsWith(Encryption.prefixes.envelope)
-    ? envelope
-    : undefined
+  return Encryption.isEnvelope(envelope) ? envelope : undefined
+}
+
+/**
+ * What a sealed field is bound to (its AES-GCM additional data): the row and the field, so that
+ * a value copied into another row, or into another field of its row, does not open.
+ */
+const contextOf = (scope: string, key: string, field: string): string => JSON.stringify([scope, key, field])
+
+/**
+ * What each clear value was last sealed as, by the clear object itself: records are immutable,
+ * and a write that leaves a field as it was passes the same object on, so that field's stored
+ * envelope is reused instead of sealed again. Only an envelope bound to the same row and field
+ * under the current key is reused.
+ */
+type Memo = WeakMap<object, { readonly context: string; readonly keyId: string; readonly sealed: string }>
+
+const memos = new WeakMap<Encryption.Encryption, Memo>()
+
+const memoOf = (encryption: Encryption.Encryption): Memo => {
+  let memo = memos.get(encryption)
+  if (memo === undefined) {
+    memo = new WeakMap()
+    memos.set(encryption, memo)
+  }
+  return memo
+}
+
+const sealWith = (
+  encryption: Encryption.Encryption,
+  memo: Memo,
+  clear: object,
+  context: string,
+  plain: () => unknown = () => clear,
+): Effect.Effect<string> => {
+  const known = memo.get(clear)
+  if (known !== undefined && known.context === context && known.keyId === encryption.currentKeyId) {
+    return Effect.succeed(known.sealed)
+  }
+  return Effect.map(encryption.encryptJson(plain(), context), (sealed) => {
+    memo.set(clear, { context, keyId: encryption.currentKeyId, sealed })
+    return sealed
+  })
+}
+
+const remember = (memo: Memo, clear: unknown, context: string, sealed: string) => {
+  // Only what the current format wrote: an `mhe1.` envelope is sealed again at the next write.
+  if (typeof clear !== "object" || clear === null) return
+  if (!sealed.startsWith(Encryption.prefixes.boundEnvelope)) return
+  Option.map(Encryption.keyIdOf(sealed), (keyId) => memo.set(clear, { context, keyId, sealed }))
 }
 
 /**
@@ -95,26 +142,40 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
  */
 export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
   Effect.gen(function* () {
+    const memo = memoOf(encryption)
+    const context = (field: string) => contextOf(record.scope, record.key, field)
     const taskId = record.taskId === null ? null : yield* encryption.encryptTaskId(record.taskId)
     const args =
-      record.arguments === null ? null : sealedObject(yield* encryption.encryptJson(record.arguments))
+      record.arguments === null
+        ? null
+        : sealedObject(yield* sealWith(encryption, memo, record.arguments, context("arguments")))
+    const clearResult = record.result
     const result =
-      record.result === null
+      clearResult === null
         ? null
         : // Sealed as the server sent it (encoded): a block of a type this revision does not know
           // decodes back to the same `UnknownContent`.
           ({
             content: [],
-            ...sealedObject(yield* encryption.encryptJson(ToolResult.encode(record.result))),
+            ...sealedObject(
+              yield* sealWith(encryption, memo, clearResult, context("result"), () =>
+                ToolResult.encode(clearResult),
+              ),
+            ),
           } as ToolResult.CallToolResult)
     const inputRequests =
-      record.inputRequests === null ? null : sealedObject(yield* encryption.encryptJson(record.inputRequests))
+      record.inputRequests === null
+        ? null
+        : sealedObject(yield* sealWith(encryption, memo, record.inputRequests, context("inputRequests")))
     const answers =
       Object.keys(record.answers).length === 0
         ? record.answers
         : {
             [sealedField]: new InputAnswer(
-              { response: yield* encryption.encryptJson(record.answers), acknowledged: false },
+              {
+                response: yield* sealWith(encryption, memo, record.answers, context("answers")),
+                acknowledged: false,
+              },
               true,
             ),
           }
@@ -122,7 +183,10 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
       record.snapshot?.session === undefined
         ? record.snapshot
         : new TaskSnapshot(
-            { ...record.snapshot, session: yield* encryption.encryptString(record.snapshot.session) },
+            {
+              ...record.snapshot,
+              session: yield* encryption.encryptString(record.snapshot.session, context("session")),
+            },
             true,
           )
     const strayTasks =
@@ -153,21 +217,28 @@ export const open = (
   record: HandleRecord,
 ): Effect.Effect<HandleRecord, Encryption.MissingKey | Encryption.DecryptFailed> =>
   Effect.gen(function* () {
-    const openJson = <A>(value: A): Effect.Effect<A, Encryption.MissingKey | Encryption.DecryptFailed> => {
+    const memo = memoOf(encryption)
+    const context = (field: string) => contextOf(record.scope, record.key, field)
+    const openJson = <A>(
+      value: A,
+      field: string,
+    ): Effect.Effect<A, Encryption.MissingKey | Encryption.DecryptFailed> => {
       const envelope = envelopeOf(value)
       return envelope === undefined
         ? Effect.succeed(value)
-        : (encryption.decryptJson(envelope) as Effect.Effect<A, never>)
+        : Effect.tap(encryption.decryptJson(envelope, context(field)) as Effect.Effect<A, never>, (clear) =>
+            remember(memo, clear, context(field), envelope),
+          )
     }
     const openId = (id: string) =>
       id.startsWith(Encryption.prefixes.taskId) ? encryption.decryptTaskId(id) : Effect.succeed(id)
     const taskId = record.taskId === null ? null : yield* openId(record.taskId)
-    const args = yield* openJson(record.arguments)
+    const args = yield* openJson(record.arguments, "arguments")
     const resultEnvelope = envelopeOf(record.result)
     const result =
       resultEnvelope === undefined
         ? record.result
-        : yield* Effect.flatMap(encryption.decryptJson(resultEnvelope), (json) =>
+        : yield* Effect.flatMap(encryption.decryptJson(resultEnvelope, context("result")), (json) =>
             Either.match(ToolResult.decode(json), {
               onLeft: () =>
                 Effect.fail(
@@ -176,17 +247,20 @@ export const open = (
                     reason: "the result inside is not a tool result",
                   }),
                 ),
-              onRight: Effect.succeed,
+              onRight: (clear) => {
+                remember(memo, clear, context("result"), resultEnvelope)
+                return Effect.succeed(clear)
+              },
             }),
           )
-    const inputRequests = yield* openJson(record.inputRequests)
+    const inputRequests = yield* openJson(record.inputRequests, "inputRequests")
     const sealedAnswers = record.answers[sealedField]
     const answers =
       sealedAnswers !== undefined && typeof sealedAnswers.response === "string"
-        ? yield* Effect.map(encryption.decryptJson(sealedAnswers.response), (stored) => {
+        ? yield* Effect.map(encryption.decryptJson(sealedAnswers.response, context("answers")), (stored) => {
             // Answers a writer without the key added beside the sealed ones are kept too.
             const { [sealedField]: _, ...clear } = record.answers
-            return {
+            const opened = {
               ...clear,
               ...Object.fromEntries(
                 Object.entries(stored as Record<string, { response: JsonValue; acknowledged: boolean }>).map(
@@ -194,13 +268,19 @@ export const open = (
                 ),
               ),
             } as HandleRecord["answers"]
+            if (Object.keys(clear).length === 0)
+              remember(memo, opened, context("answers"), sealedAnswers.response as string)
+            return opened
           })
         : record.answers
     const session = record.snapshot?.session
     const snapshot =
-      session === undefined || !session.startsWith(Encryption.prefixes.envelope) || record.snapshot === null
+      session === undefined || !Encryption.isEnvelope(session) || record.snapshot === null
         ? record.snapshot
-        : new TaskSnapshot({ ...record.snapshot, session: yield* encryption.decryptString(session) }, true)
+        : new TaskSnapshot(
+            { ...record.snapshot, session: yield* encryption.decryptString(session, context("session")) },
+            true,
+          )
     const strayTasks =
       record.strayTasks.length === 0
         ? record.strayTasks
@@ -264,7 +344,16 @@ export const make = (
     insertOrGet: (handle: CallStore.NewHandle) =>
       Effect.gen(function* () {
         const args =
-          handle.arguments === null ? null : sealedObject(yield* encryption.encryptJson(handle.arguments))
+          handle.arguments === null
+            ? null
+            : sealedObject(
+                yield* sealWith(
+                  encryption,
+                  memoOf(encryption),
+                  handle.arguments,
+                  contextOf(handle.scope, handle.key, "arguments"),
+                ),
+              )
         const inserted = yield* store.insertOrGet({ ...handle, arguments: args })
         return inserted.created
           ? {
@@ -333,14 +422,17 @@ export const layer = <E1, E2>(
 export const needsRekey = (record: HandleRecord, currentKeyId: string): boolean => {
   for (const id of keyIds(record)) if (id !== currentKeyId) return true
   const clearId = (id: string | null) => id !== null && !id.startsWith(Encryption.prefixes.taskId)
+  // Clear, or an `mhe1.` envelope (not bound to its row): sealed again.
+  const unbound = (value: unknown) =>
+    typeof value !== "string" || !value.startsWith(Encryption.prefixes.boundEnvelope)
+  const answers = record.answers[sealedField]
   return (
     clearId(record.taskId) ||
-    (record.arguments !== null && envelopeOf(record.arguments) === undefined) ||
-    (record.result !== null && envelopeOf(record.result) === undefined) ||
-    (record.inputRequests !== null && envelopeOf(record.inputRequests) === undefined) ||
-    (Object.keys(record.answers).length > 0 && record.answers[sealedField] === undefined) ||
-    (record.snapshot?.session !== undefined &&
-      !record.snapshot.session.startsWith(Encryption.prefixes.envelope)) ||
+    (record.arguments !== null && unbound(envelopeOf(record.arguments))) ||
+    (record.result !== null && unbound(envelopeOf(record.result))) ||
+    (record.inputRequests !== null && unbound(envelopeOf(record.inputRequests))) ||
+    (Object.keys(record.answers).length > 0 && unbound(answers?.response)) ||
+    (record.snapshot?.session !== undefined && unbound(record.snapshot.session)) ||
     record.strayTasks.some((stray) => clearId(stray.taskId))
   )
 }

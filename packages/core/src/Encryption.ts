@@ -5,7 +5,10 @@
  *
  * Two encodings, both text so that they fit any field of a record as it is:
  *
- * - an envelope, `mhe1.{keyId}.{iv}.{ciphertext}`: a fresh random 96-bit IV per write;
+ * - an envelope, `mhe2.{keyId}.{iv}.{ciphertext}`: a fresh random 96-bit IV per write, and the
+ *   caller's context (the store gives the row and the field) as AES-GCM additional data, so a
+ *   value copied into another row or field does not open there. `mhe1.` envelopes, written
+ *   before the context was bound, still open (without one); `rekey` rewrites them as `mhe2.`;
  * - a task id, `mhi1.{keyId}.{index}.{ciphertext}`: `index` is HMAC-SHA-256 of the id under a
  *   key derived for indexing, and the IV is its first 96 bits. The same id under the same key
  *   always gives the same text, so the store's unique index (one task id per server), adoption
@@ -223,10 +226,20 @@ export interface Encryption {
   readonly currentKeyId: string
   /** Whether this process has the key `keyId`. */
   readonly hasKey: (keyId: string) => boolean
-  readonly encryptString: (plain: string) => Effect.Effect<string>
-  readonly decryptString: (sealed: string) => Effect.Effect<string, MissingKey | DecryptFailed>
-  readonly encryptJson: (value: unknown) => Effect.Effect<string>
-  readonly decryptJson: (sealed: string) => Effect.Effect<unknown, MissingKey | DecryptFailed>
+  /**
+   * `context` is bound to the envelope (AES-GCM additional data): decrypting needs the same
+   * one. An `mhe1.` envelope (written before contexts) opens whatever the context.
+   */
+  readonly encryptString: (plain: string, context?: string) => Effect.Effect<string>
+  readonly decryptString: (
+    sealed: string,
+    context?: string,
+  ) => Effect.Effect<string, MissingKey | DecryptFailed>
+  readonly encryptJson: (value: unknown, context?: string) => Effect.Effect<string>
+  readonly decryptJson: (
+    sealed: string,
+    context?: string,
+  ) => Effect.Effect<unknown, MissingKey | DecryptFailed>
   /** The task id as stored: deterministic per (key, id); see the module's notes. */
   readonly encryptTaskId: (taskId: string) => Effect.Effect<string>
   readonly decryptTaskId: (sealed: string) => Effect.Effect<string, MissingKey | DecryptFailed>
@@ -248,7 +261,17 @@ export const Encryption: Context.Tag<Encryption, Encryption> = Context.GenericTa
  * @since 0.5.0
  * @category constants
  */
-export const prefixes = { envelope: "mhe1.", taskId: "mhi1." } as const
+export const prefixes = { envelope: "mhe1.", boundEnvelope: "mhe2.", taskId: "mhi1." } as const
+
+/**
+ * Whether `value` is an envelope of either version (`mhe2.`, bound to a context, or `mhe1.`).
+ *
+ * @since 0.5.1
+ * @category predicates
+ */
+export const isEnvelope = (value: unknown): value is string =>
+  typeof value === "string" &&
+  (value.startsWith(prefixes.boundEnvelope) || value.startsWith(prefixes.envelope))
 
 /**
  * Whether `value` is text this module wrote (an envelope or a sealed task id).
@@ -257,7 +280,7 @@ export const prefixes = { envelope: "mhe1.", taskId: "mhi1." } as const
  * @category predicates
  */
 export const isSealed = (value: unknown): value is string =>
-  typeof value === "string" && (value.startsWith(prefixes.envelope) || value.startsWith(prefixes.taskId))
+  isEnvelope(value) || (typeof value === "string" && value.startsWith(prefixes.taskId))
 
 /**
  * The key id a sealed value names, if it is one.
@@ -333,21 +356,26 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
       Effect.promise(() => crypto.subtle.sign("HMAC", key.hmac, encoder.encode(value))).pipe(
         Effect.map((mac) => new Uint8Array(mac)),
       )
-    const seal = (key: DerivedKey, iv: Uint8Array, plain: string) =>
-      Effect.promise(() =>
-        crypto.subtle.encrypt({ name: "AES-GCM", iv: iv as BufferSource }, key.aes, encoder.encode(plain)),
-      ).pipe(Effect.map((ct) => toBase64Url(new Uint8Array(ct))))
-    const open = (keyId: string, key: DerivedKey, iv: Uint8Array, ciphertext: Uint8Array) =>
+    const gcm = (iv: Uint8Array, context: string | undefined): AesGcmParams =>
+      context === undefined
+        ? { name: "AES-GCM", iv: iv as BufferSource }
+        : { name: "AES-GCM", iv: iv as BufferSource, additionalData: encoder.encode(context) }
+    const seal = (key: DerivedKey, iv: Uint8Array, plain: string, context?: string) =>
+      Effect.promise(() => crypto.subtle.encrypt(gcm(iv, context), key.aes, encoder.encode(plain))).pipe(
+        Effect.map((ct) => toBase64Url(new Uint8Array(ct))),
+      )
+    const open = (keyId: string, key: DerivedKey, iv: Uint8Array, ciphertext: Uint8Array, context?: string) =>
       Effect.tryPromise({
         try: async () =>
-          decoder.decode(
-            await crypto.subtle.decrypt(
-              { name: "AES-GCM", iv: iv as BufferSource },
-              key.aes,
-              ciphertext as BufferSource,
-            ),
-          ),
-        catch: () => new DecryptFailed({ keyId, reason: "authentication failed" }),
+          decoder.decode(await crypto.subtle.decrypt(gcm(iv, context), key.aes, ciphertext as BufferSource)),
+        catch: () =>
+          new DecryptFailed({
+            keyId,
+            reason:
+              context === undefined
+                ? "authentication failed"
+                : "authentication failed (tampered, or copied from another row or field)",
+          }),
       })
     /** Splits `{prefix}{keyId}.{a}.{b}`. */
     const parts = (sealed: string, prefix: string) => {
@@ -360,37 +388,71 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
         : Effect.fail(new DecryptFailed({ keyId: keyId ?? "", reason: "not a sealed value" }))
     }
 
-    const encryptString = (plain: string) =>
+    const encryptString = (plain: string, context?: string) =>
       Effect.suspend(() => {
         const iv = crypto.getRandomValues(new Uint8Array(12))
+        // An envelope without a context has no version of its own: it stays `mhe1.`.
+        const prefix = context === undefined ? prefixes.envelope : prefixes.boundEnvelope
         return Effect.map(
-          seal(current, iv, plain),
-          (ct) => `${prefixes.envelope}${currentKeyId}.${toBase64Url(iv)}.${ct}`,
+          seal(current, iv, plain, context),
+          (ct) => `${prefix}${currentKeyId}.${toBase64Url(iv)}.${ct}`,
         )
       })
-    const decryptString = (sealed: string) =>
-      Effect.flatMap(parts(sealed, prefixes.envelope), ({ keyId, first, second }) =>
-        Effect.flatMap(keyFor(keyId), (key) => open(keyId, key, first, second)),
-      )
+    const decryptString = (sealed: string, context?: string) =>
+      sealed.startsWith(prefixes.boundEnvelope)
+        ? Effect.flatMap(parts(sealed, prefixes.boundEnvelope), ({ keyId, first, second }) =>
+            context === undefined
+              ? Effect.fail(
+                  new DecryptFailed({
+                    keyId,
+                    reason: "this value is bound to a context, and none was given",
+                  }),
+                )
+              : Effect.flatMap(keyFor(keyId), (key) => open(keyId, key, first, second, context)),
+          )
+        : Effect.flatMap(parts(sealed, prefixes.envelope), ({ keyId, first, second }) =>
+            Effect.flatMap(keyFor(keyId), (key) => open(keyId, key, first, second)),
+          )
+    // The same task id is sealed on every write of its row, and opened on every read: both
+    // directions are remembered (a bounded number), which is safe because the sealed form is a
+    // function of the id and the key alone.
+    const sealedIds = new BoundedCache<string, string>(idCacheSize)
+    const openedIds = new BoundedCache<string, string>(idCacheSize)
     const encryptTaskId = (taskId: string) =>
-      Effect.flatMap(hmac(current, taskId), (index) =>
-        Effect.map(
-          seal(current, index.slice(0, 12), taskId),
-          (ct) => `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${ct}`,
-        ),
-      )
+      Effect.suspend(() => {
+        const known = sealedIds.get(taskId)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.flatMap(hmac(current, taskId), (index) =>
+          Effect.map(seal(current, index.slice(0, 12), taskId), (ct) => {
+            const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${ct}`
+            sealedIds.set(taskId, sealed)
+            openedIds.set(sealed, taskId)
+            return sealed
+          }),
+        )
+      })
     const decryptTaskId = (sealed: string) =>
-      Effect.flatMap(parts(sealed, prefixes.taskId), ({ keyId, first, second }) =>
-        Effect.flatMap(keyFor(keyId), (key) => open(keyId, key, first.slice(0, 12), second)),
-      )
+      Effect.suspend(() => {
+        const known = openedIds.get(sealed)
+        if (known !== undefined) return Effect.succeed(known)
+        return Effect.flatMap(parts(sealed, prefixes.taskId), ({ keyId, first, second }) =>
+          Effect.flatMap(keyFor(keyId), (key) =>
+            Effect.map(open(keyId, key, first.slice(0, 12), second), (taskId) => {
+              openedIds.set(sealed, taskId)
+              if (keyId === currentKeyId) sealedIds.set(taskId, sealed)
+              return taskId
+            }),
+          ),
+        )
+      })
     return Encryption.of({
       currentKeyId,
       hasKey: (keyId) => derived.has(keyId),
       encryptString,
       decryptString,
-      encryptJson: (value) => encryptString(JSON.stringify(value)),
-      decryptJson: (sealed) =>
-        Effect.flatMap(decryptString(sealed), (text) =>
+      encryptJson: (value, context) => encryptString(JSON.stringify(value), context),
+      decryptJson: (sealed, context) =>
+        Effect.flatMap(decryptString(sealed, context), (text) =>
           Effect.try({
             try: () => JSON.parse(text) as unknown,
             catch: () =>
@@ -416,6 +478,25 @@ export const layer: Layer.Layer<Encryption, InvalidKeys, KeyProvider> = Layer.ef
   Encryption,
   Effect.flatMap(KeyProvider, (provider) => Effect.flatMap(provider.load, make)),
 )
+
+/** Task ids remembered per direction: enough for every call a busy process holds open. */
+const idCacheSize = 10_000
+
+/** A map that forgets its oldest entry past `size` (a Map keeps insertion order). */
+class BoundedCache<K, V> {
+  private readonly entries = new Map<K, V>()
+  constructor(private readonly size: number) {}
+  get(key: K): V | undefined {
+    return this.entries.get(key)
+  }
+  set(key: K, value: V): void {
+    if (this.entries.size >= this.size && !this.entries.has(key)) {
+      const oldest = this.entries.keys().next()
+      if (oldest.done !== true) this.entries.delete(oldest.value)
+    }
+    this.entries.set(key, value)
+  }
+}
 
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : String(error)

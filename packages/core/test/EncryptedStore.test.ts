@@ -129,4 +129,121 @@ describe("EncryptedStore", () => {
       expect(taken._tag).toBe("TaskIdTaken")
     }),
   )
+
+  it.effect("a sealed value copied into another row, or another field, does not open: DecryptFailed", () =>
+    Effect.gen(function* () {
+      const raw = yield* MemoryStore.make
+      const store = EncryptedStore.make(raw, yield* Encryption.make(keys("k1")))
+      yield* writeCalls(store, 2)
+      const rawRow = (scope: string, key: string) => Effect.map(raw.get(scope, key), Option.getOrThrow)
+      const first = yield* rawRow("scope-0", "k0")
+      const second = yield* rawRow("scope-1", "k1")
+      // Another row's arguments, as someone with write access to the database could copy them.
+      yield* raw.update(new HandleRecord.HandleRecord({ ...second, arguments: first.arguments }, true))
+      const swapped = yield* Effect.flip(store.get("scope-1", "k1"))
+      expect(swapped.cause).toBeInstanceOf(Encryption.DecryptFailed)
+      expect(swapped.message).toContain("copied from another row or field")
+      // The row's own result envelope put in its arguments field.
+      const resultEnvelope = (first.result as unknown as Record<string, unknown>)[EncryptedStore.sealedField]
+      yield* raw.update(
+        new HandleRecord.HandleRecord(
+          { ...first, arguments: { [EncryptedStore.sealedField]: resultEnvelope as string } },
+          true,
+        ),
+      )
+      expect((yield* Effect.flip(store.get("scope-0", "k0"))).cause).toBeInstanceOf(Encryption.DecryptFailed)
+    }),
+  )
+
+  it.effect("values sealed before they were bound to their row (mhe1) still open, and rekey binds them", () =>
+    Effect.gen(function* () {
+      // Written by the release before this one, under key k1 (32 bytes of 0x31).
+      const old = {
+        args: "mhe1.k1.fOnP8_dZ-8JYo3eB.MmTl62XVk-VhIYouhPbYH3Ms0MKqVw1onHNj2mtVqqVW0vhd",
+        result:
+          "mhe1.k1.Sehw3Uus3Duxl5FC.xlu6UHWcky2hRnSKBmzs8CUt6rM3eD2HgCZzYSwH-sCHo5f8IBAx6AUCyg201dzBs4jFSYoKgqmq-dmMomfGCBc",
+        answers:
+          "mhe1.k1.by2Tygr4I-LrnLzd.7xkkL-llRyXzI-_vUyftOhBSA7GUy745QOBHRV3GPKElBrtZkMvEgDzZTlpEieYghhp-0jYOdDkc3sYqtoxb3fscVg",
+        taskId: "mhi1.k1.IO18HqOk6_WViZIXliRs2EYFd7-k2_XIQ5MJgAcayo4.8L793H8fXUhuSGyVAQoGkZ1QCjuJLYKl",
+      }
+      const raw = yield* MemoryStore.make
+      const { record } = yield* raw.insertOrGet({
+        scope: "s",
+        key: "old",
+        serverId: "srv",
+        tool: "t",
+        arguments: { [EncryptedStore.sealedField]: old.args },
+        argumentsHash: "h",
+        owner: "me",
+        leaseMs: 1000,
+        now: 0,
+      })
+      yield* raw.update(
+        new HandleRecord.HandleRecord(
+          {
+            ...record,
+            taskId: old.taskId,
+            status: "completed",
+            result: { content: [], [EncryptedStore.sealedField]: old.result },
+            answers: {
+              [EncryptedStore.sealedField]: new HandleRecord.InputAnswer({
+                response: old.answers,
+                acknowledged: false,
+              }),
+            },
+          },
+          true,
+        ),
+      )
+      const k1 = yield* Encryption.make(keys("k1"))
+      const store = EncryptedStore.make(raw, k1)
+      const expectOpens = Effect.gen(function* () {
+        const opened = Option.getOrThrow(yield* store.get("s", "old"))
+        expect(opened.taskId).toBe("task-old")
+        expect(opened.arguments).toEqual({ secret: "arg-old" })
+        expect(opened.result?.content).toEqual([{ type: "text", text: "result-old" }])
+        expect(opened.answers.q?.response).toBe("answer-old")
+      })
+      yield* expectOpens
+      expect(yield* EncryptedStore.rekey(raw, k1)).toMatchObject({ examined: 1, rekeyed: 1 })
+      const rekeyed = JSON.stringify(yield* allRows(raw))
+      expect(rekeyed).not.toContain("mhe1.")
+      expect(rekeyed.match(/mhe2\.k1\./g)?.length).toBe(3)
+      yield* expectOpens
+    }),
+  )
+
+  it.effect("a write that leaves a field as it was keeps its envelope; a changed field is sealed again", () =>
+    Effect.gen(function* () {
+      const raw = yield* MemoryStore.make
+      const store = EncryptedStore.make(raw, yield* Encryption.make(keys("k1")))
+      const [written] = yield* writeCalls(store, 1)
+      const stored = () =>
+        Effect.map(raw.get("scope-0", "k0"), (row) => {
+          const { arguments: args, result, answers } = Option.getOrThrow(row)
+          return JSON.stringify([args, result, answers])
+        })
+      const before = yield* stored()
+      const again = yield* store.update(
+        new HandleRecord.HandleRecord({ ...(written as HandleRecord.HandleRecord), updatedAt: 7 }, true),
+      )
+      expect(yield* stored()).toBe(before)
+      // Read back (fresh objects), then written: still the same envelopes.
+      const read = Option.getOrThrow(yield* store.get("scope-0", "k0"))
+      expect(read.version).toBe(again.version)
+      yield* store.update(new HandleRecord.HandleRecord({ ...read, updatedAt: 8 }, true))
+      expect(yield* stored()).toBe(before)
+      // New arguments (equal in value, another object): sealed afresh, with a new IV.
+      yield* store.update(
+        new HandleRecord.HandleRecord(
+          { ...Option.getOrThrow(yield* store.get("scope-0", "k0")), arguments: { secret: "arg-0" } },
+          true,
+        ),
+      )
+      const after = JSON.parse(yield* stored()) as Array<unknown>
+      const was = JSON.parse(before) as Array<unknown>
+      expect(after[0]).not.toEqual(was[0])
+      expect(after.slice(1)).toEqual(was.slice(1))
+    }),
+  )
 })

@@ -1,0 +1,65 @@
+/**
+ * B1's encrypted side counted in instructions rather than time, for a machine too loaded for
+ * the timed ratio to settle: one side per process, `CALLS` calls of B1's loop (begin + update
+ * with a task id) on a fresh file. Run each side under callgrind twice, with 0 calls and with N;
+ * the difference over N is that side's instructions per call (start-up cancels out):
+ *
+ * ```
+ * valgrind --tool=callgrind --callgrind-out-file=/dev/null node bench/dist/b1-instructions.js plain 200
+ * ```
+ *
+ * Instructions leave out what B1's wall time is mostly made of (waiting for fsync), so the
+ * encrypted/plain ratio here is an upper bound of the timed one.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
+import * as Encryption from "@mcp-handles/core/Encryption"
+import { HandleRecord } from "@mcp-handles/core/HandleRecord"
+import type { HandleStore } from "@mcp-handles/core/HandleStore"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
+import * as Effect from "effect/Effect"
+
+const [side = "plain", count = "0"] = process.argv.slice(2)
+const calls = Number(count)
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-b1i-"))
+const T0 = Date.now()
+let sequence = 0
+
+const call = (store: HandleStore) =>
+  Effect.gen(function* () {
+    const key = `k${sequence++}`
+    const { record } = yield* store.insertOrGet({
+      scope: "bench",
+      key,
+      serverId: "srv-1",
+      tool: "slow_compute",
+      arguments: { n: sequence, label: "benchmark call" },
+      argumentsHash: "0f".repeat(32),
+      owner: "bench",
+      leaseMs: 30_000,
+      now: T0,
+    })
+    yield* store.update(
+      new HandleRecord(
+        { ...record, status: "working", taskId: `task-${key}`, nextPollAt: T0 + 1000, updatedAt: T0 + 1 },
+        true,
+      ),
+    )
+  })
+
+const program = Effect.scoped(
+  Effect.gen(function* () {
+    const plain = yield* SqliteStore.make({ filename: path.join(dir, "b1.db") })
+    // Both sides derive the key, so that only the calls differ between them.
+    const encryption = yield* Encryption.make({
+      current: "bench",
+      keys: new Map([["bench", new Uint8Array(32).fill(7)]]),
+    })
+    const store = side === "encrypted" ? EncryptedStore.make(plain, encryption) : plain
+    for (let i = 0; i < calls; i++) yield* call(store)
+  }),
+)
+
+Effect.runPromise(program).finally(() => fs.rmSync(dir, { recursive: true, force: true }))
