@@ -51,34 +51,39 @@ const longJob = (over: Partial<Config.Tool> = {}): Config.Tool => ({
 
 // These count the polls and writes of the polling path: push (on by default) is off here.
 describe("quiet polls", () => {
-  it.scoped("N polls that find their tasks still working cost at most N/10 store writes", () =>
-    Effect.gen(function* () {
-      const sqlite = yield* onSqlite(
-        yield* makeHarness({
-          tools: [longJob(), longJob({ name: "slower", pollIntervalMs: 2_500 })],
-        }),
-      )
-      const h = sqlite.harness
-      // Without the background sweep: its claims (two a second, whatever is open) are the
-      // instance's cost, not the polls'.
-      const client = (yield* startProcess(h, { instanceId: "a", background: false, push: false })).client
-      for (let i = 0; i < 4; i++) {
-        yield* runFor(client.callTool("fake", i % 2 === 0 ? "job" : "slower", {}, { key: `k${i}` }), 1_000)
-      }
-      yield* elapse(5_000, 100)
-      const [polls0, writes0] = [pollsOf(h), sqlite.total()]
-      yield* elapse(120_000, 100)
-      const polls = pollsOf(h) - polls0
-      const writes = sqlite.total() - writes0
-      // Two tasks polled every second, two every 2.5 s, for two minutes.
-      expect(polls).toBeGreaterThanOrEqual(300)
-      expect(writes, JSON.stringify(Object.fromEntries(sqlite.writes))).toBeLessThanOrEqual(polls / 10)
-      expect(earlyOf(h)).toBe(0)
-      // The store still says what a restart needs; the poll count is caught up at the next write.
-      const row = Option.getOrThrow(yield* h.store.get("default", "k0"))
-      expect(row.status).toBe("working")
-      expect(row.snapshot?.pollIntervalMs).toBe(1_000)
-    }),
+  it.scoped(
+    "N polls that find their tasks still working cost at most N/10 store writes",
+    () =>
+      Effect.gen(function* () {
+        const sqlite = yield* onSqlite(
+          yield* makeHarness({
+            tools: [longJob(), longJob({ name: "slower", pollIntervalMs: 2_500 })],
+          }),
+        )
+        const h = sqlite.harness
+        // Without the background sweep: its claims (two a second, whatever is open) are the
+        // instance's cost, not the polls'.
+        const client = (yield* startProcess(h, { instanceId: "a", background: false, push: false })).client
+        for (let i = 0; i < 4; i++) {
+          yield* runFor(client.callTool("fake", i % 2 === 0 ? "job" : "slower", {}, { key: `k${i}` }), 1_000)
+        }
+        yield* elapse(5_000, 100)
+        const [polls0, writes0] = [pollsOf(h), sqlite.total()]
+        yield* elapse(120_000, 100)
+        const polls = pollsOf(h) - polls0
+        const writes = sqlite.total() - writes0
+        // Two tasks polled every second, two every 2.5 s, for two minutes.
+        expect(polls).toBeGreaterThanOrEqual(300)
+        expect(writes, JSON.stringify(Object.fromEntries(sqlite.writes))).toBeLessThanOrEqual(polls / 10)
+        expect(earlyOf(h)).toBe(0)
+        // The store still says what a restart needs; the poll count is caught up at the next write.
+        const row = Option.getOrThrow(yield* h.store.get("default", "k0"))
+        expect(row.status).toBe("working")
+        expect(row.snapshot?.pollIntervalMs).toBe(1_000)
+      }),
+    // Virtual time, but real work: 1,250 clock steps, each with real SQLite reads, take a few
+    // seconds on a quiet machine and passed the default 30 s at load 17.
+    180_000,
   )
 
   it.scoped("what a restart needs is written before it is acted on: a new interval, input, the end", () =>
