@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import * as path from "node:path"
 import { Marked } from "marked"
 import { slugger } from "./links.mjs"
+import { generatedPage } from "./reference.mjs"
 
 const escapeHtml = (value) =>
   value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
@@ -69,7 +70,7 @@ export const modulePage = (pkg, file) =>
 
 /**
  * Builds the site into `site` from the repository at `root` and each package's docgen output
- * (`docgenOut(pkg)/modules/src/<module>.ts.md`).
+ * (in `docgenOut(pkg)`).
  */
 export const buildSite = ({ root, site, packages, docgenOut }) => {
   page(site, "index.html", readFileSync(path.join(root, "README.md"), "utf8"))
@@ -117,12 +118,7 @@ export const buildSite = ({ root, site, packages, docgenOut }) => {
     )
     overview.push(`- [${pkg.manifest.name}](${pkg.short}/index.md): ${pkg.manifest.description ?? ""}`)
     for (const { file, page: target } of modules) {
-      const generated = path.join(
-        docgenOut(pkg),
-        "modules",
-        "src",
-        `${path.relative(path.join(pkg.dir, "src"), file)}.md`,
-      )
+      const generated = generatedPage(pkg, docgenOut(pkg), file)
       const module = target.replace(`api/${pkg.short}/modules/`, "").replace(/\.html$/, "")
       page(site, target, `# ${pkg.manifest.name}/${module}\n\n${docgenBody(readFileSync(generated, "utf8"))}`)
     }
