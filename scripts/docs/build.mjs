@@ -1,4 +1,4 @@
-// `pnpm docs`: the API reference of every published package by @effect/docgen, and the guides,
+// `pnpm run docs`: the API reference of every published package by @effect/docgen, and the guides,
 // READMEs and reference as one static site in .tmp/site. It fails when docgen finds an export
 // without its JSDoc or `@since`, when a public export (from package.json `exports`, read by the
 // TypeScript compiler) is missing from the reference, or when a link in the site is broken.
@@ -37,7 +37,7 @@ const siteFiles = (dir) =>
 
 const main = async () => {
   const started = Date.now()
-  // `pnpm docs core client` documents those packages only: quicker while fixing their tags.
+  // `pnpm run docs core client` documents those packages only: quicker while fixing their tags.
   const only = process.argv.slice(2)
   const packages = publicSurface(root).filter((pkg) => only.length === 0 || only.includes(pkg.short))
   const failures = []

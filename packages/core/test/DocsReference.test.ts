@@ -1,7 +1,7 @@
 /**
- * The API reference check of `pnpm docs` (scripts/docs), on a small package written for each
+ * The API reference check of `pnpm run docs` (scripts/docs), on a small package written for each
  * test: docgen refuses an export without `@since`, and an export that docgen leaves off its pages
- * is reported as missing from the reference. `pnpm docs` runs the same functions over every
+ * is reported as missing from the reference. `pnpm run docs` runs the same functions over every
  * published package.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
