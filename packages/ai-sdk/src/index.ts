@@ -25,13 +25,15 @@ export * as InputRouter from "./InputRouter.js"
  * @category modules
  */
 export * as McpTools from "./McpTools.js"
-/**
- * Makes a server's tools durable AI SDK tools (see `McpTools`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export { mcpTools } from "./McpTools.js"
+export {
+  /**
+   * Makes a server's tools durable AI SDK tools (see `McpTools`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  mcpTools,
+} from "./McpTools.js"
 /**
  * Picking a run up from its persisted messages: its pending tool calls, executed again.
  *
@@ -39,13 +41,22 @@ export { mcpTools } from "./McpTools.js"
  * @category modules
  */
 export * as Resume from "./Resume.js"
-/**
- * Executes the tool calls a killed run left without results (see `Resume`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export { pendingToolCalls, resumeToolCalls } from "./Resume.js"
+export {
+  /**
+   * The tool calls a killed run left without results (see `Resume`).
+   *
+   * @since 0.1.0
+   * @category getters
+   */
+  pendingToolCalls,
+  /**
+   * Executes the tool calls a killed run left without results (see `Resume`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  resumeToolCalls,
+} from "./Resume.js"
 /**
  * What a durable tool returns, and what the model reads of it.
  *

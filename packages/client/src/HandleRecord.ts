@@ -91,12 +91,6 @@ export interface StrayTask {
 }
 
 /**
- * One change of a row's status.
- *
- * @since 0.1.0
- * @category models
- */
-/**
  * How far a call's work is (`notifications/progress`), as last kept.
  *
  * @since 0.2.0
@@ -110,6 +104,12 @@ export interface Progress {
   readonly at: number
 }
 
+/**
+ * One change of a row's status.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface HistoryEntry {
   /** The store's clock, epoch milliseconds. */
   readonly at: number

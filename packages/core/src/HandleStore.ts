@@ -17,9 +17,29 @@ import type { OutboxStore } from "./OutboxStore.js"
 import type { ServerStore } from "./ServerStore.js"
 import type { InstanceIdInUse, StoreError } from "./StoreError.js"
 
+/**
+ * The calls concern (`CallStore`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./CallStore.js"
+/**
+ * The outbox concern (`OutboxStore`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./OutboxStore.js"
+/**
+ * The servers concern (`ServerStore`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./ServerStore.js"
+/**
+ * How a store fails (`StoreError`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./StoreError.js"
 
 /**

@@ -28,8 +28,23 @@ import * as InstanceHold from "./InstanceHold.js"
 import * as OutboxStoreDriver from "./OutboxStoreDriver.js"
 import type * as ServerStoreDriver from "./ServerStoreDriver.js"
 
+/**
+ * The calls part of the driver port (`CallStoreDriver`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./CallStoreDriver.js"
+/**
+ * The outbox part of the driver port (`OutboxStoreDriver`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./OutboxStoreDriver.js"
+/**
+ * The servers part of the driver port (`ServerStoreDriver`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./ServerStoreDriver.js"
 
 /**

@@ -42,14 +42,6 @@ import * as ServerIdentity from "./ServerIdentity.js"
 import type { Handle } from "./TaskClient.js"
 import type { ServerEndpoint } from "./Wire.js"
 
-/**
- * What ext-tasks 0.2 serialises for a task it holds: its endpoint (an opaque id the app chose
- * for its session), the protocol generation (`v2` is 2026-07-28, `v1` 2025-11-25), the task id
- * and the request that created it. Only `tools/call` tasks are tool calls this client can drive.
- *
- * @since 0.3.0
- * @category schemas
- */
 const referenceOf = <G extends "v1" | "v2">(generation: G) =>
   Schema.Struct({
     endpointId: Schema.String,
@@ -58,6 +50,14 @@ const referenceOf = <G extends "v1" | "v2">(generation: G) =>
     originalOperation: Schema.Literal("tools/call"),
   })
 
+/**
+ * What ext-tasks 0.2 serialises for a task it holds: its endpoint (an opaque id the app chose
+ * for its session), the protocol generation (`v2` is 2026-07-28, `v1` 2025-11-25), the task id
+ * and the request that created it. Only `tools/call` tasks are tool calls this client can drive.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
 export const SerializedTaskReference = Schema.Union(referenceOf("v2"), referenceOf("v1"))
 
 /**

@@ -132,13 +132,15 @@ export * as Polling from "./Polling.js"
  * @category modules
  */
 export * as PromiseClient from "./PromiseClient.js"
-/**
- * Opens a Promise client (see `PromiseClient`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export { openTaskClient } from "./PromiseClient.js"
+export {
+  /**
+   * Opens a Promise client (see `PromiseClient`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  openTaskClient,
+} from "./PromiseClient.js"
 /**
  * Task ids shortened for logs and displays.
  *

@@ -2,12 +2,14 @@
  * Every relative link of the README, the guides in docs/ and the packages' READMEs resolves: the
  * file or directory exists, and a `#fragment` names a heading of the linked Markdown file (by
  * GitHub's anchors). The README points into docs/ for everything it no longer says itself, so a
- * guide renamed or a heading reworded must not leave a newcomer at a dead link.
+ * guide renamed or a heading reworded must not leave a newcomer at a dead link. The rules are
+ * shared with the built docs site's check (scripts/docs/links.mjs).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { brokenLinks, markdownAnchors, markdownLinks } from "../../../scripts/docs/links.mjs"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 
@@ -23,51 +25,9 @@ const documents = (): ReadonlyArray<string> => [
     .filter((file) => existsSync(file)),
 ]
 
-/** The lines outside fenced code blocks: a link inside an example is code, not a link. */
-const prose = (text: string): ReadonlyArray<string> => {
-  const lines: Array<string> = []
-  let fenced = false
-  for (const line of text.split("\n")) {
-    if (/^\s*```/.test(line)) fenced = !fenced
-    else if (!fenced) lines.push(line)
-  }
-  return lines
-}
-
-/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
-const anchors = (file: string): ReadonlySet<string> => {
-  const seen = new Map<string, number>()
-  const found = new Set<string>()
-  for (const line of prose(readFileSync(file, "utf8"))) {
-    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
-    if (heading === null) continue
-    const base = (heading[1] ?? "")
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-      .replace(/\s/g, "-")
-    const count = seen.get(base) ?? 0
-    seen.set(base, count + 1)
-    found.add(count === 0 ? base : `${base}-${count}`)
-  }
-  return found
-}
-
-/** The relative targets of `[text](target)` and `![alt](target)` links, without a title. */
-const linksOf = (file: string): ReadonlyArray<string> =>
-  prose(readFileSync(file, "utf8"))
-    .map((line) => line.replace(/`[^`]*`/g, (code) => (code.includes("](") ? "" : code)))
-    .flatMap((line) => [...line.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1] ?? ""))
-    .filter((target) => target !== "" && !/^[a-z][a-z0-9+.-]*:/i.test(target))
-
-const problemsOf = (file: string): ReadonlyArray<string> =>
-  linksOf(file).flatMap((target) => {
-    const [where, fragment] = target.split("#", 2) as [string, string | undefined]
-    const resolved = where === "" ? file : path.resolve(path.dirname(file), decodeURIComponent(where))
-    if (!existsSync(resolved)) return [`${target}: no such file`]
-    if (fragment === undefined) return []
-    if (!resolved.endsWith(".md")) return [`${target}: a fragment on a file that is not Markdown`]
-    return anchors(resolved).has(fragment) ? [] : [`${target}: no heading with that anchor`]
-  })
+const markdown = { linksOf: markdownLinks, anchorsOf: markdownAnchors, kind: ".md" } as const
+const linksOf = (file: string) => markdownLinks(readFileSync(file, "utf8"))
+const anchors = (file: string) => markdownAnchors(readFileSync(file, "utf8"))
 
 describe("the docs' links", () => {
   it("finds the README's links into docs/ (the check reads what it should)", () => {
@@ -78,7 +38,7 @@ describe("the docs' links", () => {
   it.each(documents().map((file) => [path.relative(root, file), file]))(
     "%s: every relative link resolves",
     (_, file) => {
-      expect(problemsOf(file)).toEqual([])
+      expect(brokenLinks(file, markdown)).toEqual([])
     },
   )
 })

@@ -12,7 +12,17 @@ import { FaultRule } from "./Fault.js"
 import * as Problems from "./internal/configProblems.js"
 import { type Outcome, type Progress, RateLimit, Tool, ToolBehaviour } from "./Tool.js"
 
+/**
+ * The faults a config can inject (`Fault`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./Fault.js"
+/**
+ * The tools a config declares (`Tool`), re-exported.
+ *
+ * @since 0.4.0
+ */
 export * from "./Tool.js"
 
 const optional = Schema.optional

@@ -1,4 +1,10 @@
 #!/usr/bin/env node
+/**
+ * The `fake-mcp-server` binary: serves a fake server over HTTP (see the package README for its
+ * options and tools).
+ *
+ * @since 0.1.0
+ */
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as Either from "effect/Either"

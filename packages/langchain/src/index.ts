@@ -25,13 +25,15 @@ export * as InputInterrupt from "./InputInterrupt.js"
  * @category modules
  */
 export * as McpTools from "./McpTools.js"
-/**
- * Makes a server's tools durable LangChain tools (see `McpTools`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export { mcpTools } from "./McpTools.js"
+export {
+  /**
+   * Makes a server's tools durable LangChain tools (see `McpTools`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  mcpTools,
+} from "./McpTools.js"
 /**
  * What a durable tool reports of its call, and what the model reads of it.
  *

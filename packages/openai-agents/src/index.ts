@@ -19,13 +19,15 @@ export * as CallKey from "./CallKey.js"
  * @category modules
  */
 export * as DurableMcpServer from "./DurableMcpServer.js"
-/**
- * Makes a durable client's server an `MCPServer` (see `DurableMcpServer`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export { make as durableMcpServer } from "./DurableMcpServer.js"
+export {
+  /**
+   * Makes a durable client's server an `MCPServer` (see `DurableMcpServer`).
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  make as durableMcpServer,
+} from "./DurableMcpServer.js"
 /**
  * What a durable call gives the SDK, and what the model reads of it.
  *

@@ -12,4 +12,12 @@
  *
  * @since 0.2.0
  */
-export { handleStoreContract } from "./HandleStoreContract.js"
+export {
+  /**
+   * Runs the contract against a store layer (see the module's overview).
+   *
+   * @since 0.2.0
+   * @category testing
+   */
+  handleStoreContract,
+} from "./HandleStoreContract.js"

@@ -12,4 +12,10 @@
  * @since 0.1.0
  */
 export * as EmbeddedServer from "./testing/EmbeddedServer.js"
+/**
+ * The database tests run against, and fresh schemas in it.
+ *
+ * @since 0.1.0
+ * @category modules
+ */
 export * as TestDatabase from "./testing/TestDatabase.js"

