@@ -98,14 +98,16 @@ export interface Options {
   readonly companions?: boolean | undefined
 }
 
-/**
- * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
- * with `tools`, or the companions with `companions: false` (core's `AgentTool.CompanionNameTaken`).
- *
- * @since 0.1.0
- * @category errors
- */
-export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
+export {
+  /**
+   * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
+   * with `tools`, or the companions with `companions: false` (core's `AgentTool.CompanionNameTaken`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  CompanionNameTaken,
+} from "@mcp-handles/core/AgentTool"
 
 /**
  * Lists the server's tools and makes each a durable AI SDK tool.

@@ -120,14 +120,16 @@ export class NoInputPath extends Data.TaggedError("NoInputPath")<{
   }
 }
 
-/**
- * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
- * with `tools`, or the companions with `companions: false` (core's `AgentTool.CompanionNameTaken`).
- *
- * @since 0.1.0
- * @category errors
- */
-export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
+export {
+  /**
+   * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): leave it out
+   * with `tools`, or the companions with `companions: false` (core's `AgentTool.CompanionNameTaken`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  CompanionNameTaken,
+} from "@mcp-handles/core/AgentTool"
 
 const tagOf = (error: unknown): unknown => (error as { _tag?: unknown } | null)?._tag
 

@@ -10,21 +10,55 @@
  */
 import { AgentTool } from "@mcp-handles/core"
 
-/**
- * The models (`Running`, `Completed`, `Failed`, `Unfinished`: the call runs on, completed,
- * failed with a JSON-RPC error, or rests without a result), `fromOutcome` (the output of a call
- * that rests) and `rests`: core's, shared by every adapter.
- *
- * @since 0.1.0
- * @category models
- */
 export {
+  /**
+   * The output of a call that completed: the server's result (core's `AgentTool.Completed`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
   Completed,
+  /**
+   * The output of a call that failed with a JSON-RPC error (core's `AgentTool.Failed`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
   Failed,
+  /**
+   * The output of a call that rests, from its outcome (core's `AgentTool.fromOutcome`).
+   *
+   * @since 0.1.0
+   * @category conversions
+   */
   fromOutcome,
+  /**
+   * The output of a call that runs on, under its key (core's `AgentTool.Running`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
   Running,
+  /**
+   * Whether an output is one of a call that rests (core's `AgentTool.rests`).
+   *
+   * @since 0.1.0
+   * @category guards
+   */
   rests,
+  /**
+   * Any of the outputs above (core's `AgentTool.ToolOutput`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
   ToolOutput,
+  /**
+   * The output of a call that rests without a result: cancelled, expired, in doubt (core's `AgentTool.Unfinished`).
+   *
+   * @since 0.1.0
+   * @category models
+   */
   Unfinished,
 } from "@mcp-handles/core/AgentTool"
 

@@ -127,15 +127,17 @@ export class RunIdUnknown extends Data.TaggedError("RunIdUnknown")<{
   }
 }
 
-/**
- * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): `listTools`
- * fails with it rather than list two tools of one name. Turn the companions off
- * (`companions: false`, and `wait` mode) for such a server (core's `AgentTool.CompanionNameTaken`).
- *
- * @since 0.1.0
- * @category errors
- */
-export { CompanionNameTaken } from "@mcp-handles/core/AgentTool"
+export {
+  /**
+   * The server has a tool named like a companion tool (`check_call`, `wait_for_call`): `listTools`
+   * fails with it rather than list two tools of one name. Turn the companions off
+   * (`companions: false`, and `wait` mode) for such a server (core's `AgentTool.CompanionNameTaken`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  CompanionNameTaken,
+} from "@mcp-handles/core/AgentTool"
 
 /**
  * A tool as `listTools` gives it to the SDK.
