@@ -74,6 +74,8 @@ export const modulePage = (pkg, file) =>
  */
 export const buildSite = ({ root, site, packages, docgenOut }) => {
   page(site, "index.html", readFileSync(path.join(root, "README.md"), "utf8"))
+  // The guides cite the measured figures; the site carries them with the method.
+  page(site, "BENCHMARKS.html", readFileSync(path.join(root, "BENCHMARKS.md"), "utf8"))
   for (const name of readdirSync(path.join(root, "docs")).sort()) {
     const source = path.join(root, "docs", name)
     if (name.endsWith(".md"))
