@@ -55,6 +55,14 @@ const brief = (event: TaskClient.ClientEvent) =>
         ? `${event.key} progress ${event.progress}/${event.total ?? "?"}`
         : `${event.key} input ${event.inputKey}`
 
+/** What `events` reports of the slow call `k`, from its launch to its end. */
+const slowCall = [
+  "k - -> pending (call)",
+  "k pending -> working (TaskCreated)",
+  "k message thinking",
+  "k working -> completed (Polled)",
+]
+
 describe("events", () => {
   it.effect("of one call: its status changes and messages, ending once it is terminal", () =>
     Effect.gen(function* () {
@@ -62,12 +70,7 @@ describe("events", () => {
       const p = yield* startProcess(h, { instanceId: "a" })
       yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       const events = yield* runFor(Stream.runCollect(p.client.events("k", { pollIntervalMs: 100 })), 20_000)
-      expect(Chunk.toArray(events).map(brief)).toEqual([
-        "k - -> pending (call)",
-        "k pending -> working (TaskCreated)",
-        "k message thinking",
-        "k working -> completed (Polled)",
-      ])
+      expect(Chunk.toArray(events).map(brief)).toEqual(slowCall)
     }),
   )
 
@@ -86,12 +89,7 @@ describe("events", () => {
       })
       yield* h.store.update(HandleRecord.withHistoryEntry(row, note))
       const events = yield* runFor(Stream.runCollect(p.client.events("k", { pollIntervalMs: 100 })), 20_000)
-      expect(Chunk.toArray(events).map(brief)).toEqual([
-        "k - -> pending (call)",
-        "k pending -> working (TaskCreated)",
-        "k message thinking",
-        "k working -> completed (Polled)",
-      ])
+      expect(Chunk.toArray(events).map(brief)).toEqual(slowCall)
       const settled = (yield* h.store.get("default", "k")).pipe(Option.getOrThrow)
       expect(settled.history.map((entry) => entry.cause)).toContain("cancel asked")
     }),
@@ -105,12 +103,7 @@ describe("events", () => {
       yield* runFor(Effect.sleep("300 millis"), 1_000)
       yield* runFor(p.client.callTool("fake", "slow", {}, { key: "k" }), 1_000)
       const events = yield* runFor(collected.await.pipe(Effect.flatten), 20_000)
-      expect(Chunk.toArray(events).map(brief)).toEqual([
-        "k - -> pending (call)",
-        "k pending -> working (TaskCreated)",
-        "k message thinking",
-        "k working -> completed (Polled)",
-      ])
+      expect(Chunk.toArray(events).map(brief)).toEqual(slowCall)
     }),
   )
 
