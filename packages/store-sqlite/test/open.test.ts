@@ -110,7 +110,8 @@ describe("opening", () => {
         .all() as ReadonlyArray<{ readonly type: string; readonly name: string }>
       for (const { type, name } of later) old.exec(`DROP ${type.toUpperCase()} "${name}"`)
       old.exec(`DROP INDEX handles_due_any;
-        DROP INDEX handles_task;
+        DROP INDEX handles_task_id;
+        ALTER TABLE handles DROP COLUMN task_id;
         DROP INDEX handles_all;
         DROP INDEX handles_server_status;
         CREATE INDEX handles_due ON handles (next_poll_at) WHERE status IN ('pending', 'working', 'input_required');
@@ -123,7 +124,7 @@ describe("opening", () => {
       const versions = db.prepare("SELECT migration_id FROM mcp_handles_migrations ORDER BY 1").all()
       db.close()
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_due_any")
-      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task")
+      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task_id")
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_all")
       expect(versions).toEqual(Array.from({ length: latestVersion }, (_, i) => ({ migration_id: i + 1 })))
     }),
