@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { type HandleStore, StoreError } from "@mcp-handles/core/HandleStore"
+import { StoreError } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -13,9 +13,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import { latestVersion } from "../src/internal/migrations.js"
+import { handle, T0, withStore } from "./stores.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const T0 = 1_700_000_000_000
 
 let dir = ""
 beforeEach(() => {
@@ -24,25 +24,6 @@ beforeEach(() => {
 afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
-
-const handle = (key: string) => ({
-  scope: "s",
-  key,
-  serverId: "srv",
-  tool: "t",
-  arguments: { n: 1 },
-  argumentsHash: "h",
-  owner: "me",
-  leaseMs: 1000,
-  now: T0,
-})
-
-/** Runs `body` against a store on `filename`, closing it afterwards. */
-const withStore = <A, E>(
-  filename: string,
-  body: (store: HandleStore) => Effect.Effect<A, E>,
-  options: Partial<SqliteStore.Options> = {},
-) => Effect.scoped(Effect.flatMap(SqliteStore.make({ filename, ...options }), body))
 
 const openError = (filename: string) =>
   Effect.flip(withStore(filename, () => Effect.void)).pipe(

@@ -8,12 +8,10 @@ import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
-import { SqliteStore } from "@mcp-handles/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-
-const T0 = 1_700_000_000_000
+import { handle, withStore } from "./stores.js"
 
 let dir = ""
 beforeEach(() => {
@@ -23,23 +21,10 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-const withStore = <A, E>(filename: string, body: (store: HandleStore) => Effect.Effect<A, E>) =>
-  Effect.scoped(Effect.flatMap(SqliteStore.make({ filename }), body))
-
 /** Begins the call `key` on `serverId` and records `taskId` for it (null: none yet). */
 const call = (store: HandleStore, key: string, serverId: string, taskId: string | null) =>
   Effect.gen(function* () {
-    const { record } = yield* store.insertOrGet({
-      scope: "s",
-      key,
-      serverId,
-      tool: "t",
-      arguments: { n: 1 },
-      argumentsHash: "h",
-      owner: "me",
-      leaseMs: 1000,
-      now: T0,
-    })
+    const { record } = yield* store.insertOrGet(handle(key, serverId))
     if (taskId !== null) yield* store.update(new HandleRecord({ ...record, status: "working", taskId }))
   })
 
