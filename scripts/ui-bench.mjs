@@ -69,6 +69,8 @@ try {
     scope,
     status,
     created_at: createdAt,
+    // The seed's task id made unique per row, in its column (when the schema has one) and body alike.
+    task_id: "task_id || '-' || n",
     body: `json_set(body, '$.key', ${key}, '$.scope', ${scope}, '$.status', ${status}, '$.createdAt', ${createdAt}, '$.taskId', json_extract(body, '$.taskId') || '-' || n)`,
   }
   const select = columns.map((c) => varied[c] ?? c).join(", ")

@@ -8,6 +8,8 @@
  * valgrind --tool=callgrind --callgrind-out-file=/dev/null node bench/dist/b1-instructions.js plain 200
  * ```
  *
+ * With `group` after the count, B2's group-committed side is counted the same way.
+ *
  * Instructions leave out what B1's wall time is mostly made of (waiting for fsync), so the
  * encrypted/plain ratio here is an upper bound of the timed one.
  */
@@ -21,7 +23,8 @@ import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 
-const [side = "plain", count = "0"] = process.argv.slice(2)
+// `group` (a third argument) starts every call at once, as B2 does, so their writes share commits.
+const [side = "plain", count = "0", mode = "sequential"] = process.argv.slice(2)
 const calls = Number(count)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-b1i-"))
 const T0 = Date.now()
@@ -58,7 +61,10 @@ const program = Effect.scoped(
       keys: new Map([["bench", new Uint8Array(32).fill(7)]]),
     })
     const store = side === "encrypted" ? EncryptedStore.make(plain, encryption) : plain
-    for (let i = 0; i < calls; i++) yield* call(store)
+    yield* Effect.forEach(Array.from({ length: calls }), () => call(store), {
+      concurrency: mode === "group" ? "unbounded" : 1,
+      discard: true,
+    })
   }),
 )
 

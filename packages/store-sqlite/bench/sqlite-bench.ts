@@ -80,12 +80,12 @@ const rawDriver = (filename: string) => {
   db.pragma("journal_mode = WAL")
   db.pragma(`synchronous = ${synchronous}`)
   const columns =
-    "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body"
+    "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, task_id"
   const insert = db.prepare(
-    `INSERT INTO handles (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING`,
+    `INSERT INTO handles (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING`,
   )
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
-    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
+    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?, task_id = ?
     WHERE scope = ? AND key = ? AND version = ?`)
   const begin = db.transaction((params: Array<unknown>) => insert.run(...params))
   const write = db.transaction((params: Array<unknown>) => {
@@ -122,6 +122,7 @@ const rawDriver = (filename: string) => {
     T0,
     null,
     body(key, null),
+    null,
   ]
   const recorded = (key: string) => [
     "srv-1",
@@ -133,6 +134,7 @@ const rawDriver = (filename: string) => {
     T0,
     null,
     body(key, `task-${key}`),
+    `task-${key}`,
     "bench",
     key,
     1,

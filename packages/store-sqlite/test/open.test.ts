@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { type HandleStore, StoreError } from "@mcp-handles/core/HandleStore"
+import { StoreError } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -13,9 +13,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { spawnGroup } from "../../../scripts/testing/process-groups.mjs"
 import { latestVersion } from "../src/internal/migrations.js"
+import { handle, T0, withStore } from "./stores.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const T0 = 1_700_000_000_000
 
 let dir = ""
 beforeEach(() => {
@@ -24,25 +24,6 @@ beforeEach(() => {
 afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
-
-const handle = (key: string) => ({
-  scope: "s",
-  key,
-  serverId: "srv",
-  tool: "t",
-  arguments: { n: 1 },
-  argumentsHash: "h",
-  owner: "me",
-  leaseMs: 1000,
-  now: T0,
-})
-
-/** Runs `body` against a store on `filename`, closing it afterwards. */
-const withStore = <A, E>(
-  filename: string,
-  body: (store: HandleStore) => Effect.Effect<A, E>,
-  options: Partial<SqliteStore.Options> = {},
-) => Effect.scoped(Effect.flatMap(SqliteStore.make({ filename, ...options }), body))
 
 const openError = (filename: string) =>
   Effect.flip(withStore(filename, () => Effect.void)).pipe(
@@ -110,7 +91,8 @@ describe("opening", () => {
         .all() as ReadonlyArray<{ readonly type: string; readonly name: string }>
       for (const { type, name } of later) old.exec(`DROP ${type.toUpperCase()} "${name}"`)
       old.exec(`DROP INDEX handles_due_any;
-        DROP INDEX handles_task;
+        DROP INDEX handles_task_id;
+        ALTER TABLE handles DROP COLUMN task_id;
         DROP INDEX handles_all;
         DROP INDEX handles_server_status;
         CREATE INDEX handles_due ON handles (next_poll_at) WHERE status IN ('pending', 'working', 'input_required');
@@ -123,7 +105,7 @@ describe("opening", () => {
       const versions = db.prepare("SELECT migration_id FROM mcp_handles_migrations ORDER BY 1").all()
       db.close()
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_due_any")
-      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task")
+      expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_task_id")
       expect(indexes.map((row) => (row as { name: string }).name)).toContain("handles_all")
       expect(versions).toEqual(Array.from({ length: latestVersion }, (_, i) => ({ migration_id: i + 1 })))
     }),

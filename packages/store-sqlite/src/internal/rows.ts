@@ -22,12 +22,16 @@ const columnList = [
   "created_at",
   "settled_at",
   "body",
+  "task_id",
 ] as const
 
 export type Column = (typeof columnList)[number]
 
 /** Column order shared by every SELECT and INSERT, and of `toParams`'s values. */
 export const columns: string = columnList.join(", ")
+
+/** One `?` per column, for an INSERT of `toParams`'s values. */
+export const placeholders: string = columnList.map(() => "?").join(", ")
 
 /** Where each column's value is among `toParams`'s. */
 export const columnIndex = Object.fromEntries(columnList.map((column, i) => [column, i])) as Record<
@@ -112,6 +116,8 @@ export const toParams = (
     record.createdAt,
     record.settledAt,
     JSON.stringify(body),
+    // The body's task id again, as the column its unique index reads (the body stays the record).
+    record.taskId,
   ])
 }
 

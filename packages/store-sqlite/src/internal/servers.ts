@@ -27,12 +27,10 @@ export const make = (db: Database.Database) => {
       last_seen_at = max(last_seen_at, excluded.last_seen_at)
     RETURNING ${columns}`)
   const remove = db.prepare("DELETE FROM servers WHERE name = ?")
-  const taskIdOf = (alias: string) => `json_extract(${alias}.body, '$.taskId')`
   const clash = db.prepare(`SELECT a.scope, a.key FROM handles a
     WHERE a.server_id = @from AND (@scope IS NULL OR a.scope = @scope)
-      AND json_type(a.body, '$.taskId') = 'text'
-      AND EXISTS (SELECT 1 FROM handles b WHERE b.server_id = @to
-        AND json_type(b.body, '$.taskId') = 'text' AND ${taskIdOf("b")} = ${taskIdOf("a")})
+      AND a.task_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM handles b WHERE b.server_id = @to AND b.task_id = a.task_id)
     LIMIT 1`)
   const move = db.prepare(`UPDATE handles SET server_id = @to, version = version + 1
     WHERE server_id = @from AND (@scope IS NULL OR scope = @scope)`)

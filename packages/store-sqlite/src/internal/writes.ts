@@ -30,7 +30,7 @@ const routineSet: ReadonlyArray<Rows.Column> = [
   "version",
   "body",
 ]
-const routineKept: ReadonlyArray<Rows.Column> = ["server_id", "status", "created_at", "settled_at"]
+const routineKept: ReadonlyArray<Rows.Column> = ["server_id", "status", "created_at", "settled_at", "task_id"]
 
 /**
  * The rows of an instance's servers (`HandleStore.ServerFilter`): by identity, or by the name
@@ -73,11 +73,11 @@ export const make = (db: Database.Database) => {
   const begin = db.prepare("BEGIN IMMEDIATE")
   const commit = db.prepare("COMMIT")
   const rollback = db.prepare("ROLLBACK")
-  const insert = db.prepare(`INSERT INTO handles (${Rows.columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  const insert = db.prepare(`INSERT INTO handles (${Rows.columns}) VALUES (${Rows.placeholders})
     ON CONFLICT (scope, key) DO NOTHING`)
   const selectOne = db.prepare(`SELECT ${Rows.columns} FROM handles WHERE scope = ? AND key = ?`)
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
-    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?
+    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?, task_id = ?
     WHERE scope = ? AND key = ? AND version = ?`)
   // A routine write sets only what a poll changes, where the other columns already hold what it
   // would write: SQLite then leaves the list, status and settled indexes alone, and a write
@@ -121,7 +121,7 @@ export const make = (db: Database.Database) => {
       WHERE status IN (${openStatusList}) AND status <> 'pending' AND next_poll_at <= @now
         AND (lease_owner IS NULL OR lease_owner = @owner
           OR lease_owner IN (SELECT value FROM json_each(@takeOver)) OR lease_expires_at <= @now)
-        AND json_type(body, '$.taskId') = 'text'
+        AND task_id IS NOT NULL
         AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)
         AND ${servedBy}
       ORDER BY next_poll_at, created_at, scope, key LIMIT @limit)`)
