@@ -18,40 +18,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
 import * as Encryption from "@mcp-handles/core/Encryption"
-import { HandleRecord } from "@mcp-handles/core/HandleRecord"
-import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
+import { storeCall } from "./call.js"
 
 // `group` (a third argument) starts every call at once, as B2 does, so their writes share commits.
 const [side = "plain", count = "0", mode = "sequential"] = process.argv.slice(2)
 const calls = Number(count)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-b1i-"))
-const T0 = Date.now()
-let sequence = 0
-
-const call = (store: HandleStore) =>
-  Effect.gen(function* () {
-    const key = `k${sequence++}`
-    const { record } = yield* store.insertOrGet({
-      scope: "bench",
-      key,
-      serverId: "srv-1",
-      tool: "slow_compute",
-      arguments: { n: sequence, label: "benchmark call" },
-      argumentsHash: "0f".repeat(32),
-      owner: "bench",
-      leaseMs: 30_000,
-      now: T0,
-    })
-    yield* store.update(
-      new HandleRecord(
-        { ...record, status: "working", taskId: `task-${key}`, nextPollAt: T0 + 1000, updatedAt: T0 + 1 },
-        true,
-      ),
-    )
-  })
-
 const program = Effect.scoped(
   Effect.gen(function* () {
     const plain = yield* SqliteStore.make({ filename: path.join(dir, "b1.db") })
@@ -61,7 +35,7 @@ const program = Effect.scoped(
       keys: new Map([["bench", new Uint8Array(32).fill(7)]]),
     })
     const store = side === "encrypted" ? EncryptedStore.make(plain, encryption) : plain
-    yield* Effect.forEach(Array.from({ length: calls }), () => call(store), {
+    yield* Effect.forEach(Array.from({ length: calls }), () => storeCall(store), {
       concurrency: mode === "group" ? "unbounded" : 1,
       discard: true,
     })

@@ -18,11 +18,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
 import * as Encryption from "@mcp-handles/core/Encryption"
-import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
+import { callArguments, nextKey, storeCall, T0 } from "./call.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(name)
@@ -45,35 +45,6 @@ const loadBefore = os
   .map((x) => x.toFixed(2))
   .join(" ")
 const dir = fs.mkdtempSync(path.join(baseDir, "mcp-handles-bench-"))
-const T0 = Date.now()
-let sequence = 0
-
-const handle = (key: string) => ({
-  scope: "bench",
-  key,
-  serverId: "srv-1",
-  tool: "slow_compute",
-  arguments: { n: sequence, label: "benchmark call" },
-  argumentsHash: "0f".repeat(32),
-  owner: "bench",
-  leaseMs: 30_000,
-  now: T0,
-})
-
-/** The store side of one call: write-ahead intent, then the task id. */
-const storeCall = (store: HandleStore) =>
-  Effect.gen(function* () {
-    const key = `k${sequence++}`
-    const { record } = yield* store.insertOrGet(handle(key))
-    // Built without re-validation: the client's step() makes this record, not the store.
-    yield* store.update(
-      new HandleRecord(
-        { ...record, status: "working", taskId: `task-${key}`, nextPollAt: T0 + 1000, updatedAt: T0 + 1 },
-        true,
-      ),
-    )
-  })
-
 /** The same two durable commits with the raw driver: same table, same row, same JSON body. */
 const rawDriver = (filename: string) => {
   const db = new Database(filename)
@@ -94,7 +65,7 @@ const rawDriver = (filename: string) => {
   const body = (key: string, taskId: string | null) =>
     JSON.stringify({
       tool: "slow_compute",
-      arguments: { n: sequence, label: "benchmark call" },
+      arguments: callArguments(),
       argumentsHash: "0f".repeat(32),
       taskId,
       snapshot: null,
@@ -141,7 +112,7 @@ const rawDriver = (filename: string) => {
   ]
   /** One call: two transactions, two durable commits. */
   const call = () => {
-    const key = `k${sequence++}`
+    const key = nextKey()
     begin.immediate(intent(key))
     write.immediate(recorded(key))
   }
@@ -150,7 +121,7 @@ const rawDriver = (filename: string) => {
     for (const p of params) statement.run(...p)
   })
   const calls = (n: number) => {
-    const keys = Array.from({ length: n }, () => `k${sequence++}`)
+    const keys = Array.from({ length: n }, nextKey)
     batch.immediate(keys.map(intent), insert)
     batch.immediate(keys.map(recorded), update)
   }
