@@ -10,6 +10,12 @@
  * up as a difference between them. Each repetition starts from a copy of the same seeded file.
  *
  * Run: `node --expose-gc dist/b3.js [--smoke] [--json] [--rows N] [--reps N]`.
+ *
+ * The bulk spread alone, without the server or the client (B3's time is almost all of it), for
+ * counting instructions on a loaded machine: `--seed FILE --rows N` seeds a file as B3 does;
+ * `--spread FILE` runs the reconciler's spread loop (5,000 rows a statement) on a copy of it, and
+ * `--spread FILE --dry` only opens the store, so that under callgrind the difference of the two is
+ * the spread's own cost (start-up and the copy cancel).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -31,6 +37,7 @@ import {
   fail,
   loadAverage,
   median,
+  printLine,
   type RunningServer,
   spread,
   startFakeServer,
@@ -452,15 +459,57 @@ export const runB3 = async (options: {
   }
 }
 
+/** The reconciler's bulk spread loop on a copy of `seeded`, through the store at FULL. */
+const spreadOnly = (seeded: string, dry: boolean) =>
+  Effect.gen(function* () {
+    const temp = tempDir("mcp-handles-b3-spread-")
+    const copy = path.join(temp.dir, "spread.db")
+    fs.copyFileSync(seeded, copy)
+    const moved = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* SqliteStore.make({ filename: copy, synchronous: "FULL" })
+        const now = Date.now()
+        let total = 0
+        for (let more = !dry; more; ) {
+          const n = yield* store.spreadDue({
+            owner: OWNER,
+            takeOver: [],
+            now,
+            leaseMs: 30_000,
+            limit: 5_000,
+            minIntervalMs: 1_000,
+            maxIntervalMs: 60_000,
+            defaultIntervalMs: INTERVAL_MS,
+          })
+          total += n
+          more = n === 5_000
+        }
+        return total
+      }),
+    ).pipe(Effect.ensuring(Effect.sync(() => temp.remove())))
+    return `spread ${moved} rows`
+  })
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const flags = cliFlags()
   const rows = flags.option("--rows")
   const reps = flags.option("--reps")
-  runB3({
-    smoke: flags.smoke,
-    ...(rows === undefined ? {} : { rows: Number(rows) }),
-    ...(reps === undefined ? {} : { reps: Number(reps) }),
-  })
-    .then((report) => emit(report, flags.json))
-    .catch(fail)
+  const seedTo = flags.option("--seed")
+  const spreadFrom = flags.option("--spread")
+  if (seedTo !== undefined) {
+    Effect.runPromise(seed(seedTo, Number(rows ?? 100_000), "fake:0123456789abcdef", Date.now(), INTERVAL_MS))
+      .then(() => printLine(`seeded ${seedTo}`))
+      .catch(fail)
+  } else if (spreadFrom !== undefined) {
+    Effect.runPromise(spreadOnly(spreadFrom, process.argv.includes("--dry")))
+      .then(printLine)
+      .catch(fail)
+  } else
+    runB3({
+      smoke: flags.smoke,
+      ...(rows === undefined ? {} : { rows: Number(rows) }),
+      ...(reps === undefined ? {} : { reps: Number(reps) }),
+    })
+      .then((report) => emit(report, flags.json))
+      .catch(fail)
 }
