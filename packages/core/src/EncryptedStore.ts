@@ -5,13 +5,14 @@
  *
  * Sealed: the task id and stray task ids (deterministically, see `Encryption`: the stored value
  * is a function of the id and the key, so the unique index, adoption and duplicate-id detection
- * keep working on it), the arguments, the result, the input requests, the answers and the
+ * keep working on it), the arguments and their hash (unkeyed, it would let a copy of the file
+ * guess arguments of little entropy), the result, the input requests, the answers and the
  * 2025-11-25 session. Each sealed value still has its field's shape (a string, or an object
  * holding the envelope under `sealedField`), so every store decodes a sealed row like any other
  * and the SQL that reads a row's plain parts (`cancelSent`, `launches`, intervals) is unchanged.
  *
  * Left in clear: what the store itself schedules, leases and lists by (scope, key, server id,
- * status, times, versions), the tool name, the arguments' hash, errors, the status message,
+ * status, times, versions), the tool name, errors, the status message,
  * progress and history. A row written before encryption was on reads back as it is (a field
  * that is not sealed is taken as clear) and is sealed at its next write or by `rekey`.
  *
@@ -29,6 +30,7 @@ import type * as CallStore from "./CallStore.js"
 import * as Encryption from "./Encryption.js"
 import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
+import { BoundedCache } from "./internal/boundedCache.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import * as ToolResult from "./ToolResult.js"
 
@@ -98,6 +100,42 @@ const remember = (memo: Memo, clear: unknown, context: string, sealed: string) =
 }
 
 /**
+ * What each arguments' hash was last sealed as, by key id, row and value (a string cannot key a
+ * `WeakMap`): every write of a row carries its hash, and sealing it again each time would cost a
+ * WebCrypto call per write. Bounded: a row past it has its hash sealed again at its next write.
+ */
+const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, string>>()
+
+const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, string> => {
+  let memo = hashMemos.get(encryption)
+  if (memo === undefined) {
+    memo = new BoundedCache(10_000)
+    hashMemos.set(encryption, memo)
+  }
+  return memo
+}
+
+// The context is JSON (a newline inside is escaped) and a key id has none: the parts stay apart.
+const hashMemoKey = (keyId: string, context: string, hash: string) => `${keyId}\n${context}\n${hash}`
+
+/** The stored form of an arguments' hash, when this process sealed or opened it before. */
+const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined =>
+  hashMemoOf(encryption).get(hashMemoKey(encryption.currentKeyId, context, hash))
+
+const sealHash = (
+  encryption: Encryption.Encryption,
+  context: string,
+  hash: string,
+): Effect.Effect<string> => {
+  const known = knownHash(encryption, context, hash)
+  return known !== undefined
+    ? Effect.succeed(known)
+    : Effect.tap(encryption.encryptString(hash, context), (sealed) =>
+        hashMemoOf(encryption).set(hashMemoKey(encryption.currentKeyId, context, hash), sealed),
+      )
+}
+
+/**
  * Whether a field's value is sealed: a sealed task id or session, an object holding an envelope
  * (arguments, a result, input requests), or the answers' placeholder. What a reader without the
  * key shows as `encrypted`.
@@ -124,6 +162,7 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
     if (typeof value === "string") Option.map(Encryption.keyIdOf(value), (id) => ids.add(id))
   }
   add(record.taskId)
+  add(record.argumentsHash)
   add(envelopeOf(record.arguments))
   add(envelopeOf(record.result))
   add(envelopeOf(record.inputRequests))
@@ -161,6 +200,15 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
       jobs.push(
         Effect.map(encryption.encryptTaskId(taskId), (sealed) => {
           taskId = sealed
+        }),
+      )
+    }
+    const hashContext = contextOf(record.scope, record.key, "argumentsHash")
+    let argumentsHash = knownHash(encryption, hashContext, record.argumentsHash)
+    if (argumentsHash === undefined) {
+      jobs.push(
+        Effect.map(sealHash(encryption, hashContext, record.argumentsHash), (sealed) => {
+          argumentsHash = sealed
         }),
       )
     }
@@ -222,6 +270,7 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
           ...record,
           taskId,
           arguments: args,
+          argumentsHash: argumentsHash ?? record.argumentsHash,
           result,
           inputRequests,
           answers,
@@ -267,6 +316,18 @@ export const open = (
     const openId = (id: string) =>
       id.startsWith(Encryption.prefixes.taskId) ? encryption.decryptTaskId(id) : Effect.succeed(id)
     const taskId = record.taskId === null ? null : yield* openId(record.taskId)
+    // A row written before the hash was sealed has it in clear: kept as it is, sealed at its
+    // next write or by `rekey`.
+    const sealedHash = record.argumentsHash
+    const argumentsHash = !Encryption.isEnvelope(sealedHash)
+      ? sealedHash
+      : yield* Effect.tap(encryption.decryptString(sealedHash, context("argumentsHash")), (hash) => {
+          // Remembered under the key that sealed it: one under an older key is sealed again.
+          if (sealedHash.startsWith(Encryption.prefixes.boundEnvelope))
+            Option.map(Encryption.keyIdOf(sealedHash), (keyId) =>
+              hashMemoOf(encryption).set(hashMemoKey(keyId, context("argumentsHash"), hash), sealedHash),
+            )
+        })
     const args = yield* openJson(record.arguments, "arguments")
     const resultEnvelope = envelopeOf(record.result)
     const result =
@@ -322,7 +383,17 @@ export const open = (
             Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
           )
     return new HandleRecord(
-      { ...record, taskId, arguments: args, result, inputRequests, answers, snapshot, strayTasks },
+      {
+        ...record,
+        taskId,
+        arguments: args,
+        argumentsHash,
+        result,
+        inputRequests,
+        answers,
+        snapshot,
+        strayTasks,
+      },
       true,
     )
   })
@@ -354,6 +425,7 @@ const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
       ...stored,
       taskId: clear.taskId,
       arguments: clear.arguments,
+      argumentsHash: clear.argumentsHash,
       result: clear.result,
       inputRequests: clear.inputRequests,
       answers: clear.answers,
@@ -376,28 +448,41 @@ export const make = (
   HandleStore.HandleStore.of({
     ...store,
     insertOrGet: (handle: CallStore.NewHandle) => {
-      const insert = (args: JsonObject | null) =>
-        Effect.flatMap(store.insertOrGet({ ...handle, arguments: args }), (inserted) =>
+      const insert = (args: JsonObject | null, argumentsHash: string) =>
+        Effect.flatMap(store.insertOrGet({ ...handle, arguments: args, argumentsHash }), (inserted) =>
           inserted.created
             ? Effect.succeed({
                 created: true,
-                record: new HandleRecord({ ...inserted.record, arguments: handle.arguments }, true),
+                record: new HandleRecord(
+                  { ...inserted.record, arguments: handle.arguments, argumentsHash: handle.argumentsHash },
+                  true,
+                ),
               })
             : Effect.map(openIn(encryption, "insertOrGet")(inserted.record), (record) => ({
                 created: false,
                 record,
               })),
         )
+      const hash = sealHash(
+        encryption,
+        contextOf(handle.scope, handle.key, "argumentsHash"),
+        handle.argumentsHash,
+      )
       return handle.arguments === null
-        ? insert(null)
+        ? Effect.flatMap(hash, (argumentsHash) => insert(null, argumentsHash))
         : Effect.flatMap(
-            sealWith(
-              encryption,
-              memoOf(encryption),
-              handle.arguments,
-              contextOf(handle.scope, handle.key, "arguments"),
+            // Two thread-pool jobs at once: the write waits for one round of them.
+            Effect.zip(
+              sealWith(
+                encryption,
+                memoOf(encryption),
+                handle.arguments,
+                contextOf(handle.scope, handle.key, "arguments"),
+              ),
+              hash,
+              { concurrent: true },
             ),
-            (sealed) => insert(sealedObject(sealed)),
+            ([args, argumentsHash]) => insert(sealedObject(args), argumentsHash),
           )
     },
     get: (scope, key) =>
@@ -466,6 +551,7 @@ export const needsRekey = (record: HandleRecord, currentKeyId: string): boolean 
   const answers = record.answers[sealedField]
   return (
     clearId(record.taskId) ||
+    unbound(record.argumentsHash) ||
     (record.arguments !== null && unbound(envelopeOf(record.arguments))) ||
     (record.result !== null && unbound(envelopeOf(record.result))) ||
     (record.inputRequests !== null && unbound(envelopeOf(record.inputRequests))) ||

@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { BoundedCache } from "./internal/boundedCache.js"
 
 /**
  * The keys a process has: `current` encrypts new writes; every key in `keys` (the current one
@@ -483,22 +484,6 @@ export const layer: Layer.Layer<Encryption, InvalidKeys, KeyProvider> = Layer.ef
 
 /** Task ids remembered per direction: enough for every call a busy process holds open. */
 const idCacheSize = 10_000
-
-/** A map that forgets its oldest entry past `size` (a Map keeps insertion order). */
-class BoundedCache<K, V> {
-  private readonly entries = new Map<K, V>()
-  constructor(private readonly size: number) {}
-  get(key: K): V | undefined {
-    return this.entries.get(key)
-  }
-  set(key: K, value: V): void {
-    if (this.entries.size >= this.size && !this.entries.has(key)) {
-      const oldest = this.entries.keys().next()
-      if (oldest.done !== true) this.entries.delete(oldest.value)
-    }
-    this.entries.set(key, value)
-  }
-}
 
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : String(error)
