@@ -182,9 +182,9 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
 export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
   Effect.suspend(() => {
     const memo = memoOf(encryption)
-    // A field is either sealed now (an envelope this row already has, a task id sealed before)
-    // or by a job; the jobs run at once, so a write that seals several fields waits for one
-    // round of thread-pool jobs rather than one per field.
+    // A field is either sealed now (an envelope this row already has) or by a job. The jobs run
+    // one after another: forking a fiber each (Effect.all with concurrency) cost more
+    // instructions than the thread-pool round trips it overlapped.
     const jobs: Array<Effect.Effect<void>> = []
     const envelope = (clear: object, field: string, set: (sealed: string) => void, plain?: () => unknown) => {
       const context = contextOf(record.scope, record.key, field)
@@ -284,7 +284,7 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
       ? Effect.sync(sealed)
       : jobs.length === 1 && only !== undefined
         ? Effect.map(only, sealed)
-        : Effect.map(Effect.all(jobs, { concurrency: "unbounded", discard: true }), sealed)
+        : Effect.map(Effect.all(jobs, { discard: true }), sealed)
   })
 
 /**
@@ -471,7 +471,6 @@ export const make = (
       return handle.arguments === null
         ? Effect.flatMap(hash, (argumentsHash) => insert(null, argumentsHash))
         : Effect.flatMap(
-            // Two thread-pool jobs at once: the write waits for one round of them.
             Effect.zip(
               sealWith(
                 encryption,
@@ -480,7 +479,6 @@ export const make = (
                 contextOf(handle.scope, handle.key, "arguments"),
               ),
               hash,
-              { concurrent: true },
             ),
             ([args, argumentsHash]) => insert(sealedObject(args), argumentsHash),
           )
