@@ -101,8 +101,9 @@ const remember = (memo: Memo, clear: unknown, context: string, sealed: string) =
 
 /**
  * What each arguments' hash was last sealed as, by key id, row and value (a string cannot key a
- * `WeakMap`): every write of a row carries its hash, and sealing it again each time would cost a
- * WebCrypto call per write. Bounded: a row past it has its hash sealed again at its next write.
+ * `WeakMap`), and what each envelope of one opened to, by row: every write of a row carries its
+ * hash and every read opens it, and each would otherwise cost a WebCrypto call. Bounded: past it,
+ * a hash is sealed or opened again.
  */
 const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, string>>()
 
@@ -115,8 +116,10 @@ const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, str
   return memo
 }
 
-// The context is JSON (a newline inside is escaped) and a key id has none: the parts stay apart.
+// The context is JSON (a newline inside is escaped) and a key id has none: the parts stay apart,
+// and an opening's key (no key id: it starts with the newline) is never a sealing's.
 const hashMemoKey = (keyId: string, context: string, hash: string) => `${keyId}\n${context}\n${hash}`
+const openedHashKey = (context: string, sealed: string) => `\n${context}\n${sealed}`
 
 /** The stored form of an arguments' hash, when this process sealed or opened it before. */
 const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined =>
@@ -130,9 +133,29 @@ const sealHash = (
   const known = knownHash(encryption, context, hash)
   return known !== undefined
     ? Effect.succeed(known)
-    : Effect.tap(encryption.encryptString(hash, context), (sealed) =>
-        hashMemoOf(encryption).set(hashMemoKey(encryption.currentKeyId, context, hash), sealed),
-      )
+    : Effect.tap(encryption.encryptString(hash, context), (sealed) => {
+        hashMemoOf(encryption).set(hashMemoKey(encryption.currentKeyId, context, hash), sealed)
+        hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
+      })
+}
+
+/** The clear hash of an envelope bound to `context` (AES-GCM opens the same text the same way). */
+const openHash = (
+  encryption: Encryption.Encryption,
+  context: string,
+  sealed: string,
+): Effect.Effect<string, Encryption.MissingKey | Encryption.DecryptFailed> => {
+  const known = hashMemoOf(encryption).get(openedHashKey(context, sealed))
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.tap(encryption.decryptString(sealed, context), (hash) => {
+    // Only what the current format wrote; remembered under the key that sealed it, so that one
+    // under an older key is sealed again at the next write.
+    if (!sealed.startsWith(Encryption.prefixes.boundEnvelope)) return
+    hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
+    Option.map(Encryption.keyIdOf(sealed), (keyId) =>
+      hashMemoOf(encryption).set(hashMemoKey(keyId, context, hash), sealed),
+    )
+  })
 }
 
 /**
@@ -321,13 +344,7 @@ export const open = (
     const sealedHash = record.argumentsHash
     const argumentsHash = !Encryption.isEnvelope(sealedHash)
       ? sealedHash
-      : yield* Effect.tap(encryption.decryptString(sealedHash, context("argumentsHash")), (hash) => {
-          // Remembered under the key that sealed it: one under an older key is sealed again.
-          if (sealedHash.startsWith(Encryption.prefixes.boundEnvelope))
-            Option.map(Encryption.keyIdOf(sealedHash), (keyId) =>
-              hashMemoOf(encryption).set(hashMemoKey(keyId, context("argumentsHash"), hash), sealedHash),
-            )
-        })
+      : yield* openHash(encryption, context("argumentsHash"), sealedHash)
     const args = yield* openJson(record.arguments, "arguments")
     const resultEnvelope = envelopeOf(record.result)
     const result =
