@@ -5,13 +5,14 @@
  *
  * Sealed: the task id and stray task ids (deterministically, see `Encryption`: the stored value
  * is a function of the id and the key, so the unique index, adoption and duplicate-id detection
- * keep working on it), the arguments, the result, the input requests, the answers and the
+ * keep working on it), the arguments and their hash (unkeyed, it would let a copy of the file
+ * guess arguments of little entropy), the result, the input requests, the answers and the
  * 2025-11-25 session. Each sealed value still has its field's shape (a string, or an object
  * holding the envelope under `sealedField`), so every store decodes a sealed row like any other
  * and the SQL that reads a row's plain parts (`cancelSent`, `launches`, intervals) is unchanged.
  *
  * Left in clear: what the store itself schedules, leases and lists by (scope, key, server id,
- * status, times, versions), the tool name, the arguments' hash, errors, the status message,
+ * status, times, versions), the tool name, errors, the status message,
  * progress and history. A row written before encryption was on reads back as it is (a field
  * that is not sealed is taken as clear) and is sealed at its next write or by `rekey`.
  *
@@ -29,6 +30,7 @@ import type * as CallStore from "./CallStore.js"
 import * as Encryption from "./Encryption.js"
 import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
+import { BoundedCache } from "./internal/boundedCache.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import * as ToolResult from "./ToolResult.js"
 
@@ -98,6 +100,65 @@ const remember = (memo: Memo, clear: unknown, context: string, sealed: string) =
 }
 
 /**
+ * What each arguments' hash was last sealed as, by key id, row and value (a string cannot key a
+ * `WeakMap`), and what each envelope of one opened to, by row: every write of a row carries its
+ * hash and every read opens it, and each would otherwise cost a WebCrypto call. Bounded: past it,
+ * a hash is sealed or opened again.
+ */
+const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, string>>()
+
+const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, string> => {
+  let memo = hashMemos.get(encryption)
+  if (memo === undefined) {
+    memo = new BoundedCache(10_000)
+    hashMemos.set(encryption, memo)
+  }
+  return memo
+}
+
+// The context is JSON (a newline inside is escaped) and a key id has none: the parts stay apart,
+// and an opening's key (no key id: it starts with the newline) is never a sealing's.
+const hashMemoKey = (keyId: string, context: string, hash: string) => `${keyId}\n${context}\n${hash}`
+const openedHashKey = (context: string, sealed: string) => `\n${context}\n${sealed}`
+
+/** The stored form of an arguments' hash, when this process sealed or opened it before. */
+const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined =>
+  hashMemoOf(encryption).get(hashMemoKey(encryption.currentKeyId, context, hash))
+
+const sealHash = (
+  encryption: Encryption.Encryption,
+  context: string,
+  hash: string,
+): Effect.Effect<string> => {
+  const known = knownHash(encryption, context, hash)
+  return known !== undefined
+    ? Effect.succeed(known)
+    : Effect.tap(encryption.encryptString(hash, context), (sealed) => {
+        hashMemoOf(encryption).set(hashMemoKey(encryption.currentKeyId, context, hash), sealed)
+        hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
+      })
+}
+
+/** The clear hash of an envelope bound to `context` (AES-GCM opens the same text the same way). */
+const openHash = (
+  encryption: Encryption.Encryption,
+  context: string,
+  sealed: string,
+): Effect.Effect<string, Encryption.MissingKey | Encryption.DecryptFailed> => {
+  const known = hashMemoOf(encryption).get(openedHashKey(context, sealed))
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.tap(encryption.decryptString(sealed, context), (hash) => {
+    // Only what the current format wrote; remembered under the key that sealed it, so that one
+    // under an older key is sealed again at the next write.
+    if (!sealed.startsWith(Encryption.prefixes.boundEnvelope)) return
+    hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
+    Option.map(Encryption.keyIdOf(sealed), (keyId) =>
+      hashMemoOf(encryption).set(hashMemoKey(keyId, context, hash), sealed),
+    )
+  })
+}
+
+/**
  * Whether a field's value is sealed: a sealed task id or session, an object holding an envelope
  * (arguments, a result, input requests), or the answers' placeholder. What a reader without the
  * key shows as `encrypted`.
@@ -124,6 +185,7 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
     if (typeof value === "string") Option.map(Encryption.keyIdOf(value), (id) => ids.add(id))
   }
   add(record.taskId)
+  add(record.argumentsHash)
   add(envelopeOf(record.arguments))
   add(envelopeOf(record.result))
   add(envelopeOf(record.inputRequests))
@@ -141,67 +203,111 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
  * @category constructors
  */
 export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
-  Effect.gen(function* () {
+  Effect.suspend(() => {
     const memo = memoOf(encryption)
-    const context = (field: string) => contextOf(record.scope, record.key, field)
-    const taskId = record.taskId === null ? null : yield* encryption.encryptTaskId(record.taskId)
-    const args =
-      record.arguments === null
-        ? null
-        : sealedObject(yield* sealWith(encryption, memo, record.arguments, context("arguments")))
+    // A field is either sealed now (an envelope this row already has) or by a job. The jobs run
+    // one after another: forking a fiber each (Effect.all with concurrency) cost more
+    // instructions than the thread-pool round trips it overlapped.
+    const jobs: Array<Effect.Effect<void>> = []
+    const envelope = (clear: object, field: string, set: (sealed: string) => void, plain?: () => unknown) => {
+      const context = contextOf(record.scope, record.key, field)
+      const known = memo.get(clear)
+      if (known !== undefined && known.context === context && known.keyId === encryption.currentKeyId) {
+        set(known.sealed)
+      } else {
+        jobs.push(Effect.map(sealWith(encryption, memo, clear, context, plain), set))
+      }
+    }
+    let taskId = record.taskId
+    if (taskId !== null) {
+      jobs.push(
+        Effect.map(encryption.encryptTaskId(taskId), (sealed) => {
+          taskId = sealed
+        }),
+      )
+    }
+    const hashContext = contextOf(record.scope, record.key, "argumentsHash")
+    let argumentsHash = knownHash(encryption, hashContext, record.argumentsHash)
+    if (argumentsHash === undefined) {
+      jobs.push(
+        Effect.map(sealHash(encryption, hashContext, record.argumentsHash), (sealed) => {
+          argumentsHash = sealed
+        }),
+      )
+    }
+    let args: JsonObject | null = null
+    if (record.arguments !== null) {
+      envelope(record.arguments, "arguments", (sealed) => {
+        args = sealedObject(sealed)
+      })
+    }
+    let result: ToolResult.CallToolResult | null = null
     const clearResult = record.result
-    const result =
-      clearResult === null
-        ? null
-        : // Sealed as the server sent it (encoded): a block of a type this revision does not know
-          // decodes back to the same `UnknownContent`.
-          ({
-            content: [],
-            ...sealedObject(
-              yield* sealWith(encryption, memo, clearResult, context("result"), () =>
-                ToolResult.encode(clearResult),
-              ),
-            ),
-          } as ToolResult.CallToolResult)
-    const inputRequests =
-      record.inputRequests === null
-        ? null
-        : sealedObject(yield* sealWith(encryption, memo, record.inputRequests, context("inputRequests")))
-    const answers =
-      Object.keys(record.answers).length === 0
-        ? record.answers
-        : {
-            [sealedField]: new InputAnswer(
-              {
-                response: yield* sealWith(encryption, memo, record.answers, context("answers")),
-                acknowledged: false,
-              },
-              true,
-            ),
-          }
-    const snapshot =
-      record.snapshot?.session === undefined
-        ? record.snapshot
-        : new TaskSnapshot(
-            {
-              ...record.snapshot,
-              session: yield* encryption.encryptString(record.snapshot.session, context("session")),
-            },
-            true,
-          )
-    const strayTasks =
-      record.strayTasks.length === 0
-        ? record.strayTasks
-        : yield* Effect.forEach(record.strayTasks, (stray) =>
-            Effect.map(
-              encryption.encryptTaskId(stray.taskId),
-              (sealed) => new StrayTask({ ...stray, taskId: sealed }, true),
-            ),
-          )
-    return new HandleRecord(
-      { ...record, taskId, arguments: args, result, inputRequests, answers, snapshot, strayTasks },
-      true,
-    )
+    if (clearResult !== null) {
+      // Sealed as the server sent it (encoded): a block of a type this revision does not know
+      // decodes back to the same `UnknownContent`.
+      envelope(
+        clearResult,
+        "result",
+        (sealed) => {
+          result = { content: [], ...sealedObject(sealed) } as ToolResult.CallToolResult
+        },
+        () => ToolResult.encode(clearResult),
+      )
+    }
+    let inputRequests: JsonObject | null = null
+    if (record.inputRequests !== null) {
+      envelope(record.inputRequests, "inputRequests", (sealed) => {
+        inputRequests = sealedObject(sealed)
+      })
+    }
+    let answers = record.answers
+    if (Object.keys(record.answers).length > 0) {
+      envelope(record.answers, "answers", (sealed) => {
+        answers = { [sealedField]: new InputAnswer({ response: sealed, acknowledged: false }, true) }
+      })
+    }
+    let snapshot = record.snapshot
+    const clearSnapshot = record.snapshot
+    if (clearSnapshot?.session !== undefined) {
+      jobs.push(
+        Effect.map(
+          encryption.encryptString(clearSnapshot.session, contextOf(record.scope, record.key, "session")),
+          (session) => {
+            snapshot = new TaskSnapshot({ ...clearSnapshot, session }, true)
+          },
+        ),
+      )
+    }
+    const strayTasks = record.strayTasks.slice()
+    record.strayTasks.forEach((stray, i) => {
+      jobs.push(
+        Effect.map(encryption.encryptTaskId(stray.taskId), (sealed) => {
+          strayTasks[i] = new StrayTask({ ...stray, taskId: sealed }, true)
+        }),
+      )
+    })
+    const sealed = () =>
+      new HandleRecord(
+        {
+          ...record,
+          taskId,
+          arguments: args,
+          argumentsHash: argumentsHash ?? record.argumentsHash,
+          result,
+          inputRequests,
+          answers,
+          snapshot,
+          strayTasks: record.strayTasks.length === 0 ? record.strayTasks : strayTasks,
+        },
+        true,
+      )
+    const [only] = jobs
+    return jobs.length === 0
+      ? Effect.sync(sealed)
+      : jobs.length === 1 && only !== undefined
+        ? Effect.map(only, sealed)
+        : Effect.map(Effect.all(jobs, { discard: true }), sealed)
   })
 
 /**
@@ -233,6 +339,12 @@ export const open = (
     const openId = (id: string) =>
       id.startsWith(Encryption.prefixes.taskId) ? encryption.decryptTaskId(id) : Effect.succeed(id)
     const taskId = record.taskId === null ? null : yield* openId(record.taskId)
+    // A row written before the hash was sealed has it in clear: kept as it is, sealed at its
+    // next write or by `rekey`.
+    const sealedHash = record.argumentsHash
+    const argumentsHash = !Encryption.isEnvelope(sealedHash)
+      ? sealedHash
+      : yield* openHash(encryption, context("argumentsHash"), sealedHash)
     const args = yield* openJson(record.arguments, "arguments")
     const resultEnvelope = envelopeOf(record.result)
     const result =
@@ -288,7 +400,17 @@ export const open = (
             Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
           )
     return new HandleRecord(
-      { ...record, taskId, arguments: args, result, inputRequests, answers, snapshot, strayTasks },
+      {
+        ...record,
+        taskId,
+        arguments: args,
+        argumentsHash,
+        result,
+        inputRequests,
+        answers,
+        snapshot,
+        strayTasks,
+      },
       true,
     )
   })
@@ -320,6 +442,7 @@ const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
       ...stored,
       taskId: clear.taskId,
       arguments: clear.arguments,
+      argumentsHash: clear.argumentsHash,
       result: clear.result,
       inputRequests: clear.inputRequests,
       answers: clear.answers,
@@ -341,27 +464,42 @@ export const make = (
 ): HandleStore.HandleStore =>
   HandleStore.HandleStore.of({
     ...store,
-    insertOrGet: (handle: CallStore.NewHandle) =>
-      Effect.gen(function* () {
-        const args =
-          handle.arguments === null
-            ? null
-            : sealedObject(
-                yield* sealWith(
-                  encryption,
-                  memoOf(encryption),
-                  handle.arguments,
-                  contextOf(handle.scope, handle.key, "arguments"),
+    insertOrGet: (handle: CallStore.NewHandle) => {
+      const insert = (args: JsonObject | null, argumentsHash: string) =>
+        Effect.flatMap(store.insertOrGet({ ...handle, arguments: args, argumentsHash }), (inserted) =>
+          inserted.created
+            ? Effect.succeed({
+                created: true,
+                record: new HandleRecord(
+                  { ...inserted.record, arguments: handle.arguments, argumentsHash: handle.argumentsHash },
+                  true,
                 ),
-              )
-        const inserted = yield* store.insertOrGet({ ...handle, arguments: args })
-        return inserted.created
-          ? {
-              created: true,
-              record: new HandleRecord({ ...inserted.record, arguments: handle.arguments }, true),
-            }
-          : { created: false, record: yield* openIn(encryption, "insertOrGet")(inserted.record) }
-      }),
+              })
+            : Effect.map(openIn(encryption, "insertOrGet")(inserted.record), (record) => ({
+                created: false,
+                record,
+              })),
+        )
+      const hash = sealHash(
+        encryption,
+        contextOf(handle.scope, handle.key, "argumentsHash"),
+        handle.argumentsHash,
+      )
+      return handle.arguments === null
+        ? Effect.flatMap(hash, (argumentsHash) => insert(null, argumentsHash))
+        : Effect.flatMap(
+            Effect.zip(
+              sealWith(
+                encryption,
+                memoOf(encryption),
+                handle.arguments,
+                contextOf(handle.scope, handle.key, "arguments"),
+              ),
+              hash,
+            ),
+            ([args, argumentsHash]) => insert(sealedObject(args), argumentsHash),
+          )
+    },
     get: (scope, key) =>
       Effect.flatMap(
         store.get(scope, key),
@@ -428,6 +566,7 @@ export const needsRekey = (record: HandleRecord, currentKeyId: string): boolean 
   const answers = record.answers[sealedField]
   return (
     clearId(record.taskId) ||
+    unbound(record.argumentsHash) ||
     (record.arguments !== null && unbound(envelopeOf(record.arguments))) ||
     (record.result !== null && unbound(envelopeOf(record.result))) ||
     (record.inputRequests !== null && unbound(envelopeOf(record.inputRequests))) ||

@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { BoundedCache } from "./internal/boundedCache.js"
 
 /**
  * The keys a process has: `current` encrypts new writes; every key in `keys` (the current one
@@ -352,18 +353,17 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
       const key = derived.get(keyId)
       return key === undefined ? Effect.fail(new MissingKey({ keyId })) : Effect.succeed(key)
     }
-    const hmac = (key: DerivedKey, value: string) =>
-      Effect.promise(() => crypto.subtle.sign("HMAC", key.hmac, encoder.encode(value))).pipe(
-        Effect.map((mac) => new Uint8Array(mac)),
-      )
     const gcm = (iv: Uint8Array, context: string | undefined): AesGcmParams =>
       context === undefined
         ? { name: "AES-GCM", iv: iv as BufferSource }
         : { name: "AES-GCM", iv: iv as BufferSource, additionalData: encoder.encode(context) }
-    const seal = (key: DerivedKey, iv: Uint8Array, plain: string, context?: string) =>
-      Effect.promise(() => crypto.subtle.encrypt(gcm(iv, context), key.aes, encoder.encode(plain))).pipe(
-        Effect.map((ct) => toBase64Url(new Uint8Array(ct))),
-      )
+    // Each WebCrypto call is a job on Node's thread pool, answered through the event loop: every
+    // value below is sealed or opened by one async function under one `Effect.promise`, so a
+    // task id's HMAC and AES-GCM cost the fiber one suspension, not two.
+    const sealText = (key: DerivedKey, iv: Uint8Array, plain: string, context?: string) =>
+      crypto.subtle
+        .encrypt(gcm(iv, context), key.aes, encoder.encode(plain))
+        .then((ct) => toBase64Url(new Uint8Array(ct)))
     const open = (keyId: string, key: DerivedKey, iv: Uint8Array, ciphertext: Uint8Array, context?: string) =>
       Effect.tryPromise({
         try: async () =>
@@ -389,14 +389,12 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
     }
 
     const encryptString = (plain: string, context?: string) =>
-      Effect.suspend(() => {
-        const iv = crypto.getRandomValues(new Uint8Array(12))
+      Effect.promise(async () => {
+        const iv = nextIv()
         // An envelope without a context has no version of its own: it stays `mhe1.`.
         const prefix = context === undefined ? prefixes.envelope : prefixes.boundEnvelope
-        return Effect.map(
-          seal(current, iv, plain, context),
-          (ct) => `${prefix}${currentKeyId}.${toBase64Url(iv)}.${ct}`,
-        )
+        const ct = await sealText(current, iv, plain, context)
+        return `${prefix}${currentKeyId}.${toBase64Url(iv)}.${ct}`
       })
     const decryptString = (sealed: string, context?: string) =>
       sealed.startsWith(prefixes.boundEnvelope)
@@ -422,14 +420,14 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
       Effect.suspend(() => {
         const known = sealedIds.get(taskId)
         if (known !== undefined) return Effect.succeed(known)
-        return Effect.flatMap(hmac(current, taskId), (index) =>
-          Effect.map(seal(current, index.slice(0, 12), taskId), (ct) => {
-            const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${ct}`
-            sealedIds.set(taskId, sealed)
-            openedIds.set(sealed, taskId)
-            return sealed
-          }),
-        )
+        return Effect.promise(async () => {
+          const index = new Uint8Array(await crypto.subtle.sign("HMAC", current.hmac, encoder.encode(taskId)))
+          const ct = await sealText(current, index.slice(0, 12), taskId)
+          const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${ct}`
+          sealedIds.set(taskId, sealed)
+          openedIds.set(sealed, taskId)
+          return sealed
+        })
       })
     const decryptTaskId = (sealed: string) =>
       Effect.suspend(() => {
@@ -464,7 +462,12 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
         ),
       encryptTaskId,
       decryptTaskId,
-      blindIndex: (value) => Effect.map(hmac(current, value), toBase64Url),
+      blindIndex: (value) =>
+        Effect.promise(() =>
+          crypto.subtle
+            .sign("HMAC", current.hmac, encoder.encode(value))
+            .then((mac) => toBase64Url(new Uint8Array(mac))),
+        ),
     })
   })
 
@@ -482,29 +485,52 @@ export const layer: Layer.Layer<Encryption, InvalidKeys, KeyProvider> = Layer.ef
 /** Task ids remembered per direction: enough for every call a busy process holds open. */
 const idCacheSize = 10_000
 
-/** A map that forgets its oldest entry past `size` (a Map keeps insertion order). */
-class BoundedCache<K, V> {
-  private readonly entries = new Map<K, V>()
-  constructor(private readonly size: number) {}
-  get(key: K): V | undefined {
-    return this.entries.get(key)
-  }
-  set(key: K, value: V): void {
-    if (this.entries.size >= this.size && !this.entries.has(key)) {
-      const oldest = this.entries.keys().next()
-      if (oldest.done !== true) this.entries.delete(oldest.value)
-    }
-    this.entries.set(key, value)
-  }
-}
-
 const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : String(error)
 
+const base64Url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/** Unpadded base64url, by table: no binary string, `btoa` or three regex passes per value. */
 const toBase64Url = (bytes: Uint8Array): string => {
-  let binary = ""
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+  let text = ""
+  const codes: Array<number> = []
+  const at = (i: number) => bytes[i] ?? 0
+  const char = (sextet: number) => base64Url.charCodeAt(sextet & 63)
+  let i = 0
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2)
+    codes.push(char(n >>> 18), char(n >>> 12), char(n >>> 6), char(n))
+    // A large result is turned into text a slice at a time: one call per value could pass more
+    // arguments than the stack holds.
+    if (codes.length >= 8192) {
+      text += String.fromCharCode(...codes)
+      codes.length = 0
+    }
+  }
+  const left = bytes.length - i
+  if (left > 0) {
+    const n = (at(i) << 16) | (left === 2 ? at(i + 1) << 8 : 0)
+    codes.push(char(n >>> 18), char(n >>> 12))
+    if (left === 2) codes.push(char(n >>> 6))
+  }
+  return text + String.fromCharCode(...codes)
+}
+
+/**
+ * IVs drawn from the system's random source a block at a time (one `getRandomValues` per 512
+ * IVs rather than per value): an IV is public, only its uniqueness matters, and each 12 bytes of
+ * the block are handed out once.
+ */
+const ivBlock = new Uint8Array(12 * 512)
+let ivAt = ivBlock.length
+
+const nextIv = (): Uint8Array => {
+  if (ivAt + 12 > ivBlock.length) {
+    crypto.getRandomValues(ivBlock)
+    ivAt = 0
+  }
+  ivAt += 12
+  return ivBlock.slice(ivAt - 12, ivAt)
 }
 
 const fromBase64 = (text: string): Uint8Array | undefined => {

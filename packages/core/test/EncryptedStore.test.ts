@@ -1,9 +1,13 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
 import * as Encryption from "@mcp-handles/core/Encryption"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import { MemoryStore } from "@mcp-handles/store-memory"
+import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -208,7 +212,8 @@ describe("EncryptedStore", () => {
       expect(yield* EncryptedStore.rekey(raw, k1)).toMatchObject({ examined: 1, rekeyed: 1 })
       const rekeyed = JSON.stringify(yield* allRows(raw))
       expect(rekeyed).not.toContain("mhe1.")
-      expect(rekeyed.match(/mhe2\.k1\./g)?.length).toBe(3)
+      // The arguments, the result and the answers, bound now; and the arguments' hash, sealed now.
+      expect(rekeyed.match(/mhe2\.k1\./g)?.length).toBe(4)
       yield* expectOpens
     }),
   )
@@ -245,5 +250,80 @@ describe("EncryptedStore", () => {
       expect(after[0]).not.toEqual(was[0])
       expect(after.slice(1)).toEqual(was.slice(1))
     }),
+  )
+
+  it.effect(
+    "the arguments' hash is sealed at rest, bound to its row; rows with it in clear still open and rekey seals them",
+    () =>
+      Effect.gen(function* () {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-hash-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+        // Every byte of the database's files (the WAL too): what a copy of them gives away.
+        const fileBytes = () =>
+          fs
+            .readdirSync(dir)
+            .map((name) => fs.readFileSync(path.join(dir, name)).toString("latin1"))
+            .join("\n")
+        const raw = yield* SqliteStore.make({ filename: path.join(dir, "tasks.db") })
+        const k1 = yield* Encryption.make(keys("k1"))
+        const store = EncryptedStore.make(raw, k1)
+        const hashOf = (key: string) => `sha256-of-the-arguments-of-${key}`
+        const begin = (key: string) =>
+          store.insertOrGet({
+            scope: "s",
+            key,
+            serverId: "srv",
+            tool: "t",
+            arguments: { n: 1 },
+            argumentsHash: hashOf(key),
+            owner: "me",
+            leaseMs: 1000,
+            now: 0,
+          })
+        const rawRow = (key: string) => Effect.map(raw.get("s", key), Option.getOrThrow)
+        const opened = (key: string) => Effect.map(store.get("s", key), Option.getOrThrow)
+
+        const { record } = yield* begin("new")
+        expect(record.argumentsHash).toBe(hashOf("new"))
+        const sealedHash = (yield* rawRow("new")).argumentsHash
+        expect(sealedHash.startsWith("mhe2.k1.")).toBe(true)
+        yield* store.update(
+          new HandleRecord.HandleRecord({ ...record, taskId: "task-new", status: "working" }, true),
+        )
+        // The engine sees it in clear (a key reused with other arguments is told apart by it).
+        expect((yield* opened("new")).argumentsHash).toBe(hashOf("new"))
+        expect((yield* begin("new")).record.argumentsHash).toBe(hashOf("new"))
+        // A later write keeps its envelope: not sealed again on every write.
+        expect((yield* rawRow("new")).argumentsHash).toBe(sealedHash)
+        expect(fileBytes()).toContain(sealedHash)
+        expect(fileBytes()).not.toContain(hashOf("new"))
+
+        // Bound to its row: copied into another row's hash, it does not open there.
+        yield* begin("copy")
+        yield* raw.update(
+          new HandleRecord.HandleRecord({ ...(yield* rawRow("copy")), argumentsHash: sealedHash }, true),
+        )
+        expect((yield* Effect.flip(store.get("s", "copy"))).cause).toBeInstanceOf(Encryption.DecryptFailed)
+
+        // A row written before the hash was sealed (everything else sealed, the hash in clear).
+        yield* begin("old")
+        yield* raw.update(
+          new HandleRecord.HandleRecord({ ...(yield* rawRow("old")), argumentsHash: hashOf("old") }, true),
+        )
+        expect((yield* opened("old")).argumentsHash).toBe(hashOf("old"))
+        expect(EncryptedStore.needsRekey(yield* rawRow("old"), "k1")).toBe(true)
+        expect(EncryptedStore.needsRekey(yield* rawRow("new"), "k1")).toBe(false)
+        yield* raw.update(
+          new HandleRecord.HandleRecord({ ...(yield* rawRow("copy")), argumentsHash: hashOf("copy") }, true),
+        )
+
+        expect(yield* EncryptedStore.rekey(raw, k1)).toMatchObject({ examined: 3, rekeyed: 2, skipped: 0 })
+        // Every row as a reader without the key gets it: no hash in clear.
+        const atRest = JSON.stringify(yield* Effect.map(raw.list({ limit: 100 }), (page) => page.records))
+        for (const key of ["new", "old", "copy"]) expect(atRest).not.toContain(hashOf(key))
+        expect((yield* rawRow("old")).argumentsHash.startsWith("mhe2.k1.")).toBe(true)
+        expect((yield* opened("old")).argumentsHash).toBe(hashOf("old"))
+        expect((yield* opened("new")).argumentsHash).toBe(hashOf("new"))
+      }).pipe(Effect.scoped),
   )
 })
