@@ -63,7 +63,7 @@ const view = (record: HandleRecord.HandleRecord, context: Context): Output.Row =
     pollIntervalMs: record.snapshot?.pollIntervalMs ?? null,
     ttlMs: record.snapshot?.ttlMs ?? null,
     arguments: sealed(record.arguments) ? encrypted : record.arguments,
-    argumentsHash: record.argumentsHash,
+    argumentsHash: sealed(record.argumentsHash) ? encrypted : record.argumentsHash,
     result:
       record.result === null ? null : sealed(record.result) ? encrypted : ToolResult.encode(record.result),
     error:

@@ -173,6 +173,7 @@ describe("encryption at rest", () => {
       expect(rows.find((row) => row.key === "s1")).toMatchObject({
         taskId: "encrypted",
         arguments: "encrypted",
+        argumentsHash: "encrypted",
         result: "encrypted",
       })
 
