@@ -128,7 +128,10 @@ export const makeRecorder = (): Recorder => ({
 })
 
 /** @internal */
-export const snapshot = (recorder: Recorder): Observation => ({ ...recorder, sseEvents: [...recorder.sseEvents] })
+export const snapshot = (recorder: Recorder): Observation => ({
+  ...recorder,
+  sseEvents: [...recorder.sseEvents],
+})
 
 /**
  * Thrown by the tap to stop the SDK once the observation holds everything we need. One for
