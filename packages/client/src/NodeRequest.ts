@@ -1,4 +1,3 @@
-/// <reference types="node" />
 /**
  * The wire's requests over `node:http` / `node:https`, for Node: one keep-alive agent per origin
  * and the answer read straight from the socket's buffers, without the WHATWG `Request`,
@@ -8,6 +7,7 @@
  *
  * @since 0.6.0
  */
+/// <reference types="node" />
 import * as http from "node:http"
 import * as https from "node:https"
 import { Readable } from "node:stream"
