@@ -3,7 +3,7 @@
  * function with the headers and body the SDK's transport sends, and what that function passes on
  * (an event stream, a redirect) is finished by the transport's path without a second request.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, vi } from "@effect/vitest"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Effect from "effect/Effect"
 import { exchange, makeRecorder, type Observation } from "../src/internal/wire/exchange.js"
@@ -157,5 +157,26 @@ describe("the lean exchange", () => {
     expect(sent.map((request) => request.url)).toEqual([server.url, "http://lean.test/mcp2"])
     expect(observation).toMatchObject({ status: 200, contentType: "application/json" })
     expect(JSON.parse(observation.bodyText ?? "null")).toMatchObject({ result: { ok: true } })
+  })
+
+  it("leaves no timer behind when the request function answers at once", async () => {
+    vi.useFakeTimers()
+    try {
+      const observation = await observe((resolve) =>
+        leanExchange(
+          { ...input(() => Promise.reject(new Error("unused"))), timeoutMs: 30_000 },
+          (_, done) => {
+            done({ _tag: "Failed", error: new TypeError("refused at once") })
+            return () => {}
+          },
+          makeRecorder(),
+          resolve,
+        ),
+      )
+      expect(observation.fetchError).toBeInstanceOf(TypeError)
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -216,7 +216,8 @@ export const leanExchange = (
     settle()
     abort()
   }
-  if (input.timeoutMs !== undefined) {
+  // A request function may answer at once (a refused URL, a test's): then no timer is left behind.
+  if (input.timeoutMs !== undefined && !done) {
     deadline = setTimeout(() => {
       recorder.timedOut = true
       stop()
