@@ -31,6 +31,7 @@ import * as inspector from "node:inspector/promises"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as v8 from "node:v8"
+import { nodeRequest } from "@mcp-handles/client"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
@@ -255,7 +256,7 @@ const countingWire = (onPoll: () => void): Layer.Layer<Wire.Wire> =>
           }),
       }),
     ),
-  ).pipe(Layer.provide(HttpWire.layer()))
+  ).pipe(Layer.provide(HttpWire.layer({ request: nodeRequest() })))
 
 interface Launched {
   /**

@@ -5,6 +5,7 @@
  */
 import { setMaxListeners } from "node:events"
 import * as path from "node:path"
+import { nodeRequest } from "@mcp-handles/client"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
@@ -102,7 +103,7 @@ export const mcpHandlesSide = async (options: {
             synchronous: options.synchronous ?? "FULL",
           }),
         ),
-        HttpWire.layer(),
+        HttpWire.layer({ request: nodeRequest() }),
         Polling.layer({ minIntervalMs: options.minIntervalMs ?? 10 }),
       ),
     ),

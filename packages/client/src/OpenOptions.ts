@@ -172,4 +172,61 @@ export interface HttpOptions {
   readonly protocolVersions?: ReadonlyArray<string> | undefined
   /** The fetch to use. Default `globalThis.fetch`. */
   readonly fetch?: typeof globalThis.fetch | undefined
+  /**
+   * Sends the requests whose answer is read whole (`tasks/get`, `tools/call`, ...). Default:
+   * `nodeRequest()` (keep-alive `node:http`), unless a `fetch` is given, which then sends them.
+   */
+  readonly request?: HttpRequest | undefined
 }
+
+/**
+ * An answer's headers, by lower-case name (a fetch `Headers` is one).
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface HeaderLookup {
+  readonly get: (name: string) => string | null
+}
+
+/**
+ * One request of the wire: a POST of `body` to `url` with exactly `headers`, reading at most
+ * `maxBytes` of the answer.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface HttpRequestInput {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+  readonly maxBytes: number
+}
+
+/**
+ * What became of a request: no response (`Failed`, the error with its `code`); a response read
+ * whole (`Answered`: `text`, or the first MiB of one over the limit, or the error that cut it);
+ * or a redirect or 2xx event stream passed on unread (`Passed`).
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export type HttpRequestOutcome =
+  | { readonly _tag: "Failed"; readonly error: unknown }
+  | {
+      readonly _tag: "Answered"
+      readonly status: number
+      readonly headers: HeaderLookup
+      readonly text?: string | undefined
+      readonly oversizePrefix?: string | undefined
+      readonly bodyError?: unknown
+    }
+  | { readonly _tag: "Passed"; readonly response: Response }
+
+/**
+ * Sends a request, calls `done` once with what became of it, and returns what aborts it.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export type HttpRequest = (input: HttpRequestInput, done: (outcome: HttpRequestOutcome) => void) => () => void

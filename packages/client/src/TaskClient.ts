@@ -249,6 +249,7 @@ export const openTaskClient = async (options: OpenOptions): Promise<TaskClient> 
     ...rest,
     ...(encryption === undefined ? {} : { encryption: Stores.encryption(encryption) }),
     store: await Stores.layer(store),
-    ...(http === undefined ? {} : { http: Stores.http(http) }),
+    // Always: with no options the wire still gets Node's request function.
+    http: Stores.http(http ?? {}),
   })
 }

@@ -26,6 +26,19 @@ export type * from "./HandleRecord.js"
  */
 export type * from "./Json.js"
 /**
+ * The wire's requests over `node:http`, the default of `open`'s `http.request`.
+ *
+ * @since 0.6.0
+ */
+export type * from "./NodeRequest.js"
+export {
+  /**
+   * @since 0.6.0
+   * @category constructors
+   */
+  nodeRequest,
+} from "./NodeRequest.js"
+/**
  * How a client is opened: the servers, the store, and the engine's settings.
  *
  * @since 0.1.0

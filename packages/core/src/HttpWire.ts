@@ -20,8 +20,9 @@ import * as Option from "effect/Option"
 import * as LiveClock from "./internal/liveClock.js"
 import * as Adapter from "./internal/wire/adapter.js"
 import { classify } from "./internal/wire/classify.js"
-import { exchange, makeRecorder, type Observation } from "./internal/wire/exchange.js"
+import { makeRecorder, type Observation, prefixBytes } from "./internal/wire/exchange.js"
 import * as Generation from "./internal/wire/generation.js"
+import * as Lean from "./internal/wire/lean.js"
 import * as Listen from "./internal/wire/listen.js"
 import { fromRpc, type Rpc } from "./internal/wire/methods.js"
 import * as V2025 from "./internal/wire/wire2025.js"
@@ -38,7 +39,82 @@ import { type AdapterOptions, type ServerEndpoint, Wire } from "./Wire.js"
 export interface Options extends AdapterOptions {
   /** The fetch to use (tests inject an in-process server here); defaults to `globalThis.fetch`. */
   readonly fetch?: typeof globalThis.fetch | undefined
+  /**
+   * Sends the stateless requests whose answer is read whole (`tasks/get`, `tools/call`, ...):
+   * a runtime's faster client than fetch (`@mcp-handles/client` gives Node's). Defaults to one
+   * over `fetch`. Whatever it passes on (an event stream, a redirect), and every 2025-11-25
+   * request, goes through `fetch`.
+   */
+  readonly request?: Request | undefined
 }
+
+/**
+ * The headers of an answer, as the wire reads them (a fetch `Headers` is one).
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface HeaderLookup {
+  /** The value of the header named `name` (lower case), or null when it is absent. */
+  readonly get: (name: string) => string | null
+}
+
+/**
+ * One request for `Options.request`: a POST of `body` (JSON) to `url` with exactly `headers`
+ * (names in lower case), reading at most `maxBytes` of the answer.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export interface RequestInput {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+  readonly maxBytes: number
+}
+
+/**
+ * What became of a request, as fetch would have told it:
+ *
+ * - `Failed`: no response at all; `error` as the client gave it, its `code` (`ECONNREFUSED`,
+ *   `ECONNRESET`, ...) on it or on its `cause`, which decides whether it may have been sent.
+ * - `Answered`: any response but a redirect or a 2xx `text/event-stream`, its body read whole as
+ *   UTF-8 `text`; past `maxBytes`, reading stops and `oversizePrefix` holds the first MiB; a
+ *   connection lost while reading is `bodyError`.
+ * - `Passed`: a redirect (3xx) or a 2xx `text/event-stream`, unread, as a fetch `Response`: the
+ *   wire's SDK path takes it from there.
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export type RequestOutcome =
+  | { readonly _tag: "Failed"; readonly error: unknown }
+  | {
+      readonly _tag: "Answered"
+      readonly status: number
+      readonly headers: HeaderLookup
+      readonly text?: string | undefined
+      readonly oversizePrefix?: string | undefined
+      readonly bodyError?: unknown
+    }
+  | { readonly _tag: "Passed"; readonly response: Response }
+
+/**
+ * A request function for `Options.request`: sends `input`, calls `done` once with the outcome,
+ * and returns a function that aborts the request (after which `done` need not be called).
+ *
+ * @since 0.6.0
+ * @category models
+ */
+export type Request = (input: RequestInput, done: (outcome: RequestOutcome) => void) => () => void
+
+/**
+ * The size of `oversizePrefix` in a `RequestOutcome`: what is kept of an answer over the limit.
+ *
+ * @since 0.6.0
+ * @category constants
+ */
+export const oversizePrefixBytes: number = prefixBytes
 
 /**
  * The server's own messages on an answer stream, each parsed and validated as JSON; what is not
@@ -80,6 +156,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
     const timeoutMs = Duration.toMillis(adapter.timeout)
     // Looked up per request, so a fetch installed later (a test's interceptor) is honoured.
     const fetch: typeof globalThis.fetch = (input, init) => (options.fetch ?? globalThis.fetch)(input, init)
+    const request = options.request ?? Lean.overFetch(fetch)
 
     const send: V2025.Send = (server, message, session, inputWindow, onNotification) =>
       Effect.gen(function* () {
@@ -88,7 +165,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
         const recorder = makeRecorder()
         const exchanged = (headers: Readonly<Record<string, string>>, timeoutMs?: number) =>
           Effect.async<Observation>((resume) => {
-            const stop = exchange(
+            const stop = Lean.leanExchange(
               {
                 url: server.url,
                 message,
@@ -100,6 +177,7 @@ export const make = (options: Options = {}): Effect.Effect<Wire> =>
                 timeoutMs,
                 onNotification,
               },
+              request,
               recorder,
               (observation) => resume(Effect.succeed(observation)),
             )

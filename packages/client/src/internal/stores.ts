@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import type { DurationInput } from "../DurationInput.js"
+import { nodeRequest } from "../NodeRequest.js"
 import type { EncryptionKeys, HttpOptions } from "../OpenOptions.js"
 import type { Store } from "../Store.js"
 
@@ -32,6 +33,9 @@ export const duration = (input: DurationInput | undefined): Duration.Duration | 
 export const http = (options: HttpOptions): HttpWire.Options => ({
   ...options,
   requestTimeout: duration(options.requestTimeout),
+  // Node's own HTTP client unless the caller chose a fetch (an interceptor, a test's server):
+  // then that fetch sends everything, as before.
+  request: options.request ?? (options.fetch === undefined ? nodeRequest() : undefined),
 })
 
 export const layer = async (store: Store): Promise<Layer.Layer<HandleStore.HandleStore, unknown>> => {

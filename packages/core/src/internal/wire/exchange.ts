@@ -16,6 +16,17 @@
 import { type JSONRPCMessage, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import { makeSseReader } from "./sse.js"
 
+/**
+ * The headers of an answer, as far as classification reads them: a fetch `Headers` is one, and so
+ * is a lighter lookup a request function of its own may give (see lean.ts).
+ *
+ * @internal
+ */
+export interface HeaderLookup {
+  /** The value of a header named in lower case, or null when absent. */
+  readonly get: (name: string) => string | null
+}
+
 /** What the fetch tap and the transport saw during one exchange. @internal */
 export interface Observation {
   /** The tap's fetch was invoked at least once: the request may have left. */
@@ -24,7 +35,7 @@ export interface Observation {
   readonly fetchError: unknown
   /** Status of the last response (after same-origin redirects), if any. */
   readonly status: number | undefined
-  readonly headers: Headers | undefined
+  readonly headers: HeaderLookup | undefined
   /** Media type essence of the last response, lower case. */
   readonly contentType: string | undefined
   /** The whole body, for every response that is not an event stream (bounded). */
@@ -85,7 +96,7 @@ export interface Recorder {
   fetchCalled: boolean
   fetchError: unknown
   status: number | undefined
-  headers: Headers | undefined
+  headers: HeaderLookup | undefined
   contentType: string | undefined
   bodyText: string | undefined
   sseEvents: Array<string>
@@ -116,7 +127,11 @@ export const makeRecorder = (): Recorder => ({
   timedOut: false,
 })
 
-const snapshot = (recorder: Recorder): Observation => ({ ...recorder, sseEvents: [...recorder.sseEvents] })
+/** @internal */
+export const snapshot = (recorder: Recorder): Observation => ({
+  ...recorder,
+  sseEvents: [...recorder.sseEvents],
+})
 
 /**
  * Thrown by the tap to stop the SDK once the observation holds everything we need. One for
@@ -127,14 +142,22 @@ const tapStop = new Error("the fetch tap read the whole answer")
 
 class AnswerTooLarge extends Error {}
 
-const mediaType = (value: string | null): string | undefined =>
-  value === null ? undefined : (value.split(";")[0] ?? "").trim().toLowerCase()
+/** @internal */
+export const mediaType = (value: string | null | undefined): string | undefined =>
+  value === null || value === undefined ? undefined : (value.split(";")[0] ?? "").trim().toLowerCase()
 
-/** How much of an oversize answer is kept to look for a decided task in (see completed.ts). */
-const prefixBytes = 1024 * 1024
+/** How much of an oversize answer is kept to look for a decided task in (see completed.ts). @internal */
+export const prefixBytes = 1024 * 1024
 
-/** Reads a whole body as text, stopping (and cancelling the stream) past `limit` bytes. */
-const readBounded = async (response: Response, limit: number, recorder: Recorder): Promise<string> => {
+/** Where `readBounded` says how reading went. @internal */
+export type BodySink = Pick<Recorder, "bodyError" | "oversize" | "oversizePrefix">
+
+/**
+ * Reads a whole body as text, stopping (and cancelling the stream) past `limit` bytes.
+ *
+ * @internal
+ */
+export const readBounded = async (response: Response, limit: number, recorder: BodySink): Promise<string> => {
   if (response.body === null) return ""
   const reader = response.body.getReader()
   const decoder = new TextDecoder()
