@@ -18,10 +18,11 @@
  * time over whole intervals of steady state, as many as fit in 15 s (a part of one when an interval
  * is longer), divided by the polls sent in it.
  *
- * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000] [--rate 200] [--warm 200]
+ * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000,100000] [--rate 200] [--warm 200]
  * [--window 15000] [--sides mh,ext] [--repeat 3] [--instructions]`. `--instructions` runs each side under
  * callgrind and reports instructions per poll too: a count the machine's load does not move. One run per side moves by ±25% between runs,
- * so each side's median of three rounds is reported by default, every round's ratio beside it. To
+ * so each side's median of three rounds is reported by default below 50,000 open (one round from
+ * there: launching takes minutes), every round's ratio beside it. To
  * compare two builds of one side, run that side alone with a window of 45 s or more
  * (`--sides mh --window 45000`), twice each, alternated.
  */
@@ -77,6 +78,8 @@ const WARM_INTERVAL_MS = 250
 const TASK_DURATION_MS = 3_600_000
 /** The measured stretch of steady state: whole intervals, at most this long (part of one when it is longer). */
 const MAX_WINDOW_MS = 15_000
+/** From this size on, one round per size by default (see `roundsAt`). */
+const LARGE_SIZE = 50_000
 /** How many calls each side has in flight while launching. */
 const LAUNCH_CONCURRENCY = 64
 /** The store operations that write (everything else reads). */
@@ -581,7 +584,8 @@ export const runB8 = async (options: {
   /** The sides to run (default both): one side alone, to compare two builds of it. */
   readonly sides?: ReadonlyArray<SideId>
   /**
-   * Rounds per size (default 3; 1 in a smoke run), the sides' order alternated between rounds:
+   * Rounds per size (default 3 below 50,000 open, 1 from there and in a smoke run), the sides'
+   * order alternated between rounds:
    * each side's run with the median CPU per poll is reported, with every round's ratio beside
    * it. One round cannot carry a 1.5× goal: one 15 s window of either side moves by ±25%.
    */
@@ -593,18 +597,21 @@ export const runB8 = async (options: {
   readonly instructions?: boolean
 }): Promise<BenchReport> => {
   const { smoke } = options
-  const sizes = options.sizes ?? (smoke ? [20] : [1_000, 10_000, 50_000])
+  const sizes = options.sizes ?? (smoke ? [20] : [1_000, 10_000, 50_000, 100_000])
   const rate = options.rate ?? (smoke ? 40 : 200)
   const warm = options.warm ?? (smoke ? 5 : 200)
   const maxWindowMs = options.windowMs ?? (smoke ? 1_000 : MAX_WINDOW_MS)
-  const repeat = options.repeat ?? (smoke ? 1 : 3)
+  // A run at 50,000 open or more spends 4 to 8 minutes a side launching its tasks: by default
+  // those sizes get one round (their intervals are longer than the window anyway).
+  const roundsAt = (size: number) => options.repeat ?? (smoke || size >= LARGE_SIZE ? 1 : 3)
+  const repeat = Math.max(...sizes.map(roundsAt))
   const loadBefore = loadAverage()
   const runs: Array<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> = []
   const problems: Array<string> = []
   const counted: Array<Measurement> = []
   for (const [k, size] of sizes.entries()) {
     const intervalMs = Math.max(250, Math.round((size / rate) * 1000))
-    for (let round = 0; round < repeat; round++) {
+    for (let round = 0; round < roundsAt(size); round++) {
       const alternated: ReadonlyArray<SideId> = (k + round) % 2 === 0 ? ["mh", "ext"] : ["ext", "mh"]
       const order = alternated.filter((side) => options.sides === undefined || options.sides.includes(side))
       for (const side of order) {
@@ -693,7 +700,7 @@ export const runB8 = async (options: {
         unit: "×",
         target: CPU_TARGET,
         met: ratio <= 1,
-        ...(repeat > 1 && rounds.length > 0 ? { spread: spread(rounds, 2) } : {}),
+        ...(rounds.length > 1 ? { spread: spread(rounds, 2) } : {}),
       },
       ...(Number.isFinite(instructionRatio)
         ? [
@@ -733,7 +740,7 @@ export const runB8 = async (options: {
     return [`- ${thousands(size)} open: ${ops || "none"}`]
   })
   const markdown = [
-    `Sizes ${sizes.map(thousands).join(", ")}; ${repeat === 1 ? "one run per side and size, sides alternated (A B, B A, …)" : `${repeat} rounds per size, the sides' order alternated between rounds (A B, B A, …); each side's run with the median CPU per poll is the one shown`}, each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap with N more tasks open, minus the same before their launch (warm-up tasks completed), / N, each read after full GCs a second apart until it stops changing (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over whole intervals of steady state after the launch, as many as fit in ${maxWindowMs / 1000} s (a part of one interval when it is longer), / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store. ${options.instructions === true ? `Instructions: one more run per side and size, apart from the timed ones, under \`valgrind --tool=callgrind\`, counting (all threads) only during the measured interval, / the polls in it (${sizes.map((size) => `${thousands(size)}: ${SIDES.map((side) => `${SIDE_NAMES[side].split(" ")[0]} ${countedRun(side, size)?.polls ?? 0}`).join(", ")} polls`).join("; ")}); callgrind runs a process some fifty times slower, so those runs poll at what they can rather than at the offered rate. ` : "Instructions: — (`--instructions` counts them under callgrind). "}Open tasks per core: one second of CPU / (CPU per poll × polls per task per second), at a ${CAPACITY_INTERVAL_S} s interval (polling) and, derived, with push at B7's ${PUSH_POLLS_PER_TASK_MINUTE} safety-net polls per task per minute (what a task's stream costs besides is not counted).${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
+    `Sizes ${sizes.map(thousands).join(", ")}; ${repeat === 1 ? "one run per side and size, sides alternated (A B, B A, …)" : `${sizes.map((size) => `${roundsAt(size)} round${roundsAt(size) === 1 ? "" : "s"} at ${thousands(size)}`).join(", ")}, the sides' order alternated between rounds (A B, B A, …); each side's run with the median CPU per poll is the one shown`}, each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap with N more tasks open, minus the same before their launch (warm-up tasks completed), / N, each read after full GCs a second apart until it stops changing (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over whole intervals of steady state after the launch, as many as fit in ${maxWindowMs / 1000} s (a part of one interval when it is longer), / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store. ${options.instructions === true ? `Instructions: one more run per side and size, apart from the timed ones, under \`valgrind --tool=callgrind\`, counting (all threads) only during the measured interval, / the polls in it (${sizes.map((size) => `${thousands(size)}: ${SIDES.map((side) => `${SIDE_NAMES[side].split(" ")[0]} ${countedRun(side, size)?.polls ?? 0}`).join(", ")} polls`).join("; ")}); callgrind runs a process some fifty times slower, so those runs poll at what they can rather than at the offered rate. ` : "Instructions: — (`--instructions` counts them under callgrind). "}Open tasks per core: one second of CPU / (CPU per poll × polls per task per second), at a ${CAPACITY_INTERVAL_S} s interval (polling) and, derived, with push at B7's ${PUSH_POLLS_PER_TASK_MINUTE} safety-net polls per task per minute (what a task's stream costs besides is not counted).${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
     "",
     table(
       [
