@@ -203,111 +203,80 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
  * @category constructors
  */
 export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
-  Effect.suspend(() => {
+  // One value after another: forking a fiber per value cost more instructions than the
+  // thread-pool round trips it overlapped (measured on B1).
+  Effect.gen(function* () {
     const memo = memoOf(encryption)
-    // A field is either sealed now (an envelope this row already has) or by a job. The jobs run
-    // one after another: forking a fiber each (Effect.all with concurrency) cost more
-    // instructions than the thread-pool round trips it overlapped.
-    const jobs: Array<Effect.Effect<void>> = []
-    const envelope = (clear: object, field: string, set: (sealed: string) => void, plain?: () => unknown) => {
-      const context = contextOf(record.scope, record.key, field)
-      const known = memo.get(clear)
-      if (known !== undefined && known.context === context && known.keyId === encryption.currentKeyId) {
-        set(known.sealed)
-      } else {
-        jobs.push(Effect.map(sealWith(encryption, memo, clear, context, plain), set))
-      }
-    }
-    let taskId = record.taskId
-    if (taskId !== null) {
-      jobs.push(
-        Effect.map(encryption.encryptTaskId(taskId), (sealed) => {
-          taskId = sealed
-        }),
-      )
-    }
-    const hashContext = contextOf(record.scope, record.key, "argumentsHash")
-    let argumentsHash = knownHash(encryption, hashContext, record.argumentsHash)
-    if (argumentsHash === undefined) {
-      jobs.push(
-        Effect.map(sealHash(encryption, hashContext, record.argumentsHash), (sealed) => {
-          argumentsHash = sealed
-        }),
-      )
-    }
-    let args: JsonObject | null = null
-    if (record.arguments !== null) {
-      envelope(record.arguments, "arguments", (sealed) => {
-        args = sealedObject(sealed)
-      })
-    }
-    let result: ToolResult.CallToolResult | null = null
+    const context = (field: string) => contextOf(record.scope, record.key, field)
+    const taskId = record.taskId === null ? null : yield* encryption.encryptTaskId(record.taskId)
+    const argumentsHash = yield* sealHash(encryption, context("argumentsHash"), record.argumentsHash)
+    const args =
+      record.arguments === null
+        ? null
+        : sealedObject(yield* sealWith(encryption, memo, record.arguments, context("arguments")))
     const clearResult = record.result
-    if (clearResult !== null) {
-      // Sealed as the server sent it (encoded): a block of a type this revision does not know
-      // decodes back to the same `UnknownContent`.
-      envelope(
-        clearResult,
-        "result",
-        (sealed) => {
-          result = { content: [], ...sealedObject(sealed) } as ToolResult.CallToolResult
-        },
-        () => ToolResult.encode(clearResult),
-      )
-    }
-    let inputRequests: JsonObject | null = null
-    if (record.inputRequests !== null) {
-      envelope(record.inputRequests, "inputRequests", (sealed) => {
-        inputRequests = sealedObject(sealed)
-      })
-    }
-    let answers = record.answers
-    if (Object.keys(record.answers).length > 0) {
-      envelope(record.answers, "answers", (sealed) => {
-        answers = { [sealedField]: new InputAnswer({ response: sealed, acknowledged: false }, true) }
-      })
-    }
-    let snapshot = record.snapshot
-    const clearSnapshot = record.snapshot
-    if (clearSnapshot?.session !== undefined) {
-      jobs.push(
-        Effect.map(
-          encryption.encryptString(clearSnapshot.session, contextOf(record.scope, record.key, "session")),
-          (session) => {
-            snapshot = new TaskSnapshot({ ...clearSnapshot, session }, true)
-          },
-        ),
-      )
-    }
-    const strayTasks = record.strayTasks.slice()
-    record.strayTasks.forEach((stray, i) => {
-      jobs.push(
-        Effect.map(encryption.encryptTaskId(stray.taskId), (sealed) => {
-          strayTasks[i] = new StrayTask({ ...stray, taskId: sealed }, true)
-        }),
-      )
-    })
-    const sealed = () =>
-      new HandleRecord(
-        {
-          ...record,
-          taskId,
-          arguments: args,
-          argumentsHash: argumentsHash ?? record.argumentsHash,
-          result,
-          inputRequests,
-          answers,
-          snapshot,
-          strayTasks: record.strayTasks.length === 0 ? record.strayTasks : strayTasks,
-        },
-        true,
-      )
-    const [only] = jobs
-    return jobs.length === 0
-      ? Effect.sync(sealed)
-      : jobs.length === 1 && only !== undefined
-        ? Effect.map(only, sealed)
-        : Effect.map(Effect.all(jobs, { discard: true }), sealed)
+    const result =
+      clearResult === null
+        ? null
+        : // Sealed as the server sent it (encoded): a block of a type this revision does not know
+          // decodes back to the same `UnknownContent`.
+          ({
+            content: [],
+            ...sealedObject(
+              yield* sealWith(encryption, memo, clearResult, context("result"), () =>
+                ToolResult.encode(clearResult),
+              ),
+            ),
+          } as ToolResult.CallToolResult)
+    const inputRequests =
+      record.inputRequests === null
+        ? null
+        : sealedObject(yield* sealWith(encryption, memo, record.inputRequests, context("inputRequests")))
+    const answers =
+      Object.keys(record.answers).length === 0
+        ? record.answers
+        : {
+            [sealedField]: new InputAnswer(
+              {
+                response: yield* sealWith(encryption, memo, record.answers, context("answers")),
+                acknowledged: false,
+              },
+              true,
+            ),
+          }
+    const snapshot =
+      record.snapshot?.session === undefined
+        ? record.snapshot
+        : new TaskSnapshot(
+            {
+              ...record.snapshot,
+              session: yield* encryption.encryptString(record.snapshot.session, context("session")),
+            },
+            true,
+          )
+    const strayTasks =
+      record.strayTasks.length === 0
+        ? record.strayTasks
+        : yield* Effect.forEach(record.strayTasks, (stray) =>
+            Effect.map(
+              encryption.encryptTaskId(stray.taskId),
+              (sealed) => new StrayTask({ ...stray, taskId: sealed }, true),
+            ),
+          )
+    return new HandleRecord(
+      {
+        ...record,
+        taskId,
+        arguments: args,
+        argumentsHash,
+        result,
+        inputRequests,
+        answers,
+        snapshot,
+        strayTasks,
+      },
+      true,
+    )
   })
 
 /**
