@@ -11,6 +11,7 @@
 import * as http from "node:http"
 import * as https from "node:https"
 import { Readable } from "node:stream"
+import * as HttpWire from "@mcp-handles/core/HttpWire"
 import type { HeaderLookup, HttpRequest, HttpRequestOutcome } from "./OpenOptions.js"
 
 /**
@@ -23,9 +24,6 @@ export interface NodeRequestOptions {
   /** Sockets per origin at most (default: unlimited, as fetch has). */
   readonly maxSockets?: number | undefined
 }
-
-/** What is kept of an answer over the limit (the wire's `oversizePrefixBytes`). */
-const prefixBytes = 1024 * 1024
 
 const lookupOf = (headers: http.IncomingHttpHeaders): HeaderLookup => ({
   get: (name) => {
@@ -150,7 +148,7 @@ export const nodeRequest = (options: NodeRequestOptions = {}): HttpRequest => {
         total += chunk.byteLength
         if (total > input.maxBytes) {
           chunks.push(chunk)
-          const prefix = Buffer.concat(chunks).subarray(0, prefixBytes).toString("utf8")
+          const prefix = Buffer.concat(chunks).subarray(0, HttpWire.oversizePrefixBytes).toString("utf8")
           // A peer that keeps writing must not hold the connection: it is not reused.
           request.destroy()
           finish({ _tag: "Answered", status, headers, oversizePrefix: prefix })
