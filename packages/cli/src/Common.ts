@@ -14,6 +14,7 @@ import * as Polling from "@mcp-handles/core/Polling"
 import * as Redaction from "@mcp-handles/core/Redaction"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
+import { NodeCipher } from "@mcp-handles/platform-node"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -197,7 +198,8 @@ export const encryption = (
       : undefined
   if (provider === undefined) return Effect.succeedNone
   return Encryption.Encryption.pipe(
-    Effect.provide(Encryption.layer.pipe(Layer.provide(provider))),
+    // node:crypto rather than WebCrypto: the same envelopes, without a thread-pool round trip each.
+    Effect.provide(Encryption.layer.pipe(Layer.provide(Layer.merge(provider, NodeCipher.layer)))),
     Effect.asSome,
     Effect.mapError((error) => usage(error.message)),
   )

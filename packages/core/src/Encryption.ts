@@ -1,7 +1,8 @@
 /**
  * Encryption at rest (issue 32, item 2): keys from a `KeyProvider`, AES-GCM envelopes for the
  * values a row holds (arguments, results, input requests, answers) and a blind index for task
- * ids. WebCrypto only, so the core still runs wherever `crypto.subtle` exists.
+ * ids. The algorithms run on a `Cipher`: WebCrypto by default, so the core still runs wherever
+ * `crypto.subtle` exists; a faster backend where the runtime has one (`NodeCipher` on Node).
  *
  * Two encodings, both text so that they fit any field of a record as it is:
  *
@@ -26,7 +27,9 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
+import * as Cipher from "./Cipher.js"
 import { BoundedCache } from "./internal/boundedCache.js"
 
 /**
@@ -225,6 +228,12 @@ const checkKeys = (keys: Keys): Effect.Effect<Keys, InvalidKeys> => {
 export interface Encryption {
   /** The key new writes use. */
   readonly currentKeyId: string
+  /**
+   * The name of the `Cipher` that runs the keys (`"WebCrypto"`, `"node:crypto"`).
+   *
+   * @since 0.6.0
+   */
+  readonly cipher: string
   /** Whether this process has the key `keyId`. */
   readonly hasKey: (keyId: string) => boolean
   /**
@@ -295,80 +304,99 @@ export const keyIdOf = (value: string): Option.Option<string> => {
   return id === undefined ? Option.none() : Option.some(id)
 }
 
-interface DerivedKey {
-  readonly aes: CryptoKey
-  readonly hmac: CryptoKey
-}
-
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
-const derive = async (bytes: Uint8Array): Promise<DerivedKey> => {
-  const master = await crypto.subtle.importKey("raw", bytes as BufferSource, "HKDF", false, ["deriveKey"])
-  const info = (label: string) => ({
-    name: "HKDF",
-    hash: "SHA-256",
-    salt: new Uint8Array(32),
-    info: encoder.encode(`mcp-handles/v1 ${label}`),
-  })
-  const aes = await crypto.subtle.deriveKey(
-    info("encrypt"),
-    master,
-    { name: "AES-GCM", length: 256 },
-    false,
-    ["encrypt", "decrypt"],
-  )
-  const hmac = await crypto.subtle.deriveKey(
-    info("blind index"),
-    master,
-    { name: "HMAC", hash: "SHA-256", length: 256 },
-    false,
-    ["sign"],
-  )
-  return { aes, hmac }
+/**
+ * HKDF-SHA-256 of a key into its two working keys' bytes, once per key id. `deriveBits` gives
+ * the same bytes `deriveKey` imported before the cipher was a port, so every stored value opens.
+ */
+const derive = async (bytes: Uint8Array): Promise<Cipher.KeyMaterial> => {
+  const master = await crypto.subtle.importKey("raw", bytes as BufferSource, "HKDF", false, ["deriveBits"])
+  const bits = async (label: string) =>
+    new Uint8Array(
+      await crypto.subtle.deriveBits(
+        {
+          name: "HKDF",
+          hash: "SHA-256",
+          salt: new Uint8Array(32),
+          info: encoder.encode(`mcp-handles/v1 ${label}`),
+        },
+        master,
+        256,
+      ),
+    )
+  return { encrypt: await bits("encrypt"), index: await bits("blind index") }
 }
 
+/** A cipher's answer as an effect: a synchronous one costs the fiber no suspension. */
+const answer = <A>(run: () => A | Promise<A>): Effect.Effect<A> =>
+  Effect.suspend(() => {
+    const result = run()
+    return Predicate.isPromise(result) ? Effect.promise(() => result) : Effect.succeed(result)
+  })
+
+/** As `answer`, with any failure (thrown or rejected) reported as `onError`'s. */
+const attempt = <A, E>(run: () => A | Promise<A>, onError: () => E): Effect.Effect<A, E> =>
+  Effect.suspend(() => {
+    let result: A | Promise<A>
+    try {
+      result = run()
+    } catch {
+      return Effect.fail(onError())
+    }
+    return Predicate.isPromise(result)
+      ? Effect.tryPromise({ try: () => result, catch: onError })
+      : Effect.succeed(result)
+  })
+
 /**
- * The service for a set of keys: derives each key's working keys once.
+ * The service for a set of keys: derives each key's working keys once, and runs them on
+ * `cipher` (WebCrypto unless another is given).
  *
  * @since 0.5.0
  * @category constructors
  */
-export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
+export const make = (
+  keys: Keys,
+  cipher: Cipher.Cipher = Cipher.webCrypto,
+): Effect.Effect<Encryption, InvalidKeys> =>
   Effect.gen(function* () {
     yield* checkKeys(keys)
-    const derived = new Map<string, DerivedKey>()
+    const derived = new Map<string, Cipher.CipherKey>()
     for (const [id, bytes] of keys.keys) {
       derived.set(
         id,
         yield* Effect.tryPromise({
-          try: () => derive(bytes),
+          try: () => derive(bytes).then(cipher.key),
           catch: (error) => new InvalidKeys({ reason: `key ${JSON.stringify(id)}: ${messageOf(error)}` }),
         }),
       )
     }
     const currentKeyId = keys.current
-    const current = derived.get(currentKeyId) as DerivedKey
+    const current = derived.get(currentKeyId) as Cipher.CipherKey
     const keyFor = (keyId: string) => {
       const key = derived.get(keyId)
       return key === undefined ? Effect.fail(new MissingKey({ keyId })) : Effect.succeed(key)
     }
-    const gcm = (iv: Uint8Array, context: string | undefined): AesGcmParams =>
-      context === undefined
-        ? { name: "AES-GCM", iv: iv as BufferSource }
-        : { name: "AES-GCM", iv: iv as BufferSource, additionalData: encoder.encode(context) }
-    // Each WebCrypto call is a job on Node's thread pool, answered through the event loop: every
-    // value below is sealed or opened by one async function under one `Effect.promise`, so a
-    // task id's HMAC and AES-GCM cost the fiber one suspension, not two.
-    const sealText = (key: DerivedKey, iv: Uint8Array, plain: string, context?: string) =>
-      crypto.subtle
-        .encrypt(gcm(iv, context), key.aes, encoder.encode(plain))
-        .then((ct) => toBase64Url(new Uint8Array(ct)))
-    const open = (keyId: string, key: DerivedKey, iv: Uint8Array, ciphertext: Uint8Array, context?: string) =>
-      Effect.tryPromise({
-        try: async () =>
-          decoder.decode(await crypto.subtle.decrypt(gcm(iv, context), key.aes, ciphertext as BufferSource)),
-        catch: () =>
+    const additionalData = (context: string | undefined) =>
+      context === undefined ? undefined : encoder.encode(context)
+    const open = (
+      keyId: string,
+      key: Cipher.CipherKey,
+      iv: Uint8Array,
+      ciphertext: Uint8Array,
+      context?: string,
+    ) =>
+      attempt(
+        () => {
+          const plain = key.open(iv, ciphertext, additionalData(context))
+          // Not UTF-8 is as much a failure as a bad tag: the text is decoded inside the attempt.
+          return Predicate.isPromise(plain)
+            ? plain.then((bytes) => decoder.decode(bytes))
+            : decoder.decode(plain)
+        },
+        () =>
           new DecryptFailed({
             keyId,
             reason:
@@ -376,7 +404,7 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
                 ? "authentication failed"
                 : "authentication failed (tampered, or copied from another row or field)",
           }),
-      })
+      )
     /** Splits `{prefix}{keyId}.{a}.{b}`. */
     const parts = (sealed: string, prefix: string) => {
       const fields = sealed.startsWith(prefix) ? sealed.slice(prefix.length).split(".") : []
@@ -389,12 +417,14 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
     }
 
     const encryptString = (plain: string, context?: string) =>
-      Effect.promise(async () => {
+      Effect.suspend(() => {
         const iv = nextIv()
         // An envelope without a context has no version of its own: it stays `mhe1.`.
         const prefix = context === undefined ? prefixes.envelope : prefixes.boundEnvelope
-        const ct = await sealText(current, iv, plain, context)
-        return `${prefix}${currentKeyId}.${toBase64Url(iv)}.${ct}`
+        return Effect.map(
+          answer(() => current.seal(iv, encoder.encode(plain), additionalData(context))),
+          (ct) => `${prefix}${currentKeyId}.${toBase64Url(iv)}.${toBase64Url(ct)}`,
+        )
       })
     const decryptString = (sealed: string, context?: string) =>
       sealed.startsWith(prefixes.boundEnvelope)
@@ -420,14 +450,20 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
       Effect.suspend(() => {
         const known = sealedIds.get(taskId)
         if (known !== undefined) return Effect.succeed(known)
-        return Effect.promise(async () => {
-          const index = new Uint8Array(await crypto.subtle.sign("HMAC", current.hmac, encoder.encode(taskId)))
-          const ct = await sealText(current, index.slice(0, 12), taskId)
-          const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${ct}`
-          sealedIds.set(taskId, sealed)
-          openedIds.set(sealed, taskId)
-          return sealed
-        })
+        const plain = encoder.encode(taskId)
+        return Effect.flatMap(
+          answer(() => current.mac(plain)),
+          (index) =>
+            Effect.map(
+              answer(() => current.seal(index.slice(0, 12), plain, undefined)),
+              (ct) => {
+                const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${toBase64Url(ct)}`
+                sealedIds.set(taskId, sealed)
+                openedIds.set(sealed, taskId)
+                return sealed
+              },
+            ),
+        )
       })
     const decryptTaskId = (sealed: string) =>
       Effect.suspend(() => {
@@ -445,6 +481,7 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
       })
     return Encryption.of({
       currentKeyId,
+      cipher: cipher.name,
       hasKey: (keyId) => derived.has(keyId),
       encryptString,
       decryptString,
@@ -463,23 +500,27 @@ export const make = (keys: Keys): Effect.Effect<Encryption, InvalidKeys> =>
       encryptTaskId,
       decryptTaskId,
       blindIndex: (value) =>
-        Effect.promise(() =>
-          crypto.subtle
-            .sign("HMAC", current.hmac, encoder.encode(value))
-            .then((mac) => toBase64Url(new Uint8Array(mac))),
+        Effect.map(
+          answer(() => current.mac(encoder.encode(value))),
+          toBase64Url,
         ),
     })
   })
 
 /**
- * The service, from whichever `KeyProvider` is given.
+ * The service, from whichever `KeyProvider` is given, on the `Cipher` in context if there is
+ * one (`Cipher.layer`; `@mcp-handles/platform-node`'s `NodeCipher.layer` on Node), else WebCrypto.
  *
  * @since 0.5.0
  * @category layers
  */
 export const layer: Layer.Layer<Encryption, InvalidKeys, KeyProvider> = Layer.effect(
   Encryption,
-  Effect.flatMap(KeyProvider, (provider) => Effect.flatMap(provider.load, make)),
+  Effect.gen(function* () {
+    const provider = yield* KeyProvider
+    const cipher = yield* Effect.serviceOption(Cipher.Cipher)
+    return yield* make(yield* provider.load, Option.getOrUndefined(cipher))
+  }),
 )
 
 /** Task ids remembered per direction: enough for every call a busy process holds open. */

@@ -27,6 +27,14 @@ export * as CallStore from "./CallStore.js"
  */
 export * as CallStoreDriver from "./CallStoreDriver.js"
 /**
+ * The AES-256-GCM and HMAC-SHA-256 primitives under `Encryption`, as a port: WebCrypto by
+ * default, a faster backend where the runtime has one.
+ *
+ * @since 0.6.0
+ * @category modules
+ */
+export * as Cipher from "./Cipher.js"
+/**
  * The claim, spread and owner-release rules of the store contract, read in memory.
  *
  * @since 0.2.0
@@ -49,7 +57,7 @@ export * as DurationInput from "./DurationInput.js"
  */
 export * as EncryptedStore from "./EncryptedStore.js"
 /**
- * Keys (`KeyProvider`), AES-GCM envelopes and the task-id blind index, on WebCrypto.
+ * Keys (`KeyProvider`), AES-GCM envelopes and the task-id blind index, on a `Cipher`.
  *
  * @since 0.5.0
  * @category modules

@@ -13,6 +13,28 @@ const keys = (current: string, ...ids: Array<[string, number]>): Encryption.Keys
 const b64 = (fill: number) => btoa(String.fromCharCode(...key(fill)))
 
 describe("Encryption", () => {
+  it.effect("opens values written before the cipher was a port, and seals task ids as it did", () =>
+    Effect.gen(function* () {
+      // Written by 85611b9's Encryption (WebCrypto deriveKey) under this key: the raw subkeys that
+      // `Cipher` backends receive must be the bytes deriveKey imported, or stored rows would not open.
+      const material = new Uint8Array(32).map((_, i) => i * 7 + 3)
+      const enc = yield* Encryption.make({ current: "kat", keys: new Map([["kat", material]]) })
+      expect(
+        yield* enc.decryptJson(
+          "mhe2.kat.ts6jZvkEZ_Mj0A4U.lWnxbASXNrNYCjmDEVHHlZjzRwvGDY9KojOEV2jW4RBwuExTEsa69t7y0y7J_A",
+          "row:a|field:arguments",
+        ),
+      ).toEqual({ secret: "hunter2", n: [1, 2] })
+      expect(
+        yield* enc.decryptString("mhe1.kat.HvXC2wxrLjEtMB6w.zOjwiO8V6RRlsyrUvEZdsPHyTIz_8lr5CcGKcg"),
+      ).toBe("é ✓ plain")
+      expect(yield* enc.encryptTaskId("task-0123456789")).toBe(
+        "mhi1.kat.5IOrWX3h9yySgo50WzVKuNCrhxw2qfu4vjylzrvfdgs.9mqdLiKVcnSe7ncSenl8k5Utg2JfmjAcyeAcCwyxYg",
+      )
+      expect(yield* enc.blindIndex("task-0123456789")).toBe("5IOrWX3h9yySgo50WzVKuNCrhxw2qfu4vjylzrvfdgs")
+    }),
+  )
+
   it.effect("round-trips strings and JSON; every envelope is fresh and names its key", () =>
     Effect.gen(function* () {
       const enc = yield* Encryption.make(keys("k1", ["k1", 1]))

@@ -19,6 +19,7 @@ import * as path from "node:path"
 import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
 import * as Encryption from "@mcp-handles/core/Encryption"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
+import { NodeCipher } from "@mcp-handles/platform-node"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -164,12 +165,13 @@ const program = Effect.scoped(
     yield* Effect.addFinalizer(() => Effect.sync(raw.close))
 
     const storeBlock = time(Effect.repeatN(storeCall(store), b1Calls - 1))
-    // The same store with encryption at rest on (issue 32): a fixed key, measured beside it.
-    // `b1-instructions.ts` counts the same loop in instructions, for a machine too loaded to time.
-    const encryption = yield* Encryption.make({
-      current: "bench",
-      keys: new Map([["bench", new Uint8Array(32).fill(7)]]),
-    })
+    // The same store with encryption at rest on (issue 32): a fixed key, on `node:crypto` as the
+    // client and the CLI run it, measured beside it. `b1-instructions.ts` counts the same loop in
+    // instructions (either cipher), for a machine too loaded to time.
+    const encryption = yield* Encryption.make(
+      { current: "bench", keys: new Map([["bench", new Uint8Array(32).fill(7)]]) },
+      NodeCipher.cipher,
+    )
     const encrypted = EncryptedStore.make(yield* openStore("b1-encrypted"), encryption)
     const encryptedBlock = time(Effect.repeatN(storeCall(encrypted), b1Calls - 1))
     const rawBlock = time(

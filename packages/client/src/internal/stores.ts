@@ -9,11 +9,12 @@ import * as CoreDuration from "@mcp-handles/core/DurationInput"
 import * as Encryption from "@mcp-handles/core/Encryption"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import type * as HttpWire from "@mcp-handles/core/HttpWire"
+import { NodeCipher } from "@mcp-handles/platform-node"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import type { DurationInput } from "../DurationInput.js"
 import { nodeRequest } from "../NodeRequest.js"
 import type { EncryptionKeys, HttpOptions } from "../OpenOptions.js"
@@ -73,13 +74,20 @@ export const layer = async (store: Store): Promise<Layer.Layer<HandleStore.Handl
   }
 }
 
-/** The key provider of `encryption`: the file is read here, on the Node side, never by core. */
+/**
+ * The key provider of `encryption` (the file is read here, on the Node side, never by core),
+ * with `node:crypto` as the cipher: WebCrypto's thread-pool round trip per value would be most
+ * of an encrypted write's cost.
+ */
 export const encryption = (keys: EncryptionKeys): Layer.Layer<Encryption.KeyProvider> =>
-  "keyEnv" in keys
-    ? Encryption.layerEnv(keys.keyEnv)
-    : "keyFile" in keys
-      ? Encryption.layerText(Effect.tryPromise(() => readKeyFile(keys.keyFile)))
-      : Encryption.layerCallback(keys.keys)
+  Layer.merge(
+    "keyEnv" in keys
+      ? Encryption.layerEnv(keys.keyEnv)
+      : "keyFile" in keys
+        ? Encryption.layerText(Effect.tryPromise(() => readKeyFile(keys.keyFile)))
+        : Encryption.layerCallback(keys.keys),
+    NodeCipher.layer,
+  )
 
 /**
  * Reads the key file with Node's own module, loaded by name: the client's declarations carry no
