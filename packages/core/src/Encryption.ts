@@ -329,7 +329,14 @@ const derive = async (bytes: Uint8Array): Promise<Cipher.KeyMaterial> => {
   return { encrypt: await bits("encrypt"), index: await bits("blind index") }
 }
 
-/** A cipher's answer as an effect: a synchronous one costs the fiber no suspension. */
+/** `f` of a cipher's answer, synchronous or promised as the answer is. */
+const then = <A, B>(answer: A | Promise<A>, f: (a: A) => B | Promise<B>): B | Promise<B> =>
+  Predicate.isPromise(answer) ? answer.then(f) : f(answer)
+
+/**
+ * A cipher's answer as an effect, built when the effect runs: a synchronous one is one step and
+ * costs the fiber no suspension.
+ */
 const answer = <A>(run: () => A | Promise<A>): Effect.Effect<A> =>
   Effect.suspend(() => {
     const result = run()
@@ -417,12 +424,12 @@ export const make = (
     }
 
     const encryptString = (plain: string, context?: string) =>
-      Effect.suspend(() => {
+      answer(() => {
         const iv = nextIv()
         // An envelope without a context has no version of its own: it stays `mhe1.`.
         const prefix = context === undefined ? prefixes.envelope : prefixes.boundEnvelope
-        return Effect.map(
-          answer(() => current.seal(iv, encoder.encode(plain), additionalData(context))),
+        return then(
+          current.seal(iv, encoder.encode(plain), additionalData(context)),
           (ct) => `${prefix}${currentKeyId}.${toBase64Url(iv)}.${toBase64Url(ct)}`,
         )
       })
@@ -447,22 +454,17 @@ export const make = (
     const sealedIds = new BoundedCache<string, string>(idCacheSize)
     const openedIds = new BoundedCache<string, string>(idCacheSize)
     const encryptTaskId = (taskId: string) =>
-      Effect.suspend(() => {
+      answer(() => {
         const known = sealedIds.get(taskId)
-        if (known !== undefined) return Effect.succeed(known)
+        if (known !== undefined) return known
         const plain = encoder.encode(taskId)
-        return Effect.flatMap(
-          answer(() => current.mac(plain)),
-          (index) =>
-            Effect.map(
-              answer(() => current.seal(index.slice(0, 12), plain, undefined)),
-              (ct) => {
-                const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${toBase64Url(ct)}`
-                sealedIds.set(taskId, sealed)
-                openedIds.set(sealed, taskId)
-                return sealed
-              },
-            ),
+        return then(current.mac(plain), (index) =>
+          then(current.seal(index.slice(0, 12), plain, undefined), (ct) => {
+            const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${toBase64Url(ct)}`
+            sealedIds.set(taskId, sealed)
+            openedIds.set(sealed, taskId)
+            return sealed
+          }),
         )
       })
     const decryptTaskId = (sealed: string) =>
@@ -499,11 +501,7 @@ export const make = (
         ),
       encryptTaskId,
       decryptTaskId,
-      blindIndex: (value) =>
-        Effect.map(
-          answer(() => current.mac(encoder.encode(value))),
-          toBase64Url,
-        ),
+      blindIndex: (value) => answer(() => then(current.mac(encoder.encode(value)), toBase64Url)),
     })
   })
 
