@@ -51,6 +51,45 @@ describe("Json", () => {
     }),
   )
 
+  it("text from the wire is judged as validate judges what JSON.parse makes of it: the same value or the same refusal", () => {
+    // Texts that hit every rule: deep nesting, `__proto__` keys, numbers that parse to Infinity or
+    // serialise longer than written, and sizes on either side of the limit.
+    const special = fc.constantFrom(
+      '{"__proto__":1}',
+      "1e999",
+      "-1e999",
+      "1e20",
+      '{"a":[1e400]}',
+      '"\\u00e9"',
+    )
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 12 }).map((v) => JSON.stringify(v)),
+      fc
+        .tuple(fc.jsonValue({ maxDepth: 3 }), special)
+        .map(([v, extra]) => `{"x":${JSON.stringify(v)},"y":${extra}}`),
+      fc
+        .tuple(fc.nat(14), special)
+        .map(([depth, inner]) => `${"[".repeat(depth)}${inner}${"]".repeat(depth)}`),
+    )
+    fc.assert(
+      fc.property(
+        value,
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 0, max: 12 }),
+        (text, maxBytes, maxDepth) => {
+          const small = { maxBytes, maxDepth }
+          const parsed = Effect.runSync(Effect.either(Json.parse("answer", text, small)))
+          const validated = Effect.runSync(Effect.either(Json.validate("answer", JSON.parse(text), small)))
+          const textBytes = new TextEncoder().encode(text).length
+          // `parse` refuses oversize text before parsing it; below that, both must agree exactly.
+          if (textBytes > maxBytes) expect(Either.isLeft(parsed)).toBe(true)
+          else expect(parsed).toEqual(validated)
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+
   it("canonical text ignores key order, so the hash does too", () =>
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })), (object) => {
