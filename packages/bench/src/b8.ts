@@ -32,13 +32,13 @@ import * as inspector from "node:inspector/promises"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as v8 from "node:v8"
-import { nodeRequest } from "@mcp-handles/client"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Wire from "@mcp-handles/core/Wire"
 import type * as Config from "@mcp-handles/fake-server/Config"
+import { NodeRequest } from "@mcp-handles/platform-node"
 import { MemoryStore } from "@mcp-handles/store-memory"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
@@ -259,7 +259,7 @@ const countingWire = (onPoll: () => void): Layer.Layer<Wire.Wire> =>
           }),
       }),
     ),
-  ).pipe(Layer.provide(HttpWire.layer({ request: nodeRequest() })))
+  ).pipe(Layer.provide(HttpWire.layer({ request: NodeRequest.make() })))
 
 interface Launched {
   /**

@@ -5,11 +5,11 @@
  */
 import { setMaxListeners } from "node:events"
 import * as path from "node:path"
-import { nodeRequest } from "@mcp-handles/client"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as HttpWire from "@mcp-handles/core/HttpWire"
 import * as Polling from "@mcp-handles/core/Polling"
 import * as TaskClient from "@mcp-handles/core/TaskClient"
+import { NodeRequest } from "@mcp-handles/platform-node"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
 import {
@@ -103,7 +103,7 @@ export const mcpHandlesSide = async (options: {
             synchronous: options.synchronous ?? "FULL",
           }),
         ),
-        HttpWire.layer({ request: nodeRequest() }),
+        HttpWire.layer({ request: NodeRequest.make() }),
         Polling.layer({ minIntervalMs: options.minIntervalMs ?? 10 }),
       ),
     ),

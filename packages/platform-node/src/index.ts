@@ -6,3 +6,11 @@
  * @category modules
  */
 export * as NodeCipher from "./NodeCipher.js"
+/**
+ * The wire's requests over `node:http` / `node:https` (keep-alive agents per origin, the answer
+ * read from the socket's buffers): `HttpWire.Options.request` without fetch's objects.
+ *
+ * @since 0.6.0
+ * @category modules
+ */
+export * as NodeRequest from "./NodeRequest.js"

@@ -1,5 +1,5 @@
 /**
- * `nodeRequest` under the wire, against a real HTTP server (the fake server over `node:http`):
+ * `NodeRequest.make` under the wire, against a real HTTP server (the fake server over `node:http`):
  * what it sends is answered as fetch's requests are, what it passes on (an event stream) is
  * finished without fetch, and every failure is classified as the same failure on fetch.
  */
@@ -11,13 +11,13 @@ import type * as Wire from "@mcp-handles/core/Wire"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import * as FakeServer from "@mcp-handles/fake-server/FakeServer"
 import * as NodeHttp from "@mcp-handles/fake-server/NodeHttp"
+import { NodeRequest } from "@mcp-handles/platform-node"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import { nodeRequest } from "../src/NodeRequest.js"
 
-/** Fetch, counted: the wire must not need it for what `nodeRequest` sends. */
+/** Fetch, counted: the wire must not need it for what `NodeRequest.make` sends. */
 const counted = () => {
   let calls = 0
   const fetch: typeof globalThis.fetch = (url, init) => {
@@ -38,13 +38,13 @@ const launch = (wire: Wire.Wire, server: Wire.ServerEndpoint, name: string, key:
     answer._tag === "Task" ? Effect.succeed(answer.task.taskId) : Effect.die(`not a task: ${answer._tag}`),
   )
 
-describe("nodeRequest", () => {
+describe("NodeRequest", () => {
   it.scoped("sends calls and polls over node:http, never fetch, and they are answered", () =>
     Effect.gen(function* () {
       const served = yield* listening({ tools: [{ name: "job", shape: "task", durationMs: 60_000 }] })
       const server = { name: "fake", url: served.url }
       const fetch = counted()
-      const wire = yield* HttpWire.make({ fetch: fetch.fetch, request: nodeRequest() })
+      const wire = yield* HttpWire.make({ fetch: fetch.fetch, request: NodeRequest.make() })
       const taskId = yield* launch(wire, server, "job", "k1")
       const first = yield* wire.getTask(server, taskId)
       const second = yield* wire.getTask(server, taskId)
@@ -68,7 +68,7 @@ describe("nodeRequest", () => {
       })
       const server = { name: "fake", url: served.url }
       const fetch = counted()
-      const wire = yield* HttpWire.make({ fetch: fetch.fetch, request: nodeRequest() })
+      const wire = yield* HttpWire.make({ fetch: fetch.fetch, request: NodeRequest.make() })
       const notices: Array<number> = []
       const answer = yield* wire.callTool(server, {
         name: "render",
@@ -95,7 +95,7 @@ describe("nodeRequest", () => {
       const connections = () =>
         new Promise<number>((resolve) => served.http.getConnections((_, count) => resolve(count)))
       const server = { name: "fake", url: served.url }
-      const wire = yield* HttpWire.make({ request: nodeRequest(), requestTimeout: "5 seconds" })
+      const wire = yield* HttpWire.make({ request: NodeRequest.make(), requestTimeout: "5 seconds" })
       const taskId = yield* launch(wire, server, "job", "k3")
       const polling = yield* Effect.fork(Effect.either(wire.getTask(server, taskId)))
       // The poll reached the task, and its answer is held back.
@@ -115,9 +115,9 @@ describe("nodeRequest", () => {
     Effect.gen(function* () {
       const served = yield* listening({ tools: [{ name: "job", shape: "task", durationMs: 60_000 }] })
       const server = { name: "fake", url: served.url }
-      const setup = yield* HttpWire.make({ request: nodeRequest() })
+      const setup = yield* HttpWire.make({ request: NodeRequest.make() })
       const taskId = yield* launch(setup, server, "job", "k4")
-      const failures = yield* Effect.forEach([{ request: nodeRequest() }, {}], (options) =>
+      const failures = yield* Effect.forEach([{ request: NodeRequest.make() }, {}], (options) =>
         Effect.flatMap(HttpWire.make({ ...options, maxAnswerBytes: 64 }), (wire) =>
           Effect.flip(wire.getTask(server, taskId)),
         ),
@@ -151,7 +151,7 @@ describe("nodeRequest", () => {
       const port = (raw.address() as AddressInfo).port
       for (const path of ["/half", "/none"]) {
         const server = { name: "raw", url: `http://127.0.0.1:${port}${path}` }
-        const [viaNode, viaFetch] = yield* Effect.forEach([{ request: nodeRequest() }, {}], (options) =>
+        const [viaNode, viaFetch] = yield* Effect.forEach([{ request: NodeRequest.make() }, {}], (options) =>
           Effect.flatMap(HttpWire.make(options), (wire) => Effect.flip(wire.getTask(server, "t"))),
         )
         expect(viaNode?._tag).toBe("NoAnswer")
