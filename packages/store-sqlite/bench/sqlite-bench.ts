@@ -23,7 +23,8 @@ import { NodeCipher } from "@mcp-handles/platform-node"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
-import { callArguments, nextKey, storeCall, T0 } from "./call.js"
+import { storeCall } from "./call.js"
+import { rawDriver } from "./raw.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(name)
@@ -46,89 +47,6 @@ const loadBefore = os
   .map((x) => x.toFixed(2))
   .join(" ")
 const dir = fs.mkdtempSync(path.join(baseDir, "mcp-handles-bench-"))
-/** The same two durable commits with the raw driver: same table, same row, same JSON body. */
-const rawDriver = (filename: string) => {
-  const db = new Database(filename)
-  db.pragma("journal_mode = WAL")
-  db.pragma(`synchronous = ${synchronous}`)
-  const columns =
-    "scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, task_id"
-  const insert = db.prepare(
-    `INSERT INTO handles (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING`,
-  )
-  const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
-    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?, task_id = ?
-    WHERE scope = ? AND key = ? AND version = ?`)
-  const begin = db.transaction((params: Array<unknown>) => insert.run(...params))
-  const write = db.transaction((params: Array<unknown>) => {
-    if (update.run(...params).changes !== 1) throw new Error("lost CAS")
-  })
-  const body = (key: string, taskId: string | null) =>
-    JSON.stringify({
-      tool: "slow_compute",
-      arguments: callArguments(),
-      argumentsHash: "0f".repeat(32),
-      taskId,
-      snapshot: null,
-      result: null,
-      error: null,
-      inputRequests: null,
-      answers: {},
-      stuckSince: null,
-      cancel: null,
-      attempts: 0,
-      pollsWithoutInterval: 0,
-      launches: 1,
-      lastProblem: null,
-      updatedAt: key === "" ? 0 : T0,
-    })
-  const intent = (key: string) => [
-    "bench",
-    key,
-    "srv-1",
-    "pending",
-    T0 + 30_000,
-    "bench",
-    T0 + 30_000,
-    1,
-    T0,
-    null,
-    body(key, null),
-    null,
-  ]
-  const recorded = (key: string) => [
-    "srv-1",
-    "working",
-    T0 + 1000,
-    "bench",
-    T0 + 30_000,
-    2,
-    T0,
-    null,
-    body(key, `task-${key}`),
-    `task-${key}`,
-    "bench",
-    key,
-    1,
-  ]
-  /** One call: two transactions, two durable commits. */
-  const call = () => {
-    const key = nextKey()
-    begin.immediate(intent(key))
-    write.immediate(recorded(key))
-  }
-  /** `n` calls group-committed by hand: all intents in one transaction, all task ids in another. */
-  const batch = db.transaction((params: ReadonlyArray<Array<unknown>>, statement: Database.Statement) => {
-    for (const p of params) statement.run(...p)
-  })
-  const calls = (n: number) => {
-    const keys = Array.from({ length: n }, nextKey)
-    batch.immediate(keys.map(intent), insert)
-    batch.immediate(keys.map(recorded), update)
-  }
-  return { call, calls, close: () => db.close() }
-}
-
 const median = (xs: ReadonlyArray<number>) => {
   const s = [...xs].sort((a, b) => a - b)
   const mid = Math.floor(s.length / 2)
@@ -161,7 +79,7 @@ const program = Effect.scoped(
     const store = yield* openStore("b1-store")
     // The raw file gets the very same schema, made by the store, then closed.
     yield* Effect.scoped(openStore("b1-raw"))
-    const raw = rawDriver(path.join(dir, "b1-raw.db"))
+    const raw = rawDriver(path.join(dir, "b1-raw.db"), synchronous)
     yield* Effect.addFinalizer(() => Effect.sync(raw.close))
 
     const storeBlock = time(Effect.repeatN(storeCall(store), b1Calls - 1))
@@ -213,7 +131,7 @@ const program = Effect.scoped(
     const groupedEncrypted = EncryptedStore.make(yield* openStore("b2-group-encrypted"), encryption)
     const single = yield* openStore("b2-single", { maxBatchSize: 1 })
     yield* Effect.scoped(openStore("b2-raw"))
-    const rawSeq = rawDriver(path.join(dir, "b2-raw.db"))
+    const rawSeq = rawDriver(path.join(dir, "b2-raw.db"), synchronous)
     yield* Effect.addFinalizer(() => Effect.sync(rawSeq.close))
     const concurrent = (s: HandleStore) =>
       time(

@@ -93,6 +93,8 @@ describe("opening", () => {
       old.exec(`DROP INDEX handles_due_any;
         DROP INDEX handles_task_id;
         ALTER TABLE handles DROP COLUMN task_id;
+        ALTER TABLE handles DROP COLUMN poll_interval_ms;
+        ALTER TABLE handles DROP COLUMN cancel_unsent;
         DROP INDEX handles_all;
         DROP INDEX handles_server_status;
         CREATE INDEX handles_due ON handles (next_poll_at) WHERE status IN ('pending', 'working', 'input_required');

@@ -11,6 +11,7 @@ import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { latestVersion } from "../src/internal/migrations.js"
 import { handle, withStore } from "./stores.js"
 
 let dir = ""
@@ -33,6 +34,8 @@ const toVersion9 = (filename: string) => {
   const old = new Database(filename)
   old.exec(`DROP INDEX handles_task_id;
     ALTER TABLE handles DROP COLUMN task_id;
+    ALTER TABLE handles DROP COLUMN poll_interval_ms;
+    ALTER TABLE handles DROP COLUMN cancel_unsent;
     CREATE UNIQUE INDEX handles_task ON handles (server_id, json_extract(body, '$.taskId'))
       WHERE json_type(body, '$.taskId') = 'text';
     DELETE FROM mcp_handles_migrations WHERE migration_id > 9;`)
@@ -76,7 +79,7 @@ describe("migration 10: the task id column", () => {
       const names = indexes.map((row) => (row as { name: string }).name)
       expect(names).toContain("handles_task_id")
       expect(names).not.toContain("handles_task")
-      expect(versions).toEqual({ v: 10 })
+      expect(versions).toEqual({ v: latestVersion })
     }),
   )
 

@@ -63,6 +63,12 @@ export const calls = (
     return sql`(${byId} OR ${byName})`
   }
 
+  /** The spread's columns (migration 8), by the rules the migration fills them from a body. */
+  const pollIntervalOf = (record: HandleRecord.HandleRecord) =>
+    typeof record.snapshot?.pollIntervalMs === "number" ? record.snapshot.pollIntervalMs : null
+  const cancelUnsent = (record: HandleRecord.HandleRecord) =>
+    record.cancel !== null && record.cancel.sent !== true
+
   const decode = (operation: string) => (raw: unknown) =>
     Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
   const encode = (operation: string, record: HandleRecord.HandleRecord) =>
@@ -91,9 +97,11 @@ export const calls = (
       const token = crypto.randomUUID()
       const attempt = Effect.gen(function* () {
         const inserted = yield* sql`INSERT INTO ${t}
-            (scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, write_id)
+            (scope, key, server_id, status, next_poll_at, lease_owner, lease_expires_at, version, created_at, settled_at, body, write_id,
+              poll_interval_ms, cancel_unsent)
           VALUES (${v.scope}, ${v.key}, ${v.serverId}, ${v.status}, ${v.nextPollAt}, ${v.leaseOwner},
-            ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid)
+            ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid,
+            ${pollIntervalOf(record)}::float8, ${cancelUnsent(record)})
           ON CONFLICT (scope, key) DO NOTHING
           RETURNING ${columns}`.withoutTransform
         if (inserted[0] !== undefined) {
@@ -135,6 +143,7 @@ export const calls = (
             server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
             lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
             settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(next.taskId)},
+            poll_interval_ms = ${pollIntervalOf(next)}::float8, cancel_unsent = ${cancelUnsent(next)},
             version = ${v.version}, write_id = ${token}::uuid
           WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version - 1}
           RETURNING 1 AS ok`.withoutTransform.pipe(
@@ -208,15 +217,15 @@ export const calls = (
           FROM (
             SELECT id, greatest(${now}::bigint, next_poll_at + span::bigint) + floor(random() * span)::bigint AS next
             FROM (
-              SELECT id, next_poll_at, CASE WHEN json_typeof(body->'snapshot'->'pollIntervalMs') = 'number'
+              SELECT id, next_poll_at, CASE WHEN poll_interval_ms IS NOT NULL
                   THEN greatest(${options.minIntervalMs}::float8,
-                    least(${options.maxIntervalMs}::float8, ceil((body->'snapshot'->>'pollIntervalMs')::float8)))
+                    least(${options.maxIntervalMs}::float8, ceil(poll_interval_ms)))
                   ELSE ${options.defaultIntervalMs}::float8 END AS span
               FROM ${t}
             WHERE status IN ${open} AND status <> 'pending' AND next_poll_at <= ${now}
               AND (lease_owner IS NULL OR lease_owner = ${owner} OR ${takeOver} OR lease_expires_at <= ${now})
               AND json_typeof(body->'taskId') = 'string'
-              AND (json_typeof(body->'cancel') IS DISTINCT FROM 'object' OR body->'cancel'->>'sent' = 'true')
+              AND NOT cancel_unsent
               AND ${servedBy(options.servers)}
               ORDER BY next_poll_at, id
               LIMIT ${options.limit}
@@ -258,7 +267,7 @@ export const calls = (
             AS wanted(scope text, key text)
           WHERE ${t}.scope = wanted.scope AND ${t}.key = wanted.key AND ${t}.lease_owner = ${owner}
             AND ${t}.status IN ('working', 'input_required')
-            AND (json_typeof(${t}.body->'cancel') IS DISTINCT FROM 'object' OR ${t}.body->'cancel'->>'sent' = 'true')
+            AND NOT ${t}.cancel_unsent
           RETURNING ${t}.scope, ${t}.key`.withoutTransform.pipe(
           Effect.map((renewed) => renewed.map((row) => ({ scope: String(row.scope), key: String(row.key) }))),
         ),

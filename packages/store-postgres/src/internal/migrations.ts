@@ -220,6 +220,32 @@ export const loader = (schema: string): Migrator.Loader =>
         }),
       ),
     ],
+    [
+      8,
+      "spread_columns",
+      // What the boot spread and the lease renewal read of the body, as columns (issue 29
+      // item 5, as SQLite's migration 11): a `json` body is text, parsed again by every `->`
+      // of every row. `poll_interval_ms` is the interval the server asked for (NULL when it
+      // named none), `cancel_unsent` whether a cancel is recorded but not yet acknowledged.
+      // Written with the body by every write (calls.ts); filled here for the rows before.
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          return Effect.all(
+            [
+              sql`ALTER TABLE ${t} ADD COLUMN poll_interval_ms float8,
+                ADD COLUMN cancel_unsent boolean NOT NULL DEFAULT false`,
+              sql`UPDATE ${t} SET
+                  poll_interval_ms = CASE WHEN json_typeof(body->'snapshot'->'pollIntervalMs') = 'number'
+                    THEN (body->'snapshot'->>'pollIntervalMs')::float8 END,
+                  cancel_unsent = coalesce(json_typeof(body->'cancel') = 'object'
+                    AND (body->'cancel'->>'sent') IS DISTINCT FROM 'true', false)`,
+            ],
+            { discard: true },
+          )
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 7
+export const latestVersion = 8

@@ -180,6 +180,26 @@ const v10 = Effect.gen(function* () {
   yield* sql`DROP INDEX handles_task`
   yield* sql`CREATE UNIQUE INDEX handles_task_id ON handles (server_id, task_id) WHERE task_id IS NOT NULL`
 })
+/**
+ * What the boot spread (`spreadDue`) and the lease renewal read of the JSON body, as columns
+ * (issue 29 item 5): SQLite parses the whole body (about 600 B) for each JSON function handed it,
+ * and those parses were most of B3's instructions. `poll_interval_ms` is the interval the server
+ * asked for (`snapshot.pollIntervalMs`; NULL when it named none), `cancel_unsent` is 1 while a
+ * cancel is recorded but not yet acknowledged (`cancel.sent` not true). Every write of the body
+ * writes them too (writes.ts); rows written before are filled from their body here, by the same
+ * rules the spread applied to the body.
+ */
+const v11 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // No declared type: the number is kept as the body holds it (integer or real), as the spread read it.
+  yield* sql`ALTER TABLE handles ADD COLUMN poll_interval_ms`
+  yield* sql`ALTER TABLE handles ADD COLUMN cancel_unsent INTEGER NOT NULL DEFAULT 0`
+  yield* sql`UPDATE handles SET
+      poll_interval_ms = CASE WHEN json_type(body, '$.snapshot.pollIntervalMs') IN ('integer', 'real')
+        THEN json_extract(body, '$.snapshot.pollIntervalMs') END,
+      cancel_unsent = CASE WHEN json_type(body, '$.cancel') = 'object'
+        AND json_extract(body, '$.cancel.sent') IS NOT 1 THEN 1 ELSE 0 END`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
@@ -191,10 +211,11 @@ const migrations = {
   "8_instances": v8,
   "9_list_all": v9,
   "10_task_id_column": v10,
+  "11_spread_columns": v11,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 10
+export const latestVersion = 11
 
 export const loader = Migrator.fromRecord(migrations)
 

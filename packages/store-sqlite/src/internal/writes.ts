@@ -48,27 +48,39 @@ const serverParams = (servers: ServerFilter | undefined) => ({
 })
 
 /**
+ * The columns that repeat what the spread and the lease renewal read of the body (migration
+ * 11), in this order after the row's own columns in every write of the body: the interval the
+ * server asked for (null when it named none), and 1 while a cancel is recorded but unsent.
+ */
+export const spreadColumns = ["poll_interval_ms", "cancel_unsent"] as const
+
+/** `spreadColumns`' values for `record`, by the rules migration 11 fills them from a body. */
+export const spreadValues = (record: HandleRecord): [number | null, 0 | 1] => [
+  typeof record.snapshot?.pollIntervalMs === "number" ? record.snapshot.pollIntervalMs : null,
+  record.cancel !== null && record.cancel.sent !== true ? 1 : 0,
+]
+
+/**
  * The boot spread (`spreadDue`) in one statement: no row is read back, decoded or written one at
- * a time. The lease runs to the end of the row's window plus leaseMs. Each JSON function handed
- * the body parses it (about 13 k instructions for B3's rows), and parsing was most of B3's cost:
- * the interval was read by four calls, one per use of the window. Now the interval is taken out
- * once as a short JSON value (`->`, a hit of the parse the cancel check just made) and
- * `picked` and `timed` are materialized, so the window and the next poll are computed once a
- * row. The offset is a multiplicative hash of the rowid and a per-call seed (random() would
- * differ between the two columns that use it).
+ * a time. The lease runs to the end of the row's window plus leaseMs. It reads no JSON: SQLite
+ * parses a whole body (about 13 k instructions for B3's rows) for each JSON function handed it,
+ * and those parses were most of B3's cost, so the interval and the cancel check are columns
+ * (migration 11). `picked` and `timed` are materialized, so the window and the next poll are
+ * computed once a row. The offset is a multiplicative hash of the rowid and a per-call seed
+ * (random() would differ between the two columns that use it).
  */
 export const spreadStatement = `WITH picked AS MATERIALIZED (
-    SELECT rowid AS id, next_poll_at AS due, body -> '$.snapshot.pollIntervalMs' AS interval
+    SELECT rowid AS id, next_poll_at AS due, poll_interval_ms AS interval
     FROM handles
     WHERE status IN (${openStatusList}) AND status <> 'pending' AND next_poll_at <= @now
       AND (lease_owner IS NULL OR lease_owner = @owner
         OR lease_owner IN (SELECT value FROM json_each(@takeOver)) OR lease_expires_at <= @now)
       AND task_id IS NOT NULL
-      AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)
+      AND cancel_unsent = 0
       AND ${servedBy}
     ORDER BY next_poll_at, created_at, scope, key LIMIT @limit),
-  windowed AS (SELECT id, due, CASE WHEN json_type(interval) IN ('integer', 'real')
-    THEN max(@min, min(@max, CAST(json_extract(interval, '$') AS INTEGER))) ELSE @default END AS window
+  windowed AS (SELECT id, due, CASE WHEN typeof(interval) IN ('integer', 'real')
+    THEN max(@min, min(@max, CAST(interval AS INTEGER))) ELSE @default END AS window
     FROM picked),
   timed AS MATERIALIZED (SELECT id,
     max(@now, due + window) + ((id * 2654435761 + @seed) % 4294967296) % window AS next FROM windowed)
@@ -102,17 +114,19 @@ export const make = (db: Database.Database) => {
   const begin = db.prepare("BEGIN IMMEDIATE")
   const commit = db.prepare("COMMIT")
   const rollback = db.prepare("ROLLBACK")
-  const insert = db.prepare(`INSERT INTO handles (${Rows.columns}) VALUES (${Rows.placeholders})
+  const insert = db.prepare(`INSERT INTO handles (${Rows.columns}, ${spreadColumns.join(", ")})
+    VALUES (${Rows.placeholders}, ${spreadColumns.map(() => "?").join(", ")})
     ON CONFLICT (scope, key) DO NOTHING`)
   const selectOne = db.prepare(`SELECT ${Rows.columns} FROM handles WHERE scope = ? AND key = ?`)
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
-    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?, task_id = ?
+    lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?, task_id = ?,
+    ${spreadColumns.map((column) => `${column} = ?`).join(", ")}
     WHERE scope = ? AND key = ? AND version = ?`)
   // A routine write sets only what a poll changes, where the other columns already hold what it
   // would write: SQLite then leaves the list, status and settled indexes alone, and a write
   // among many rows dirties fewer pages (each one a frame in the WAL).
   const updateRoutine =
-    db.prepare(`UPDATE handles SET ${routineSet.map((column) => `${column} = ?`).join(", ")}
+    db.prepare(`UPDATE handles SET ${[...routineSet, ...spreadColumns].map((column) => `${column} = ?`).join(", ")}
     WHERE scope = ? AND key = ? AND version = ? AND ${routineKept.map((column) => `${column} IS ?`).join(" AND ")}`)
   // Every row with a due time (open, or settled with a stray to cancel) but one in doubt (it waits
   // on the application), through handles_due_any.
@@ -132,7 +146,7 @@ export const make = (db: Database.Database) => {
       next_poll_at = max(coalesce(next_poll_at, @until), @until)
     WHERE scope = @scope AND key = @key AND lease_owner = @owner
       AND status IN ('working', 'input_required')
-      AND (json_type(body, '$.cancel') IS NOT 'object' OR json_extract(body, '$.cancel.sent') = 1)`)
+      AND cancel_unsent = 0`)
   const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     version = version + 1 WHERE lease_owner = ? AND (next_poll_at IS NULL OR next_poll_at > ?)`)
   const spread = db.prepare(spreadStatement)
@@ -176,7 +190,9 @@ export const make = (db: Database.Database) => {
   /** Every column of `next` written where the stored version is the one before it. */
   const writeAll = (next: HandleRecord, params: ReadonlyArray<unknown>): WriteOutcome => {
     const [scope, key, ...rest] = params
-    return compareAndSet(() => update.run(...rest, scope, key, next.version - 1).changes)
+    return compareAndSet(
+      () => update.run(...rest, ...spreadValues(next), scope, key, next.version - 1).changes,
+    )
   }
 
   const transactor: Transactor = {
@@ -202,7 +218,8 @@ export const make = (db: Database.Database) => {
     insertOrGet:
       (record: HandleRecord, params: ReadonlyArray<unknown>) =>
       (): Either.Either<InsertOrGetResult, StoreError> => {
-        if (insert.run(...params).changes === 1) return Either.right({ record, created: true })
+        if (insert.run(...params, ...spreadValues(record)).changes === 1)
+          return Either.right({ record, created: true })
         // Inserted by an earlier write of this transaction or an earlier commit: it cannot have
         // gone in between, short of a corrupt database.
         const row = selectOne.get(record.scope, record.key) as Rows.Row | undefined
@@ -236,6 +253,7 @@ export const make = (db: Database.Database) => {
           () =>
             updateRoutine.run(
               ...routineSet.map(value),
+              ...spreadValues(next),
               value("scope"),
               value("key"),
               next.version - 1,
