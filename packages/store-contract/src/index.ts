@@ -21,3 +21,11 @@ export {
    */
   handleStoreContract,
 } from "./HandleStoreContract.js"
+/**
+ * Random writes for a SQL store's tests of the columns its spread reads (the interval, an unsent
+ * cancel), shared by store-sqlite's and store-postgres' suites.
+ *
+ * @since 0.6.0
+ * @category testing
+ */
+export * as SpreadWrites from "./SpreadWrites.js"

@@ -7,105 +7,18 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
-import { CancelIntent, HandleRecord, type Status, TaskSnapshot } from "@mcp-handles/core/HandleRecord"
-import type { HandleStore } from "@mcp-handles/core/HandleStore"
+import { SpreadWrites } from "@mcp-handles/store-contract"
 import { PgStore } from "@mcp-handles/store-postgres"
 import { TestDatabase } from "@mcp-handles/store-postgres/testing"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 
-const T0 = 1_700_000_000_000
-
-/** The fields the columns repeat, and the ones the spread filters on, as a write sets them. */
-interface Change {
-  readonly key: string
-  readonly kind: "update" | "routine"
-  readonly status: Status
-  readonly taskId: boolean
-  /** undefined: no snapshot at all; null: a snapshot without an interval. */
-  readonly interval: number | null | undefined
-  readonly cancel: { readonly requestedAt: number; readonly sent: boolean } | null
-  readonly nextPollAt: number | null
-}
-
-const change: fc.Arbitrary<Change> = fc.record({
-  key: fc.constantFrom("a", "b", "c", "d", "e"),
-  kind: fc.constantFrom("update" as const, "routine" as const),
-  status: fc.constantFrom<Status>("pending", "working", "input_required", "completed", "failed", "cancelled"),
-  taskId: fc.boolean(),
-  interval: fc.option(
-    fc.option(
-      fc.oneof(
-        fc.integer({ min: -10_000, max: 10_000_000 }),
-        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e12 }),
-        fc.constantFrom(0, 1, 5_000, 60_000, 1e300, -1e300),
-      ),
-      { nil: null },
-    ),
-    { nil: undefined },
-  ),
-  cancel: fc.option(fc.record({ requestedAt: fc.integer({ min: 0, max: 4e12 }), sent: fc.boolean() }), {
-    nil: null,
-  }),
-  nextPollAt: fc.option(fc.integer({ min: T0 - 100_000, max: T0 + 100_000 }), { nil: null }),
-})
-
-/** A change that, about half the time, leaves its row one the spread takes (but for its cancel). */
-const towardDue = fc.tuple(change, fc.boolean()).map(
-  ([c, due]): Change =>
-    due
-      ? {
-          ...c,
-          kind: "update",
-          status: c.status === "input_required" ? c.status : "working",
-          taskId: true,
-          nextPollAt: Math.min(c.nextPollAt ?? T0, T0),
-        }
-      : c,
-)
-
-const snapshotOf = (interval: number | null | undefined) =>
-  interval === undefined
-    ? null
-    : TaskSnapshot.make({
-        ttlMs: null,
-        createdAt: T0,
-        lastUpdatedAt: T0,
-        receivedAt: T0,
-        ...(interval === null ? {} : { pollIntervalMs: interval }),
-      })
-
-/** Writes `c` over the current row of its key (begun first if need be); a refused write stays refused. */
-const apply = (store: HandleStore, c: Change) =>
-  Effect.gen(function* () {
-    const { record } = yield* store.insertOrGet({
-      scope: "s",
-      key: c.key,
-      serverId: "srv",
-      tool: "t",
-      arguments: null,
-      argumentsHash: "h",
-      owner: "me",
-      leaseMs: 1_000,
-      now: T0,
-    })
-    const fields = {
-      ...record,
-      snapshot: snapshotOf(c.interval),
-      cancel: c.cancel === null ? null : CancelIntent.make(c.cancel),
-      nextPollAt: c.nextPollAt,
-    }
-    yield* c.kind === "routine"
-      ? store.update(new HandleRecord(fields), { routine: true })
-      : store.update(
-          new HandleRecord({ ...fields, status: c.status, taskId: c.taskId ? `task-${c.key}` : null }),
-        )
-  }).pipe(Effect.either)
+const { apply, change, towardDue, T0 } = SpreadWrites
 
 let run = 0
 
 /** A store on a fresh schema of the test's database, with `changes` written through it. */
-const storeWith = (changes: ReadonlyArray<Change>) =>
+const storeWith = (changes: ReadonlyArray<SpreadWrites.Change>) =>
   Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     const { schema } = yield* TestDatabase.TestSchema

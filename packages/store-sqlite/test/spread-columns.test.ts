@@ -9,15 +9,16 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { CancelIntent, HandleRecord, type Status, TaskSnapshot } from "@mcp-handles/core/HandleRecord"
-import type { HandleStore } from "@mcp-handles/core/HandleStore"
+import { SpreadWrites } from "@mcp-handles/store-contract"
 import Database from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as fc from "effect/FastCheck"
 import * as Option from "effect/Option"
 import { latestVersion } from "../src/internal/migrations.js"
 import { spreadStatement } from "../src/internal/writes.js"
-import { handle, T0, withStore } from "./stores.js"
+import { withStore } from "./stores.js"
+
+const { apply, change, towardDue, T0 } = SpreadWrites
 
 let dir = ""
 beforeEach(() => {
@@ -26,72 +27,6 @@ beforeEach(() => {
 afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
-
-/** The fields the columns repeat, and the ones the spread filters on, as a write sets them. */
-interface Change {
-  readonly key: string
-  readonly kind: "update" | "routine"
-  readonly status: Status
-  readonly taskId: boolean
-  /** undefined: no snapshot at all; null: a snapshot without an interval. */
-  readonly interval: number | null | undefined
-  readonly cancel: { readonly requestedAt: number; readonly sent: boolean } | null
-  readonly nextPollAt: number | null
-}
-
-const change: fc.Arbitrary<Change> = fc.record({
-  key: fc.constantFrom("a", "b", "c", "d", "e"),
-  kind: fc.constantFrom("update" as const, "routine" as const),
-  status: fc.constantFrom<Status>("pending", "working", "input_required", "completed", "failed", "cancelled"),
-  taskId: fc.boolean(),
-  interval: fc.option(
-    fc.option(
-      fc.oneof(
-        fc.integer({ min: -10_000, max: 10_000_000 }),
-        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e12 }),
-        fc.constantFrom(0, 1, 5_000, 60_000, 1e300, -1e300),
-      ),
-      { nil: null },
-    ),
-    { nil: undefined },
-  ),
-  cancel: fc.option(fc.record({ requestedAt: fc.integer({ min: 0, max: 4e12 }), sent: fc.boolean() }), {
-    nil: null,
-  }),
-  nextPollAt: fc.option(fc.integer({ min: T0 - 100_000, max: T0 + 100_000 }), { nil: null }),
-})
-
-const snapshotOf = (interval: number | null | undefined) =>
-  interval === undefined
-    ? null
-    : TaskSnapshot.make({
-        ttlMs: null,
-        createdAt: T0,
-        lastUpdatedAt: T0,
-        receivedAt: T0,
-        ...(interval === null ? {} : { pollIntervalMs: interval }),
-      })
-
-/**
- * Writes `c` over the current row of its key (begun first if need be). A routine write keeps
- * the status and the task id, so the store's narrow statement is the one that runs; a write the
- * store refuses (a lost race cannot happen here, a task id is per key) is left refused.
- */
-const apply = (store: HandleStore, c: Change) =>
-  Effect.gen(function* () {
-    const { record } = yield* store.insertOrGet(handle(c.key))
-    const fields = {
-      ...record,
-      snapshot: snapshotOf(c.interval),
-      cancel: c.cancel === null ? null : CancelIntent.make(c.cancel),
-      nextPollAt: c.nextPollAt,
-    }
-    yield* c.kind === "routine"
-      ? store.update(new HandleRecord(fields), { routine: true })
-      : store.update(
-          new HandleRecord({ ...fields, status: c.status, taskId: c.taskId ? `task-${c.key}` : null }),
-        )
-  }).pipe(Effect.either)
 
 /** The rows whose columns differ from what their body says, by migration 11's rules. */
 const mismatched = (filename: string) => {
@@ -221,20 +156,6 @@ const scheduleAfter = (filename: string, statement: string, params: Record<strin
 }
 
 let spread = 0
-
-/** A change that, about half the time, leaves its row one the spread takes (but for its cancel). */
-const towardDue = fc.tuple(change, fc.boolean()).map(
-  ([c, due]): Change =>
-    due
-      ? {
-          ...c,
-          kind: "update",
-          status: c.status === "input_required" ? c.status : "working",
-          taskId: true,
-          nextPollAt: Math.min(c.nextPollAt ?? T0, T0),
-        }
-      : c,
-)
 
 describe("spreadDue with the columns", () => {
   it.effect("schedules every row exactly as the statement that read the body did", () =>
