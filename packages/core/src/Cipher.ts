@@ -5,7 +5,7 @@
  *
  * Why it is a port: on Node every WebCrypto call is a job on the libuv thread pool answered
  * through the event loop (65–280 µs for a value of a few hundred bytes), where `node:crypto`'s
- * synchronous functions take 6–18 µs. `@mcp-handles/platform-node`'s `NodeCipher` is that backend;
+ * synchronous functions take 4–18 µs. `@mcp-handles/platform-node`'s `NodeCipher` is that backend;
  * `webCrypto` below is the default, and runs wherever `crypto.subtle` exists.
  *
  * Every backend must produce the same bytes: an envelope written by one opens under the other.

@@ -28,6 +28,23 @@ export interface IndexedColumns {
 }
 
 /**
+ * What the SQL stores keep beside the body for their boot spread and lease renewal, so those
+ * statements read no JSON (store-sqlite's migration 11, store-postgres' 8): the interval the
+ * server asked for (null when it named none), and whether a cancel is recorded but not yet
+ * acknowledged. Every write of a body writes these with it; the migrations fill them from a body
+ * by the same rules.
+ *
+ * @since 0.6.0
+ * @category utils
+ */
+export const spreadColumns = (
+  record: HandleRecord.HandleRecord,
+): { readonly pollIntervalMs: number | null; readonly cancelUnsent: boolean } => ({
+  pollIntervalMs: typeof record.snapshot?.pollIntervalMs === "number" ? record.snapshot.pollIntervalMs : null,
+  cancelUnsent: record.cancel !== null && record.cancel.sent !== true,
+})
+
+/**
  * A row's body with its columns laid over it, ready to decode as a `HandleRecord`. Columns win
  * over any same-named key in the body: they are what the queries saw.
  *

@@ -172,7 +172,7 @@ describe("Encryption on NodeCipher", () => {
           ),
         ),
       )
-      expect(plain.currentKeyId).toBe("k1")
+      expect(plain.cipher).toBe("node:crypto")
     }),
   )
 })

@@ -63,12 +63,6 @@ export const calls = (
     return sql`(${byId} OR ${byName})`
   }
 
-  /** The spread's columns (migration 8), by the rules the migration fills them from a body. */
-  const pollIntervalOf = (record: HandleRecord.HandleRecord) =>
-    typeof record.snapshot?.pollIntervalMs === "number" ? record.snapshot.pollIntervalMs : null
-  const cancelUnsent = (record: HandleRecord.HandleRecord) =>
-    record.cancel !== null && record.cancel.sent !== true
-
   const decode = (operation: string) => (raw: unknown) =>
     Effect.mapError(Rows.decodeRow(raw), corrupt(operation))
   const encode = (operation: string, record: HandleRecord.HandleRecord) =>
@@ -92,6 +86,7 @@ export const calls = (
   const insertOrGet = (record: HandleRecord.HandleRecord) =>
     Effect.gen(function* () {
       const v = yield* encode("insertOrGet", record)
+      const spread = SqlStore.spreadColumns(record)
       // Identifies this call's insert, so that a retry after a connection died mid-commit knows
       // the row it finds is its own (created) rather than someone else's (attach).
       const token = crypto.randomUUID()
@@ -101,7 +96,7 @@ export const calls = (
               poll_interval_ms, cancel_unsent)
           VALUES (${v.scope}, ${v.key}, ${v.serverId}, ${v.status}, ${v.nextPollAt}, ${v.leaseOwner},
             ${v.leaseExpiresAt}, ${v.version}, ${v.createdAt}, ${v.settledAt}, ${v.body}::json, ${token}::uuid,
-            ${pollIntervalOf(record)}::float8, ${cancelUnsent(record)})
+            ${spread.pollIntervalMs}::float8, ${spread.cancelUnsent})
           ON CONFLICT (scope, key) DO NOTHING
           RETURNING ${columns}`.withoutTransform
         if (inserted[0] !== undefined) {
@@ -137,13 +132,14 @@ export const calls = (
   const update = (next: HandleRecord.HandleRecord) =>
     Effect.gen(function* () {
       const v = yield* encode("update", next)
+      const spread = SqlStore.spreadColumns(next)
       const token = crypto.randomUUID()
       const attempt = Effect.gen(function* () {
         const written = yield* sql`UPDATE ${t} SET
             server_id = ${v.serverId}, status = ${v.status}, next_poll_at = ${v.nextPollAt},
             lease_owner = ${v.leaseOwner}, lease_expires_at = ${v.leaseExpiresAt}, created_at = ${v.createdAt},
             settled_at = ${v.settledAt}, body = ${v.body}::json, task_id = ${taskIdColumn(next.taskId)},
-            poll_interval_ms = ${pollIntervalOf(next)}::float8, cancel_unsent = ${cancelUnsent(next)},
+            poll_interval_ms = ${spread.pollIntervalMs}::float8, cancel_unsent = ${spread.cancelUnsent},
             version = ${v.version}, write_id = ${token}::uuid
           WHERE scope = ${v.scope} AND key = ${v.key} AND version = ${v.version - 1}
           RETURNING 1 AS ok`.withoutTransform.pipe(

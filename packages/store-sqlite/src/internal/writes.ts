@@ -16,7 +16,7 @@ import {
   StoreError,
 } from "@mcp-handles/core/HandleStore"
 import { claimedState, type DeliveryState, type WriteOutcome } from "@mcp-handles/core/HandleStoreDriver"
-import { openStatusList, restingStatusList } from "@mcp-handles/core/SqlStore"
+import { openStatusList, restingStatusList, spreadColumns as spreadOf } from "@mcp-handles/core/SqlStore"
 import type Database from "better-sqlite3"
 import * as Either from "effect/Either"
 import * as Rows from "./rows.js"
@@ -54,11 +54,11 @@ const serverParams = (servers: ServerFilter | undefined) => ({
  */
 export const spreadColumns = ["poll_interval_ms", "cancel_unsent"] as const
 
-/** `spreadColumns`' values for `record`, by the rules migration 11 fills them from a body. */
-export const spreadValues = (record: HandleRecord): [number | null, 0 | 1] => [
-  typeof record.snapshot?.pollIntervalMs === "number" ? record.snapshot.pollIntervalMs : null,
-  record.cancel !== null && record.cancel.sent !== true ? 1 : 0,
-]
+/** `spreadColumns`' values for `record` (core's `SqlStore.spreadColumns`), as SQLite stores them. */
+export const spreadValues = (record: HandleRecord): [number | null, 0 | 1] => {
+  const { pollIntervalMs, cancelUnsent } = spreadOf(record)
+  return [pollIntervalMs, cancelUnsent ? 1 : 0]
+}
 
 /**
  * The boot spread (`spreadDue`) in one statement: no row is read back, decoded or written one at
