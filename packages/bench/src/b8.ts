@@ -19,8 +19,9 @@
  * is longer), divided by the polls sent in it.
  *
  * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000,100000] [--rate 200] [--warm 200]
- * [--window 15000] [--sides mh,ext] [--repeat 3] [--instructions]`. `--instructions` runs each side under
- * callgrind and reports instructions per poll too: a count the machine's load does not move. One run per side moves by ±25% between runs,
+ * [--window 15000] [--sides mh,ext] [--repeat 3] [--instructions [--polls 200]]`. `--instructions` runs each
+ * side once more under callgrind and reports instructions per poll too: a count the machine's load does
+ * not move, over a fixed number of polls at a rate callgrind keeps up with. One timed run per side moves by ±25% between runs,
  * so each side's median of three rounds is reported by default below 50,000 open (one round from
  * there: launching takes minutes), every round's ratio beside it. To
  * compare two builds of one side, run that side alone with a window of 45 s or more
@@ -139,6 +140,21 @@ export interface Measurement {
 
 /** Set in a child that runs under callgrind: it counts only its measured interval. */
 const CALLGRIND = "B8_CALLGRIND"
+
+/**
+ * Under callgrind a process runs some fifty times slower: at the offered rate it could not keep
+ * up, its polls would fall behind and leases run out, and what it counted per poll would depend
+ * on how far behind the machine's load left it. Its tasks advertise an interval this many times
+ * longer, so it keeps up on a loaded machine too; two runs, to tell per-poll from per-second costs.
+ */
+const CALLGRIND_SLOWDOWNS = [25, 50] as const
+
+/**
+ * Polls a callgrind run counts (`--polls`): a fixed number rather than a time window, so that
+ * what runs once per second (heartbeats, renewals, timers) is weighed against the same polls
+ * on every run.
+ */
+const COUNTED_POLLS = 200
 
 /**
  * Turns callgrind's counting on or off in this process. `callgrind_control` reaches valgrind
@@ -392,6 +408,15 @@ const startProfile = async (): Promise<(name: string) => Promise<void>> => {
   }
 }
 
+/**
+ * Waits until `launched` has sent `total` polls, or `limitMs` passed (a run that fell behind:
+ * it reports the polls it sent). Checked every 20 ms, a cost negligible beside a poll's.
+ */
+const pollsSent = async (launched: Launched, total: number, limitMs: number): Promise<void> => {
+  const until = performance.now() + limitMs
+  while (launched.polls() < total && performance.now() < until) await sleep(20)
+}
+
 /** One (side, size) in this process: launch N tasks, weigh them, then time one interval. */
 const measureHere = async (
   side: SideId,
@@ -401,6 +426,7 @@ const measureHere = async (
   url: string,
   dir: string,
   maxWindowMs: number,
+  countedPolls?: number,
 ): Promise<Measurement> => {
   const launched = side === "mh" ? await mcpHandles(url, dir, intervalMs) : await extTasks(url)
   // Warm-up tasks, polled and completed: the launch, poll and completion paths compiled,
@@ -436,7 +462,8 @@ const measureHere = async (
   callgrind(true)
   const cpu0 = process.cpuUsage()
   const start = performance.now()
-  await sleep(windowMs)
+  if (countedPolls === undefined) await sleep(windowMs)
+  else await pollsSent(launched, polls0 + countedPolls, (4 * countedPolls * intervalMs) / size)
   const cpuMs = cpuMsSince(cpu0)
   const elapsedMs = performance.now() - start
   callgrind(false)
@@ -475,8 +502,10 @@ const measureInChild = async (
   warm: number,
   intervalMs: number,
   maxWindowMs: number,
-  instructions: boolean,
+  /** Under callgrind, the polls it counts (see `COUNTED_POLLS`); a timed run when undefined. */
+  countedPolls: number | undefined,
 ): Promise<Measurement & { readonly earlyPolls: number; readonly serverPolls: number }> => {
+  const instructions = countedPolls !== undefined
   const temp = tempDir("mcp-handles-b8-")
   const config: Config.Config = {
     tools: [
@@ -502,6 +531,7 @@ const measureInChild = async (
       String(intervalMs),
       "--window",
       String(maxWindowMs),
+      ...(countedPolls === undefined ? [] : ["--polls", String(countedPolls)]),
       "--url",
       server.url,
       "--dir",
@@ -526,9 +556,13 @@ const measureInChild = async (
       }),
     )
     const output = captureOutput(child)
-    // A side that cannot keep up is stopped: twice the planned time, plus two minutes (callgrind
-    // runs it some fifty times slower).
-    const limitMs = (2 * 2 * intervalMs + 120_000) * (instructions ? 50 : 1)
+    // A side that cannot keep up is stopped: twice the planned time, plus two minutes; under
+    // callgrind its launch, its counted polls four times over, and half an hour for the rest
+    // (the warm-up and weighing run some fifty times slower there).
+    const limitMs =
+      countedPolls === undefined
+        ? 2 * 2 * intervalMs + 120_000
+        : 2 * intervalMs + (4 * countedPolls * intervalMs) / size + 1_800_000
     const timer = setTimeout(() => child.kill("SIGKILL"), limitMs)
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
     clearTimeout(timer)
@@ -556,8 +590,25 @@ const measureInChild = async (
 }
 
 const perPoll = (m: Measurement) => (m.polls === 0 ? Number.NaN : (m.cpuMs * 1000) / m.polls)
-const perPollInstructions = (m: Measurement | undefined) =>
-  m?.instructions === undefined || m.polls === 0 ? Number.NaN : m.instructions / m.polls
+/**
+ * Instructions per poll, and per second besides the polls, from two callgrind runs of a side
+ * at two poll rates: each counted `polls × perPoll + seconds × perSecond` (timers, heartbeats,
+ * renewals, the runtime's own upkeep), solved for both. At the slowed rates callgrind keeps up
+ * with, the upkeep is a large part of a run's count; at the offered rate it is not, so it is
+ * taken out of the per-poll figure rather than spread over the polls.
+ */
+export const instructionsPerPoll = (
+  runs: ReadonlyArray<Pick<Measurement, "instructions" | "polls" | "windowMs">>,
+): { readonly perPoll: number; readonly perSecond: number } => {
+  const [a, b] = runs
+  if (a?.instructions === undefined || b?.instructions === undefined)
+    return { perPoll: Number.NaN, perSecond: Number.NaN }
+  const [ta, tb] = [a.windowMs / 1000, b.windowMs / 1000]
+  const determinant = a.polls * tb - b.polls * ta
+  if (determinant === 0) return { perPoll: Number.NaN, perSecond: Number.NaN }
+  const perPoll = (a.instructions * tb - b.instructions * ta) / determinant
+  return { perPoll, perSecond: (a.instructions - a.polls * perPoll) / ta }
+}
 const SIDES: ReadonlyArray<SideId> = ["mh", "ext"]
 /** Issue 29's goal: a durable client no dearer per poll than the in-memory one (floor 1.3×). */
 const CPU_TARGET = "≤ 1.0× (floor 1.3×)"
@@ -595,6 +646,8 @@ export const runB8 = async (options: {
    * a figure the machine's load does not move (CPU time does), at some fifty times the run time.
    */
   readonly instructions?: boolean
+  /** Polls each callgrind run counts (default `COUNTED_POLLS`). */
+  readonly countedPolls?: number
 }): Promise<BenchReport> => {
   const { smoke } = options
   const sizes = options.sizes ?? (smoke ? [20] : [1_000, 10_000, 50_000, 100_000])
@@ -616,25 +669,40 @@ export const runB8 = async (options: {
       const order = alternated.filter((side) => options.sides === undefined || options.sides.includes(side))
       for (const side of order) {
         try {
-          runs.push(await measureInChild(side, size, warm, intervalMs, maxWindowMs, false))
+          runs.push(await measureInChild(side, size, warm, intervalMs, maxWindowMs, undefined))
         } catch (error) {
           problems.push(String(error instanceof Error ? error.message : error).split("\n")[0] as string)
         }
       }
     }
-    // One more run per side under callgrind, apart from the timed rounds (it slows the process
-    // some fifty times: its CPU time and rate say nothing, its instruction count does).
+    // Two more runs per side under callgrind, apart from the timed rounds (it slows the process
+    // some fifty times: its CPU time and rate say nothing, its instruction count does), at two
+    // rates: see `instructionsPerPoll`.
     for (const side of options.instructions === true ? (k % 2 === 0 ? SIDES : [...SIDES].reverse()) : []) {
       if (options.sides !== undefined && !options.sides.includes(side)) continue
-      try {
-        counted.push(await measureInChild(side, size, warm, intervalMs, maxWindowMs, true))
-      } catch (error) {
-        problems.push(`callgrind: ${String(error instanceof Error ? error.message : error).split("\n")[0]}`)
+      for (const slowdown of CALLGRIND_SLOWDOWNS) {
+        try {
+          counted.push(
+            await measureInChild(
+              side,
+              size,
+              warm,
+              intervalMs * slowdown,
+              maxWindowMs,
+              options.countedPolls ?? COUNTED_POLLS,
+            ),
+          )
+        } catch (error) {
+          problems.push(`callgrind: ${String(error instanceof Error ? error.message : error).split("\n")[0]}`)
+        }
       }
     }
   }
   const loadAfter = loadAverage()
-  const countedRun = (side: SideId, size: number) => counted.find((r) => r.side === side && r.size === size)
+  const countedRuns = (side: SideId, size: number) =>
+    counted.filter((r) => r.side === side && r.size === size)
+  const perPollInstructions = (side: SideId, size: number) =>
+    instructionsPerPoll(countedRuns(side, size)).perPoll
   const runsOf = (side: SideId, size: number) => runs.filter((r) => r.side === side && r.size === size)
   /** The side's run with the median CPU per poll (the lower one of an even number). */
   const find = (side: SideId, size: number) => {
@@ -670,7 +738,7 @@ export const runB8 = async (options: {
         thousands(m.polls),
         fmt(m.polls / (m.windowMs / 1000)),
         fmt(perPoll(m)),
-        fmt(perPollInstructions(countedRun(m.side, m.size))),
+        fmt(perPollInstructions(m.side, m.size)),
         thousands(Math.round(capacity(perPoll(m), 1 / CAPACITY_INTERVAL_S))),
         thousands(Math.round(capacity(perPoll(m), PUSH_POLLS_PER_TASK_MINUTE / 60))),
         m.side === "mh" ? fmt(writes(m) / Math.max(1, m.polls), 2) : "—",
@@ -682,8 +750,7 @@ export const runB8 = async (options: {
     const rounds = roundRatios(size)
     const memory = mh === undefined ? Number.NaN : perTask(mh)
     const written = mh === undefined ? Number.NaN : writes(mh) / Math.max(1, mh.polls)
-    const instructionRatio =
-      perPollInstructions(countedRun("mh", size)) / perPollInstructions(countedRun("ext", size))
+    const instructionRatio = perPollInstructions("mh", size) / perPollInstructions("ext", size)
     const pushCapacity =
       mh === undefined ? Number.NaN : capacity(perPoll(mh), PUSH_POLLS_PER_TASK_MINUTE / 60)
     results.push(
@@ -740,7 +807,7 @@ export const runB8 = async (options: {
     return [`- ${thousands(size)} open: ${ops || "none"}`]
   })
   const markdown = [
-    `Sizes ${sizes.map(thousands).join(", ")}; ${repeat === 1 ? "one run per side and size, sides alternated (A B, B A, …)" : `${sizes.map((size) => `${roundsAt(size)} round${roundsAt(size) === 1 ? "" : "s"} at ${thousands(size)}`).join(", ")}, the sides' order alternated between rounds (A B, B A, …); each side's run with the median CPU per poll is the one shown`}, each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap with N more tasks open, minus the same before their launch (warm-up tasks completed), / N, each read after full GCs a second apart until it stops changing (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over whole intervals of steady state after the launch, as many as fit in ${maxWindowMs / 1000} s (a part of one interval when it is longer), / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store. ${options.instructions === true ? `Instructions: one more run per side and size, apart from the timed ones, under \`valgrind --tool=callgrind\`, counting (all threads) only during the measured interval, / the polls in it (${sizes.map((size) => `${thousands(size)}: ${SIDES.map((side) => `${SIDE_NAMES[side].split(" ")[0]} ${countedRun(side, size)?.polls ?? 0}`).join(", ")} polls`).join("; ")}); callgrind runs a process some fifty times slower, so those runs poll at what they can rather than at the offered rate. ` : "Instructions: — (`--instructions` counts them under callgrind). "}Open tasks per core: one second of CPU / (CPU per poll × polls per task per second), at a ${CAPACITY_INTERVAL_S} s interval (polling) and, derived, with push at B7's ${PUSH_POLLS_PER_TASK_MINUTE} safety-net polls per task per minute (what a task's stream costs besides is not counted).${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
+    `Sizes ${sizes.map(thousands).join(", ")}; ${repeat === 1 ? "one run per side and size, sides alternated (A B, B A, …)" : `${sizes.map((size) => `${roundsAt(size)} round${roundsAt(size) === 1 ? "" : "s"} at ${thousands(size)}`).join(", ")}, the sides' order alternated between rounds (A B, B A, …); each side's run with the median CPU per poll is the one shown`}, each in a fresh Node process with a fresh fake server (its own process; HTTP on loopback). Tasks run for an hour and advertise an interval of N / ${rate} s, so every size is offered ${rate} polls per second. Launch: ${warm} warm-up tasks first (${WARM_DURATION_MS / 1000} s each, polled every ${WARM_INTERVAL_MS} ms and completed before the heap is weighed: JIT of the launch, poll and completion paths, connections, statements), then the N paced at ${rate} per second (so their polls are spread evenly over the interval), at most ${LAUNCH_CONCURRENCY} calls in flight. Memory: live heap with N more tasks open, minus the same before their launch (warm-up tasks completed), / N, each read after full GCs a second apart until it stops changing (and at the end of the measured interval; RSS for reference). CPU: user + system time of the client process over whole intervals of steady state after the launch, as many as fit in ${maxWindowMs / 1000} s (a part of one interval when it is longer), / the \`tasks/get\` it sent in it. Store operations counted through a wrapper of the store. ${options.instructions === true ? `Instructions: two more runs per side and size, apart from the timed ones, under \`valgrind --tool=callgrind\`, counting (all threads) only during the measured interval, over a fixed number of polls (${options.countedPolls ?? COUNTED_POLLS}) rather than a time window. Callgrind runs a process some fifty times slower, so those runs offer a ${CALLGRIND_SLOWDOWNS.join("× and a ")}× longer interval (rates they keep up with on a loaded machine), one run each; from the two counts, instructions per poll are solved apart from those per second that any number of polls costs (${sizes.map((size) => `${thousands(size)}: ${SIDES.map((side) => `${SIDE_NAMES[side].split(" ")[0]} ${fmt(instructionsPerPoll(countedRuns(side, size)).perSecond / 1e6, 2)} M/s`).join(", ")}`).join("; ")}). ` : "Instructions: — (`--instructions` counts them under callgrind). "}Open tasks per core: one second of CPU / (CPU per poll × polls per task per second), at a ${CAPACITY_INTERVAL_S} s interval (polling) and, derived, with push at B7's ${PUSH_POLLS_PER_TASK_MINUTE} safety-net polls per task per minute (what a task's stream costs besides is not counted).${smoke ? " SMOKE SIZE: not a measurement." : ""} Load average before: ${loadBefore}; after: ${loadAfter}.`,
     "",
     table(
       [
@@ -823,6 +890,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       flags.option("--url") ?? "",
       flags.option("--dir") ?? "",
       Number(flags.option("--window") ?? MAX_WINDOW_MS),
+      flags.option("--polls") === undefined ? undefined : Number(flags.option("--polls")),
     )
       .then((m) => {
         process.stdout.write(`${JSON.stringify(m)}\n`)
@@ -841,6 +909,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     const sides = flags.option("--sides")?.split(",")
     const repeat = flags.option("--repeat")
     const instructions = process.argv.includes("--instructions")
+    const polls = flags.option("--polls")
     const isSide = (side: string): side is SideId => side === "mh" || side === "ext"
     if (sides !== undefined && !sides.every(isSide)) {
       fail(new Error(`--sides takes mh, ext or both (mh,ext), not ${sides.join(",")}`))
@@ -848,6 +917,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     }
     if (repeat !== undefined && !(Number.isInteger(Number(repeat)) && Number(repeat) > 0)) {
       fail(new Error(`--repeat takes a whole number of rounds, not ${repeat}`))
+      process.exit(2)
+    }
+    if (polls !== undefined && !(Number.isInteger(Number(polls)) && Number(polls) > 0)) {
+      fail(new Error(`--polls takes a whole number of polls, not ${polls}`))
       process.exit(2)
     }
     if (window !== undefined && !(Number.isInteger(Number(window)) && Number(window) > 0)) {
@@ -863,6 +936,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       ...(sides === undefined ? {} : { sides: sides.filter(isSide) }),
       ...(repeat === undefined ? {} : { repeat: Number(repeat) }),
       instructions,
+      ...(polls === undefined ? {} : { countedPolls: Number(polls) }),
     })
       .then((report) => emit(report, flags.json))
       .catch(fail)
