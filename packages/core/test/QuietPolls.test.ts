@@ -86,6 +86,36 @@ describe("quiet polls", () => {
     180_000,
   )
 
+  it.scoped(
+    "rows launched together that fall behind together renew their leases together, not one write each",
+    () =>
+      Effect.gen(function* () {
+        const sqlite = yield* onSqlite(yield* makeHarness({ tools: [longJob()] }))
+        const h = sqlite.harness
+        const client = (yield* startProcess(h, { instanceId: "a", background: false, push: false })).client
+        // A burst: every row is written once, at its launch; its first poll is quiet, and its
+        // second needs the store to say more than that write did (see quiet.ts), before the
+        // heartbeat (every 10 s) has renewed anything.
+        const burst = 20
+        yield* runFor(
+          Effect.forEach(
+            Array.from({ length: burst }, (_, i) => i),
+            (i) => client.callTool("fake", "job", {}, { key: `k${i}` }),
+            { concurrency: "unbounded", discard: true },
+          ),
+          100,
+          10,
+        )
+        const renewals0 = sqlite.writes.get("renewLeases") ?? 0
+        yield* elapse(3_000, 100)
+        expect(pollsOf(h)).toBeGreaterThanOrEqual(2 * burst)
+        // One statement for the burst (or two, had a row's next poll fallen past the first's reach).
+        expect(sqlite.writes.get("renewLeases") ?? 0).toBeLessThanOrEqual(renewals0 + 2)
+        expect(earlyOf(h)).toBe(0)
+      }),
+    60_000,
+  )
+
   it.scoped("what a restart needs is written before it is acted on: a new interval, input, the end", () =>
     Effect.gen(function* () {
       const sqlite = yield* onSqlite(

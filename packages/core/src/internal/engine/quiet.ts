@@ -21,6 +21,7 @@
  * a hand-off on close). A process that takes such a row back (`takeLease`: a caller waiting on
  * it after a restart) polls it one interval from then; a sweep takes it at that `nextPollAt`.
  */
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -41,6 +42,8 @@ export interface Quiet {
   /** The row's lease and next poll in the store, as last read or renewed here. */
   leaseUntil: number
   storedNextPollAt: number
+  /** A renewal of the row in flight (`cover`): another driver's poll waits for it. */
+  renewal: Deferred.Deferred<void> | undefined
 }
 
 /** Rows per `renewLeases` call (one statement each). */
@@ -105,6 +108,7 @@ export const remember = (
     intervalMs,
     leaseUntil: stored.leaseExpiresAt ?? 0,
     storedNextPollAt: stored.nextPollAt ?? 0,
+    renewal: undefined,
   })
 }
 
@@ -159,9 +163,48 @@ const renewed = (known: Quiet, until: number): void => {
 }
 
 /**
+ * The quiet rows to renew with `known` at `at`: it, and every other whose next poll comes before
+ * the next heartbeat's renewal and would not be covered, unless a renewal of it is in flight.
+ * Rows fall behind together: a burst of launches reaches its second poll before a heartbeat has
+ * renewed it (the row's next poll in the store is its first), and each would otherwise pay a
+ * write of its own.
+ */
+const fallingBehind = (ctx: Engine, known: Quiet, at: number): ReadonlyArray<Quiet> => {
+  const reach = at + ctx.heartbeatMs
+  const rows = [known]
+  for (const other of ctx.quiet.values()) {
+    if (other === known || other.renewal !== undefined || other.due > reach) continue
+    if (!covers(other, Math.max(other.due, at))) rows.push(other)
+  }
+  return rows
+}
+
+/** Renews `rows` (grouped by the lease they get at `at`); returns those the store renewed. */
+const renewNow = (ctx: Engine, rows: ReadonlyArray<Quiet>, at: number) =>
+  Effect.gen(function* () {
+    const kept = new Set<Quiet>()
+    for (const [until, group] of byRenewal(ctx, rows, at)) {
+      for (let start = 0; start < group.length; start += renewBatch) {
+        const batch = group.slice(start, start + renewBatch)
+        const done = yield* ctx.store.renewLeases({ owner: ctx.driverOwner, rows: batch, until })
+        const ids = new Set(done.map((row) => rowId(row.scope, row.key)))
+        for (const row of batch) {
+          if (!ids.has(rowId(row.scope, row.key))) continue
+          renewed(row, until)
+          kept.add(row)
+        }
+      }
+    }
+    return kept
+  })
+
+/**
  * Before a quiet row is polled at `at` (store clock, the row just read): renews its lease when
- * the store would not keep everyone else off it for one interval after the poll. False when the
- * store did not renew it (a cancel to send, or the row changed hands): look at the row again.
+ * the store would not keep everyone else off it for one interval after the poll, with those of
+ * the rows that fall behind with it (one statement per interval). False when the store did not
+ * renew it (a cancel to send, or the row changed hands): look at the row again. A row whose
+ * renewal another poll has in flight waits for it, and renews itself alone if that one did not
+ * cover it (the store refused it, or failed).
  */
 export const cover = (
   ctx: Engine,
@@ -172,16 +215,39 @@ export const cover = (
   Effect.suspend(() => {
     const known = ctx.quiet.size === 0 ? undefined : ctx.quiet.get(rowId(scope, key))
     if (known === undefined || covers(known, at)) return Effect.succeed(true)
-    const until = renewedUntil(ctx, known, at)
-    return Effect.map(
-      ctx.store.renewLeases({ owner: ctx.driverOwner, rows: [{ scope, key }], until }),
-      (rows) => {
-        if (rows.length === 0) return false
-        renewed(known, until)
-        return true
-      },
-    )
+    const alone = Effect.map(renewNow(ctx, [known], at), (kept) => kept.has(known))
+    const pending = known.renewal
+    if (pending !== undefined) {
+      return Effect.zipRight(
+        Deferred.await(pending),
+        Effect.suspend(() => (covers(known, at) ? Effect.succeed(true) : alone)),
+      )
+    }
+    const rows = fallingBehind(ctx, known, at)
+    if (rows.length === 1) return alone
+    return Effect.flatMap(Deferred.make<void>(), (renewal) => {
+      for (const row of rows) row.renewal = renewal
+      const settled = Effect.zipRight(
+        Effect.sync(() => {
+          for (const row of rows) if (row.renewal === renewal) row.renewal = undefined
+        }),
+        Deferred.succeed(renewal, undefined),
+      )
+      return Effect.map(Effect.ensuring(renewNow(ctx, rows, at), settled), (kept) => kept.has(known))
+    })
   })
+
+/** Quiet rows by the lease a renewal at `now` grants them: one statement each. */
+const byRenewal = (ctx: Engine, rows: Iterable<Quiet>, now: number): Map<number, Array<Quiet>> => {
+  const groups = new Map<number, Array<Quiet>>()
+  for (const known of rows) {
+    const until = renewedUntil(ctx, known, now)
+    const group = groups.get(until)
+    if (group === undefined) groups.set(until, [known])
+    else group.push(known)
+  }
+  return groups
+}
 
 /** Wakes the row's driver in this process: something about the row changed. */
 export type Wake = (scope: string, key: string) => Effect.Effect<unknown>
@@ -223,15 +289,9 @@ const renewDue = (ctx: Engine, wake: Wake) =>
     if (ctx.quiet.size === 0) return
     const now = yield* ctx.store.now
     const reach = now + 2 * ctx.heartbeatMs
-    const groups = new Map<number, Array<Quiet>>()
-    for (const known of ctx.quiet.values()) {
-      if (known.due > reach || covers(known, reach)) continue
-      const until = renewedUntil(ctx, known, now)
-      const group = groups.get(until)
-      if (group === undefined) groups.set(until, [known])
-      else group.push(known)
-    }
-    for (const [until, rows] of groups) {
+    const due: Array<Quiet> = []
+    for (const known of ctx.quiet.values()) if (known.due <= reach && !covers(known, reach)) due.push(known)
+    for (const [until, rows] of byRenewal(ctx, due, now)) {
       const kept = yield* renewAll(ctx, rows, until, wake)
       for (const known of rows) if (kept.has(rowId(known.scope, known.key))) renewed(known, until)
     }
