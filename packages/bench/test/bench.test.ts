@@ -7,8 +7,7 @@ import { runB3 } from "../src/b3.js"
 import { minimumPolls, runB4 } from "../src/b4.js"
 import { runB5 } from "../src/b5.js"
 import { runB7 } from "../src/b7.js"
-import * as fc from "fast-check"
-import { instructionsPerPoll, runB8 } from "../src/b8.js"
+import { runB8 } from "../src/b8.js"
 import * as Markdown from "../src/markdown.js"
 import { parseRatioLines, runAll, updateBenchmarks } from "../src/run.js"
 
@@ -48,32 +47,6 @@ describe("benchmarks at smoke size", () => {
     expect(report.results.map((r) => r.unit)).toEqual(["B", "×", "writes", "tasks"])
     expect(report.markdown).toContain("B8 CPU per poll vs ext-tasks: 10: **")
   }, 120_000)
-
-  it("B8 --instructions tells a poll's instructions from the upkeep per second, at any two rates", () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 10_000_000 }),
-        fc.integer({ min: 0, max: 50_000_000 }),
-        fc.integer({ min: 10, max: 1_000 }),
-        fc.tuple(fc.integer({ min: 1_000, max: 600_000 }), fc.integer({ min: 1_000, max: 600_000 })),
-        (perPoll, perSecond, polls, [msA, msB]) => {
-          fc.pre(Math.abs(msA - msB) >= 1_000)
-          const run = (windowMs: number) => ({
-            polls,
-            windowMs,
-            instructions: polls * perPoll + (windowMs / 1000) * perSecond,
-          })
-          const solved = instructionsPerPoll([run(msA), run(msB)])
-          expect(solved.perPoll).toBeCloseTo(perPoll, 3)
-          expect(solved.perSecond).toBeCloseTo(perSecond, 3)
-        },
-      ),
-    )
-    // Two runs that cannot be told apart, or a missing count, give no figure rather than a wrong one.
-    const same = { polls: 200, windowMs: 100_000, instructions: 1e9 }
-    expect(instructionsPerPoll([same, same]).perPoll).toBeNaN()
-    expect(instructionsPerPoll([same, { polls: 200, windowMs: 200_000 }]).perPoll).toBeNaN()
-  })
 
   it("B8 with --repeat reports each side's median run and every round's ratio", async () => {
     const report = await runB8({ smoke: true, sizes: [10], rate: 20, repeat: 2 })
