@@ -26,11 +26,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as CallStore from "./CallStore.js"
 import * as Encryption from "./Encryption.js"
 import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import { BoundedCache } from "./internal/boundedCache.js"
+import { copyRecord } from "./internal/recordCopy.js"
+import * as Sealer from "./internal/sealer.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import * as ToolResult from "./ToolResult.js"
 
@@ -57,6 +60,18 @@ const envelopeOf = (value: unknown): string | undefined => {
 const contextOf = (scope: string, key: string, field: string): string => JSON.stringify([scope, key, field])
 
 /**
+ * The contexts of one row's fields, the row's part serialised once: the same text `contextOf`
+ * gives (a field's name is a plain identifier, so its JSON is itself in quotes).
+ */
+const rowContexts = (scope: string, key: string): ((field: SealedField) => string) => {
+  const row = JSON.stringify([scope, key]).slice(0, -1)
+  return (field) => `${row},"${field}"]`
+}
+
+/** The fields whose context binds an envelope (`contextOf`'s third part). */
+type SealedField = "arguments" | "argumentsHash" | "result" | "inputRequests" | "answers" | "session"
+
+/**
  * What each clear value was last sealed as, by the clear object itself: records are immutable,
  * and a write that leaves a field as it was passes the same object on, so that field's stored
  * envelope is reused instead of sealed again. Only an envelope bound to the same row and field
@@ -73,23 +88,6 @@ const memoOf = (encryption: Encryption.Encryption): Memo => {
     memos.set(encryption, memo)
   }
   return memo
-}
-
-const sealWith = (
-  encryption: Encryption.Encryption,
-  memo: Memo,
-  clear: object,
-  context: string,
-  plain: () => unknown = () => clear,
-): Effect.Effect<string> => {
-  const known = memo.get(clear)
-  if (known !== undefined && known.context === context && known.keyId === encryption.currentKeyId) {
-    return Effect.succeed(known.sealed)
-  }
-  return Effect.map(encryption.encryptJson(plain(), context), (sealed) => {
-    memo.set(clear, { context, keyId: encryption.currentKeyId, sealed })
-    return sealed
-  })
 }
 
 const remember = (memo: Memo, clear: unknown, context: string, sealed: string) => {
@@ -125,20 +123,6 @@ const openedHashKey = (context: string, sealed: string) => `\n${context}\n${seal
 const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined =>
   hashMemoOf(encryption).get(hashMemoKey(encryption.currentKeyId, context, hash))
 
-const sealHash = (
-  encryption: Encryption.Encryption,
-  context: string,
-  hash: string,
-): Effect.Effect<string> => {
-  const known = knownHash(encryption, context, hash)
-  return known !== undefined
-    ? Effect.succeed(known)
-    : Effect.tap(encryption.encryptString(hash, context), (sealed) => {
-        hashMemoOf(encryption).set(hashMemoKey(encryption.currentKeyId, context, hash), sealed)
-        hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
-      })
-}
-
 /** The clear hash of an envelope bound to `context` (AES-GCM opens the same text the same way). */
 const openHash = (
   encryption: Encryption.Encryption,
@@ -156,6 +140,140 @@ const openHash = (
       hashMemoOf(encryption).set(hashMemoKey(keyId, context, hash), sealed),
     )
   })
+}
+
+/**
+ * One value a write seals: a task id (deterministic), the arguments' hash (remembered in
+ * `hashMemos`) or a JSON value (remembered in the memo by its clear object), under its context.
+ */
+type Job =
+  | { readonly _tag: "TaskId"; readonly taskId: string }
+  | { readonly _tag: "Hash"; readonly hash: string; readonly context: string }
+  | { readonly _tag: "Session"; readonly session: string; readonly context: string }
+  | { readonly _tag: "Json"; readonly clear: object; readonly value: unknown; readonly context: string }
+
+/**
+ * A write's sealing, planned before anything is sealed: each field's stored text is known
+ * already (a memo's) or the number of the job that seals it.
+ */
+type Sealing = string | number
+
+class Plan {
+  readonly jobs: Array<Job> = []
+  constructor(
+    readonly encryption: Encryption.Encryption,
+    readonly memo: Memo,
+    readonly context: (field: SealedField) => string,
+  ) {}
+  private add(job: Job): number {
+    return this.jobs.push(job) - 1
+  }
+  taskId(taskId: string): Sealing {
+    return this.add({ _tag: "TaskId", taskId })
+  }
+  hash(hash: string): Sealing {
+    const context = this.context("argumentsHash")
+    return knownHash(this.encryption, context, hash) ?? this.add({ _tag: "Hash", hash, context })
+  }
+  session(session: string): Sealing {
+    return this.add({ _tag: "Session", session, context: this.context("session") })
+  }
+  /** `clear` sealed as `value` (itself unless given), or its envelope when it was sealed so. */
+  json(clear: object, field: SealedField, value: (clear: object) => unknown = identity): Sealing {
+    const context = this.context(field)
+    const known = this.memo.get(clear)
+    return known !== undefined && known.context === context && known.keyId === this.encryption.currentKeyId
+      ? known.sealed
+      : this.add({ _tag: "Json", clear, value: value(clear), context })
+  }
+}
+
+const identity = (value: unknown) => value
+
+const encodedResult = (result: object) => ToolResult.encode(result as ToolResult.CallToolResult)
+
+/** A job through `Encryption`'s interface, for an `Encryption` without a sealer. */
+const sealThrough = (encryption: Encryption.Encryption, job: Job): Effect.Effect<string> => {
+  switch (job._tag) {
+    case "TaskId":
+      return encryption.encryptTaskId(job.taskId)
+    case "Hash":
+      return encryption.encryptString(job.hash, job.context)
+    case "Session":
+      return encryption.encryptString(job.session, job.context)
+    case "Json":
+      return encryption.encryptJson(job.value, job.context)
+  }
+}
+
+/** A job on `Encryption.make`'s sealer: the same texts as `sealThrough`, without an effect. */
+const sealDirect = (sealer: Sealer.Sealer, job: Job): Sealer.Answer<string> => {
+  switch (job._tag) {
+    case "TaskId":
+      return sealer.sealTaskId(job.taskId)
+    case "Hash":
+      return sealer.sealString(job.hash, job.context)
+    case "Session":
+      return sealer.sealString(job.session, job.context)
+    case "Json":
+      return sealer.sealString(JSON.stringify(job.value), job.context)
+  }
+}
+
+/** Every job, one after another, as the cipher answers: synchronously, or one promise in all. */
+const sealAll = (sealer: Sealer.Sealer, jobs: ReadonlyArray<Job>): Sealer.Answer<Array<string>> => {
+  const texts: Array<string> = []
+  const next = (): Sealer.Answer<Array<string>> => {
+    for (let job = jobs[texts.length]; job !== undefined; job = jobs[texts.length]) {
+      const text = sealDirect(sealer, job)
+      if (Predicate.isPromise(text)) {
+        return text.then((sealed) => {
+          texts.push(sealed)
+          return next()
+        })
+      }
+      texts.push(text)
+    }
+    return texts
+  }
+  return next()
+}
+
+/** What each sealed job's value was sealed as, for the next write of the same value. */
+const rememberSealed = (plan: Plan, texts: ReadonlyArray<string>) => {
+  const keyId = plan.encryption.currentKeyId
+  plan.jobs.forEach((job, i) => {
+    const sealed = texts[i] as string
+    if (job._tag === "Json") plan.memo.set(job.clear, { context: job.context, keyId, sealed })
+    if (job._tag === "Hash") {
+      const hashMemo = hashMemoOf(plan.encryption)
+      hashMemo.set(hashMemoKey(keyId, job.context, job.hash), sealed)
+      hashMemo.set(openedHashKey(job.context, sealed), job.hash)
+    }
+  })
+}
+
+/**
+ * `build` of `plan`'s sealed texts (`text` gives a field's). With `Encryption.make`'s service and
+ * a synchronous cipher (`NodeCipher`), every value of a write is sealed in this one effect step;
+ * with WebCrypto, one suspension for all of them; with another `Encryption`, through its effects,
+ * one value after another (forking a fiber per value cost more than it overlapped, on B1).
+ */
+const sealPlanned = <A>(plan: Plan, build: (text: (sealing: Sealing) => string) => A): Effect.Effect<A> => {
+  const finish = (texts: ReadonlyArray<string>) => {
+    rememberSealed(plan, texts)
+    return build((sealing) => (typeof sealing === "string" ? sealing : (texts[sealing] as string)))
+  }
+  if (plan.jobs.length === 0) return Effect.succeed(finish([]))
+  const sealer = Sealer.sealerOf(plan.encryption)
+  if (sealer === undefined) {
+    return Effect.map(
+      Effect.forEach(plan.jobs, (job) => sealThrough(plan.encryption, job)),
+      finish,
+    )
+  }
+  const texts = sealAll(sealer, plan.jobs)
+  return Predicate.isPromise(texts) ? Effect.promise(() => texts.then(finish)) : Effect.succeed(finish(texts))
 }
 
 /**
@@ -203,79 +321,45 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
  * @category constructors
  */
 export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
-  // One value after another: forking a fiber per value cost more instructions than the
-  // thread-pool round trips it overlapped (measured on B1).
-  Effect.gen(function* () {
-    const memo = memoOf(encryption)
-    const context = (field: string) => contextOf(record.scope, record.key, field)
-    const taskId = record.taskId === null ? null : yield* encryption.encryptTaskId(record.taskId)
-    const argumentsHash = yield* sealHash(encryption, context("argumentsHash"), record.argumentsHash)
-    const args =
-      record.arguments === null
-        ? null
-        : sealedObject(yield* sealWith(encryption, memo, record.arguments, context("arguments")))
-    const clearResult = record.result
-    const result =
-      clearResult === null
-        ? null
-        : // Sealed as the server sent it (encoded): a block of a type this revision does not know
-          // decodes back to the same `UnknownContent`.
-          ({
-            content: [],
-            ...sealedObject(
-              yield* sealWith(encryption, memo, clearResult, context("result"), () =>
-                ToolResult.encode(clearResult),
-              ),
-            ),
-          } as ToolResult.CallToolResult)
+  Effect.suspend(() => {
+    const plan = new Plan(encryption, memoOf(encryption), rowContexts(record.scope, record.key))
+    // Planned in the order they were sealed in before: a field left as it was reuses its envelope.
+    const taskId = record.taskId === null ? null : plan.taskId(record.taskId)
+    const argumentsHash = plan.hash(record.argumentsHash)
+    const args = record.arguments === null ? null : plan.json(record.arguments, "arguments")
+    // Sealed as the server sent it (encoded): a block of a type this revision does not know
+    // decodes back to the same `UnknownContent`.
+    const result = record.result === null ? null : plan.json(record.result, "result", encodedResult)
     const inputRequests =
-      record.inputRequests === null
-        ? null
-        : sealedObject(yield* sealWith(encryption, memo, record.inputRequests, context("inputRequests")))
-    const answers =
-      Object.keys(record.answers).length === 0
-        ? record.answers
-        : {
-            [sealedField]: new InputAnswer(
-              {
-                response: yield* sealWith(encryption, memo, record.answers, context("answers")),
-                acknowledged: false,
-              },
-              true,
-            ),
-          }
-    const snapshot =
-      record.snapshot?.session === undefined
-        ? record.snapshot
-        : new TaskSnapshot(
-            {
-              ...record.snapshot,
-              session: yield* encryption.encryptString(record.snapshot.session, context("session")),
-            },
-            true,
-          )
-    const strayTasks =
-      record.strayTasks.length === 0
-        ? record.strayTasks
-        : yield* Effect.forEach(record.strayTasks, (stray) =>
-            Effect.map(
-              encryption.encryptTaskId(stray.taskId),
-              (sealed) => new StrayTask({ ...stray, taskId: sealed }, true),
-            ),
-          )
-    return new HandleRecord(
-      {
-        ...record,
-        taskId,
-        arguments: args,
-        argumentsHash,
-        result,
-        inputRequests,
-        answers,
-        snapshot,
-        strayTasks,
-      },
-      true,
+      record.inputRequests === null ? null : plan.json(record.inputRequests, "inputRequests")
+    const answers = Object.keys(record.answers).length === 0 ? null : plan.json(record.answers, "answers")
+    const session = record.snapshot?.session === undefined ? null : plan.session(record.snapshot.session)
+    const strays = record.strayTasks.map((stray) => plan.taskId(stray.taskId))
+    return sealPlanned(plan, (text) =>
+      copyRecord(record, {
+        taskId: taskId === null ? null : text(taskId),
+        arguments: args === null ? null : sealedObject(text(args)),
+        argumentsHash: text(argumentsHash),
+        result:
+          result === null
+            ? null
+            : ({ content: [], ...sealedObject(text(result)) } as ToolResult.CallToolResult),
+        inputRequests: inputRequests === null ? null : sealedObject(text(inputRequests)),
+        answers:
+          answers === null
+            ? record.answers
+            : { [sealedField]: new InputAnswer({ response: text(answers), acknowledged: false }, true) },
+        snapshot:
+          session === null || record.snapshot === null
+            ? record.snapshot
+            : new TaskSnapshot({ ...record.snapshot, session: text(session) }, true),
+        strayTasks:
+          strays.length === 0
+            ? record.strayTasks
+            : record.strayTasks.map(
+                (stray, i) => new StrayTask({ ...stray, taskId: text(strays[i] as Sealing) }, true),
+              ),
+      }),
     )
   })
 
@@ -406,20 +490,16 @@ const openIn =
  * the caller gave, so a write costs no decryption.
  */
 const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
-  new HandleRecord(
-    {
-      ...stored,
-      taskId: clear.taskId,
-      arguments: clear.arguments,
-      argumentsHash: clear.argumentsHash,
-      result: clear.result,
-      inputRequests: clear.inputRequests,
-      answers: clear.answers,
-      snapshot: clear.snapshot,
-      strayTasks: clear.strayTasks,
-    },
-    true,
-  )
+  copyRecord(stored, {
+    taskId: clear.taskId,
+    arguments: clear.arguments,
+    argumentsHash: clear.argumentsHash,
+    result: clear.result,
+    inputRequests: clear.inputRequests,
+    answers: clear.answers,
+    snapshot: clear.snapshot,
+    strayTasks: clear.strayTasks,
+  })
 
 /**
  * `store` with encryption at rest: every record written is sealed, every record read opened.
@@ -433,42 +513,37 @@ export const make = (
 ): HandleStore.HandleStore =>
   HandleStore.HandleStore.of({
     ...store,
-    insertOrGet: (handle: CallStore.NewHandle) => {
-      const insert = (args: JsonObject | null, argumentsHash: string) =>
-        Effect.flatMap(store.insertOrGet({ ...handle, arguments: args, argumentsHash }), (inserted) =>
-          inserted.created
-            ? Effect.succeed({
-                created: true,
-                record: new HandleRecord(
-                  { ...inserted.record, arguments: handle.arguments, argumentsHash: handle.argumentsHash },
-                  true,
-                ),
-              })
-            : Effect.map(openIn(encryption, "insertOrGet")(inserted.record), (record) => ({
-                created: false,
-                record,
-              })),
-        )
-      const hash = sealHash(
-        encryption,
-        contextOf(handle.scope, handle.key, "argumentsHash"),
-        handle.argumentsHash,
-      )
-      return handle.arguments === null
-        ? Effect.flatMap(hash, (argumentsHash) => insert(null, argumentsHash))
-        : Effect.flatMap(
-            Effect.zip(
-              sealWith(
-                encryption,
-                memoOf(encryption),
-                handle.arguments,
-                contextOf(handle.scope, handle.key, "arguments"),
-              ),
-              hash,
+    insertOrGet: (handle: CallStore.NewHandle) =>
+      Effect.suspend(() => {
+        const plan = new Plan(encryption, memoOf(encryption), rowContexts(handle.scope, handle.key))
+        const args = handle.arguments === null ? null : plan.json(handle.arguments, "arguments")
+        const argumentsHash = plan.hash(handle.argumentsHash)
+        return Effect.flatMap(
+          sealPlanned(plan, (text) => ({
+            ...handle,
+            arguments: args === null ? null : sealedObject(text(args)),
+            argumentsHash: text(argumentsHash),
+          })),
+          (sealed) =>
+            Effect.flatMap(
+              store.insertOrGet(sealed),
+              (inserted): Effect.Effect<CallStore.InsertOrGetResult, HandleStore.StoreError> =>
+                inserted.created
+                  ? Effect.succeed({
+                      created: true,
+                      // The caller's clear values over the row as written: no decryption.
+                      record: copyRecord(inserted.record, {
+                        arguments: handle.arguments,
+                        argumentsHash: handle.argumentsHash,
+                      }),
+                    })
+                  : Effect.map(openIn(encryption, "insertOrGet")(inserted.record), (record) => ({
+                      created: false,
+                      record,
+                    })),
             ),
-            ([args, argumentsHash]) => insert(sealedObject(args), argumentsHash),
-          )
-    },
+        )
+      }),
     get: (scope, key) =>
       Effect.flatMap(
         store.get(scope, key),
