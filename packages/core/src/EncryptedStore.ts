@@ -452,20 +452,16 @@ export const open = (
         : yield* Effect.forEach(record.strayTasks, (stray) =>
             Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
           )
-    return new HandleRecord(
-      {
-        ...record,
-        taskId,
-        arguments: args,
-        argumentsHash,
-        result,
-        inputRequests,
-        answers,
-        snapshot,
-        strayTasks,
-      },
-      true,
-    )
+    return copyRecord(record, {
+      taskId,
+      arguments: args,
+      argumentsHash,
+      result,
+      inputRequests,
+      answers,
+      snapshot,
+      strayTasks,
+    })
   })
 
 /**
