@@ -26,7 +26,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import type * as CallStore from "./CallStore.js"
 import * as Encryption from "./Encryption.js"
 import { type HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
@@ -98,14 +97,22 @@ const remember = (memo: Memo, clear: unknown, context: string, sealed: string) =
 }
 
 /**
- * What each arguments' hash was last sealed as, by key id, row and value (a string cannot key a
- * `WeakMap`), and what each envelope of one opened to, by row: every write of a row carries its
- * hash and every read opens it, and each would otherwise cost a WebCrypto call. Bounded: past it,
- * a hash is sealed or opened again.
+ * What each row's arguments' hash was last sealed as or opened from, by the row's context (a
+ * string cannot key a `WeakMap`): every write of a row carries its hash and every read opens it,
+ * and each would otherwise cost a cipher call. One entry a row, keyed by the context alone (not
+ * by key id, context and hash joined: building and hashing that text on every write cost more
+ * than the lookup saved). Bounded: past it, a hash is sealed or opened again.
  */
-const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, string>>()
+interface KnownHash {
+  /** The key that sealed it: only one under the current key is reused by a write. */
+  readonly keyId: string
+  readonly hash: string
+  readonly sealed: string
+}
 
-const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, string> => {
+const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, KnownHash>>()
+
+const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, KnownHash> => {
   let memo = hashMemos.get(encryption)
   if (memo === undefined) {
     memo = new BoundedCache(10_000)
@@ -114,14 +121,13 @@ const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, str
   return memo
 }
 
-// The context is JSON (a newline inside is escaped) and a key id has none: the parts stay apart,
-// and an opening's key (no key id: it starts with the newline) is never a sealing's.
-const hashMemoKey = (keyId: string, context: string, hash: string) => `${keyId}\n${context}\n${hash}`
-const openedHashKey = (context: string, sealed: string) => `\n${context}\n${sealed}`
-
 /** The stored form of an arguments' hash, when this process sealed or opened it before. */
-const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined =>
-  hashMemoOf(encryption).get(hashMemoKey(encryption.currentKeyId, context, hash))
+const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined => {
+  const known = hashMemoOf(encryption).get(context)
+  return known !== undefined && known.keyId === encryption.currentKeyId && known.hash === hash
+    ? known.sealed
+    : undefined
+}
 
 /** The clear hash of an envelope bound to `context` (AES-GCM opens the same text the same way). */
 const openHash = (
@@ -129,15 +135,14 @@ const openHash = (
   context: string,
   sealed: string,
 ): Effect.Effect<string, Encryption.MissingKey | Encryption.DecryptFailed> => {
-  const known = hashMemoOf(encryption).get(openedHashKey(context, sealed))
-  if (known !== undefined) return Effect.succeed(known)
+  const known = hashMemoOf(encryption).get(context)
+  if (known !== undefined && known.sealed === sealed) return Effect.succeed(known.hash)
   return Effect.tap(encryption.decryptString(sealed, context), (hash) => {
     // Only what the current format wrote; remembered under the key that sealed it, so that one
     // under an older key is sealed again at the next write.
     if (!sealed.startsWith(Encryption.prefixes.boundEnvelope)) return
-    hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
     Option.map(Encryption.keyIdOf(sealed), (keyId) =>
-      hashMemoOf(encryption).set(hashMemoKey(keyId, context, hash), sealed),
+      hashMemoOf(encryption).set(context, { keyId, hash, sealed }),
     )
   })
 }
@@ -226,7 +231,7 @@ const sealAll = (sealer: Sealer.Sealer, jobs: ReadonlyArray<Job>): Sealer.Answer
   const next = (): Sealer.Answer<Array<string>> => {
     for (let job = jobs[texts.length]; job !== undefined; job = jobs[texts.length]) {
       const text = sealDirect(sealer, job)
-      if (Predicate.isPromise(text)) {
+      if (!Sealer.isText(text)) {
         return text.then((sealed) => {
           texts.push(sealed)
           return next()
@@ -245,11 +250,7 @@ const rememberSealed = (plan: Plan, texts: ReadonlyArray<string>) => {
   plan.jobs.forEach((job, i) => {
     const sealed = texts[i] as string
     if (job._tag === "Json") plan.memo.set(job.clear, { context: job.context, keyId, sealed })
-    if (job._tag === "Hash") {
-      const hashMemo = hashMemoOf(plan.encryption)
-      hashMemo.set(hashMemoKey(keyId, job.context, job.hash), sealed)
-      hashMemo.set(openedHashKey(job.context, sealed), job.hash)
-    }
+    if (job._tag === "Hash") hashMemoOf(plan.encryption).set(job.context, { keyId, hash: job.hash, sealed })
   })
 }
 
@@ -273,7 +274,7 @@ const sealPlanned = <A>(plan: Plan, build: (text: (sealing: Sealing) => string) 
     )
   }
   const texts = sealAll(sealer, plan.jobs)
-  return Predicate.isPromise(texts) ? Effect.promise(() => texts.then(finish)) : Effect.succeed(finish(texts))
+  return Array.isArray(texts) ? Effect.succeed(finish(texts)) : Effect.promise(() => texts.then(finish))
 }
 
 /**

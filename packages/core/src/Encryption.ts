@@ -331,7 +331,7 @@ const derive = async (bytes: Uint8Array): Promise<Cipher.KeyMaterial> => {
 }
 
 /** `f` of a cipher's answer, synchronous or promised as the answer is. */
-const then = Sealer.andThen
+const then = Sealer.bytesThen
 
 /**
  * A cipher's answer as an effect, built when the effect runs: a synchronous one is one step and
@@ -399,9 +399,7 @@ export const make = (
         () => {
           const plain = key.open(iv, ciphertext, additionalData(context))
           // Not UTF-8 is as much a failure as a bad tag: the text is decoded inside the attempt.
-          return Predicate.isPromise(plain)
-            ? plain.then((bytes) => decoder.decode(bytes))
-            : decoder.decode(plain)
+          return then(plain, (bytes) => decoder.decode(bytes))
         },
         () =>
           new DecryptFailed({

@@ -16,8 +16,8 @@ import { HandleRecord } from "../HandleRecord.js"
 
 type Mutable = { -readonly [K in keyof HandleRecord]: HandleRecord[K] }
 
-/** The fields of a record, each of which a copy may change. */
-export type Changes = Partial<Mutable>
+/** The fields of a record, each of which a copy may change (undefined: kept). */
+export type Changes = { readonly [K in keyof Mutable]?: Mutable[K] | undefined }
 
 /** `base` with `changes`, as a new record (see the module's notes). */
 export const copyRecord = (base: HandleRecord, changes: Changes): HandleRecord => {
