@@ -28,10 +28,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as CallStore from "./CallStore.js"
 import * as Encryption from "./Encryption.js"
-import { type HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
+import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import { BoundedCache } from "./internal/boundedCache.js"
-import { copyRecord } from "./internal/recordCopy.js"
 import * as Sealer from "./internal/sealer.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import * as ToolResult from "./ToolResult.js"
@@ -45,6 +44,16 @@ import * as ToolResult from "./ToolResult.js"
 export const sealedField = "mcp-handles/sealed"
 
 const sealedObject = (envelope: string): JsonObject => ({ [sealedField]: envelope })
+
+/**
+ * `record` with `changes`, built by the class without re-validating. Not a hand-made copy (one
+ * without `Schema.Class`'s constructor was 30 times cheaper alone): its objects had maps the
+ * class's own never share, and a driver's copy of one (`{ ...record }` in `bump`, in
+ * `initialRecord`'s constructor) then went megamorphic and fell into dictionary mode, which cost
+ * B1 under callgrind what the copies saved.
+ */
+const withFields = (record: HandleRecord, changes: Partial<HandleRecord>): HandleRecord =>
+  new HandleRecord({ ...record, ...changes }, true)
 
 const envelopeOf = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null) return undefined
@@ -337,7 +346,7 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
     const session = record.snapshot?.session === undefined ? null : plan.session(record.snapshot.session)
     const strays = record.strayTasks.map((stray) => plan.taskId(stray.taskId))
     return sealPlanned(plan, (text) =>
-      copyRecord(record, {
+      withFields(record, {
         taskId: taskId === null ? null : text(taskId),
         arguments: args === null ? null : sealedObject(text(args)),
         argumentsHash: text(argumentsHash),
@@ -453,7 +462,7 @@ export const open = (
         : yield* Effect.forEach(record.strayTasks, (stray) =>
             Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
           )
-    return copyRecord(record, {
+    return withFields(record, {
       taskId,
       arguments: args,
       argumentsHash,
@@ -487,7 +496,7 @@ const openIn =
  * the caller gave, so a write costs no decryption.
  */
 const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
-  copyRecord(stored, {
+  withFields(stored, {
     taskId: clear.taskId,
     arguments: clear.arguments,
     argumentsHash: clear.argumentsHash,
@@ -529,7 +538,7 @@ export const make = (
                   ? Effect.succeed({
                       created: true,
                       // The caller's clear values over the row as written: no decryption.
-                      record: copyRecord(inserted.record, {
+                      record: withFields(inserted.record, {
                         arguments: handle.arguments,
                         argumentsHash: handle.argumentsHash,
                       }),

@@ -6,10 +6,8 @@
  */
 import * as v8 from "node:v8"
 import { describe, expect, it } from "@effect/vitest"
-import * as Equal from "effect/Equal"
 import * as Schema from "effect/Schema"
 import { HandleRecord, HistoryEntry, withHistoryEntry, withTransition } from "../src/HandleRecord.js"
-import { copyRecord } from "../src/internal/recordCopy.js"
 
 v8.setFlagsFromString("--allow-natives-syntax")
 // Compiled after the flag is set, so that V8 parses the intrinsic.
@@ -75,20 +73,5 @@ describe("HandleRecord", () => {
 
   it("keeps its fields in declaration order, each once", () => {
     expect(Object.keys(checked)).toEqual(Object.keys(HandleRecord.fields))
-  })
-
-  it("is copied without its constructor (EncryptedStore's copies) as the constructor would copy it", () => {
-    const changes = { taskId: "t-2", arguments: null, version: 4, snapshot: null } as const
-    const copy = copyRecord(checked, changes)
-    const constructed = new HandleRecord({ ...checked, ...changes }, true)
-    // Every field of the class: a field added to it and not to the copy fails here.
-    expect(Object.keys(copy)).toEqual(Object.keys(HandleRecord.fields))
-    expect(copy).toBeInstanceOf(HandleRecord)
-    expect(Equal.equals(copy, constructed)).toBe(true)
-    expect(Schema.is(HandleRecord)(copy)).toBe(true)
-    expect(Schema.encodeSync(HandleRecord)(copy)).toEqual(Schema.encodeSync(HandleRecord)(constructed))
-    expect(hasFastProperties(copy)).toBe(true)
-    // An undefined change keeps the base's value; null is a value.
-    expect(copyRecord(checked, { taskId: undefined }).taskId).toBe("t-1")
   })
 })
