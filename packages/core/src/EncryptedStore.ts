@@ -31,6 +31,7 @@ import * as Encryption from "./Encryption.js"
 import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import { BoundedCache } from "./internal/boundedCache.js"
+import * as Sealer from "./internal/sealer.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import * as ToolResult from "./ToolResult.js"
 
@@ -44,6 +45,16 @@ export const sealedField = "mcp-handles/sealed"
 
 const sealedObject = (envelope: string): JsonObject => ({ [sealedField]: envelope })
 
+/**
+ * `record` with `changes`, built by the class without re-validating. Not a hand-made copy (one
+ * without `Schema.Class`'s constructor was 30 times cheaper alone): its objects had maps the
+ * class's own never share, and a driver's copy of one (`{ ...record }` in `bump`, in
+ * `initialRecord`'s constructor) then went megamorphic and fell into dictionary mode, which cost
+ * B1 under callgrind what the copies saved.
+ */
+const withFields = (record: HandleRecord, changes: Partial<HandleRecord>): HandleRecord =>
+  new HandleRecord({ ...record, ...changes }, true)
+
 const envelopeOf = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null) return undefined
   const envelope = (value as Record<string, unknown>)[sealedField]
@@ -55,6 +66,18 @@ const envelopeOf = (value: unknown): string | undefined => {
  * a value copied into another row, or into another field of its row, does not open.
  */
 const contextOf = (scope: string, key: string, field: string): string => JSON.stringify([scope, key, field])
+
+/**
+ * The contexts of one row's fields, the row's part serialised once: the same text `contextOf`
+ * gives (a field's name is a plain identifier, so its JSON is itself in quotes).
+ */
+const rowContexts = (scope: string, key: string): ((field: SealedField) => string) => {
+  const row = JSON.stringify([scope, key]).slice(0, -1)
+  return (field) => `${row},"${field}"]`
+}
+
+/** The fields whose context binds an envelope (`contextOf`'s third part). */
+type SealedField = "arguments" | "argumentsHash" | "result" | "inputRequests" | "answers" | "session"
 
 /**
  * What each clear value was last sealed as, by the clear object itself: records are immutable,
@@ -75,23 +98,6 @@ const memoOf = (encryption: Encryption.Encryption): Memo => {
   return memo
 }
 
-const sealWith = (
-  encryption: Encryption.Encryption,
-  memo: Memo,
-  clear: object,
-  context: string,
-  plain: () => unknown = () => clear,
-): Effect.Effect<string> => {
-  const known = memo.get(clear)
-  if (known !== undefined && known.context === context && known.keyId === encryption.currentKeyId) {
-    return Effect.succeed(known.sealed)
-  }
-  return Effect.map(encryption.encryptJson(plain(), context), (sealed) => {
-    memo.set(clear, { context, keyId: encryption.currentKeyId, sealed })
-    return sealed
-  })
-}
-
 const remember = (memo: Memo, clear: unknown, context: string, sealed: string) => {
   // Only what the current format wrote: an `mhe1.` envelope is sealed again at the next write.
   if (typeof clear !== "object" || clear === null) return
@@ -100,14 +106,22 @@ const remember = (memo: Memo, clear: unknown, context: string, sealed: string) =
 }
 
 /**
- * What each arguments' hash was last sealed as, by key id, row and value (a string cannot key a
- * `WeakMap`), and what each envelope of one opened to, by row: every write of a row carries its
- * hash and every read opens it, and each would otherwise cost a WebCrypto call. Bounded: past it,
- * a hash is sealed or opened again.
+ * What each row's arguments' hash was last sealed as or opened from, by the row's context (a
+ * string cannot key a `WeakMap`): every write of a row carries its hash and every read opens it,
+ * and each would otherwise cost a cipher call. One entry a row, keyed by the context alone (not
+ * by key id, context and hash joined: building and hashing that text on every write cost more
+ * than the lookup saved). Bounded: past it, a hash is sealed or opened again.
  */
-const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, string>>()
+interface KnownHash {
+  /** The key that sealed it: only one under the current key is reused by a write. */
+  readonly keyId: string
+  readonly hash: string
+  readonly sealed: string
+}
 
-const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, string> => {
+const hashMemos = new WeakMap<Encryption.Encryption, BoundedCache<string, KnownHash>>()
+
+const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, KnownHash> => {
   let memo = hashMemos.get(encryption)
   if (memo === undefined) {
     memo = new BoundedCache(10_000)
@@ -116,27 +130,12 @@ const hashMemoOf = (encryption: Encryption.Encryption): BoundedCache<string, str
   return memo
 }
 
-// The context is JSON (a newline inside is escaped) and a key id has none: the parts stay apart,
-// and an opening's key (no key id: it starts with the newline) is never a sealing's.
-const hashMemoKey = (keyId: string, context: string, hash: string) => `${keyId}\n${context}\n${hash}`
-const openedHashKey = (context: string, sealed: string) => `\n${context}\n${sealed}`
-
 /** The stored form of an arguments' hash, when this process sealed or opened it before. */
-const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined =>
-  hashMemoOf(encryption).get(hashMemoKey(encryption.currentKeyId, context, hash))
-
-const sealHash = (
-  encryption: Encryption.Encryption,
-  context: string,
-  hash: string,
-): Effect.Effect<string> => {
-  const known = knownHash(encryption, context, hash)
-  return known !== undefined
-    ? Effect.succeed(known)
-    : Effect.tap(encryption.encryptString(hash, context), (sealed) => {
-        hashMemoOf(encryption).set(hashMemoKey(encryption.currentKeyId, context, hash), sealed)
-        hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
-      })
+const knownHash = (encryption: Encryption.Encryption, context: string, hash: string): string | undefined => {
+  const known = hashMemoOf(encryption).get(context)
+  return known !== undefined && known.keyId === encryption.currentKeyId && known.hash === hash
+    ? known.sealed
+    : undefined
 }
 
 /** The clear hash of an envelope bound to `context` (AES-GCM opens the same text the same way). */
@@ -145,17 +144,146 @@ const openHash = (
   context: string,
   sealed: string,
 ): Effect.Effect<string, Encryption.MissingKey | Encryption.DecryptFailed> => {
-  const known = hashMemoOf(encryption).get(openedHashKey(context, sealed))
-  if (known !== undefined) return Effect.succeed(known)
+  const known = hashMemoOf(encryption).get(context)
+  if (known !== undefined && known.sealed === sealed) return Effect.succeed(known.hash)
   return Effect.tap(encryption.decryptString(sealed, context), (hash) => {
     // Only what the current format wrote; remembered under the key that sealed it, so that one
     // under an older key is sealed again at the next write.
     if (!sealed.startsWith(Encryption.prefixes.boundEnvelope)) return
-    hashMemoOf(encryption).set(openedHashKey(context, sealed), hash)
     Option.map(Encryption.keyIdOf(sealed), (keyId) =>
-      hashMemoOf(encryption).set(hashMemoKey(keyId, context, hash), sealed),
+      hashMemoOf(encryption).set(context, { keyId, hash, sealed }),
     )
   })
+}
+
+/**
+ * One value a write seals: a task id (deterministic), the arguments' hash (remembered in
+ * `hashMemos`) or a JSON value (remembered in the memo by its clear object), under its context.
+ */
+type Job =
+  | { readonly _tag: "TaskId"; readonly taskId: string }
+  | { readonly _tag: "Hash"; readonly hash: string; readonly context: string }
+  | { readonly _tag: "Session"; readonly session: string; readonly context: string }
+  | { readonly _tag: "Json"; readonly clear: object; readonly value: unknown; readonly context: string }
+
+/**
+ * A write's sealing, planned before anything is sealed: each field's stored text is known
+ * already (a memo's) or the number of the job that seals it.
+ */
+type Sealing = string | number
+
+class Plan {
+  readonly jobs: Array<Job> = []
+  constructor(
+    readonly encryption: Encryption.Encryption,
+    readonly memo: Memo,
+    readonly context: (field: SealedField) => string,
+  ) {}
+  private add(job: Job): number {
+    return this.jobs.push(job) - 1
+  }
+  taskId(taskId: string): Sealing {
+    return this.add({ _tag: "TaskId", taskId })
+  }
+  hash(hash: string): Sealing {
+    const context = this.context("argumentsHash")
+    return knownHash(this.encryption, context, hash) ?? this.add({ _tag: "Hash", hash, context })
+  }
+  session(session: string): Sealing {
+    return this.add({ _tag: "Session", session, context: this.context("session") })
+  }
+  /** `clear` sealed as `value` (itself unless given), or its envelope when it was sealed so. */
+  json(clear: object, field: SealedField, value: (clear: object) => unknown = identity): Sealing {
+    const context = this.context(field)
+    const known = this.memo.get(clear)
+    return known !== undefined && known.context === context && known.keyId === this.encryption.currentKeyId
+      ? known.sealed
+      : this.add({ _tag: "Json", clear, value: value(clear), context })
+  }
+}
+
+const identity = (value: unknown) => value
+
+const encodedResult = (result: object) => ToolResult.encode(result as ToolResult.CallToolResult)
+
+/** A job through `Encryption`'s interface, for an `Encryption` without a sealer. */
+const sealThrough = (encryption: Encryption.Encryption, job: Job): Effect.Effect<string> => {
+  switch (job._tag) {
+    case "TaskId":
+      return encryption.encryptTaskId(job.taskId)
+    case "Hash":
+      return encryption.encryptString(job.hash, job.context)
+    case "Session":
+      return encryption.encryptString(job.session, job.context)
+    case "Json":
+      return encryption.encryptJson(job.value, job.context)
+  }
+}
+
+/** A job on `Encryption.make`'s sealer: the same texts as `sealThrough`, without an effect. */
+const sealDirect = (sealer: Sealer.Sealer, job: Job): Sealer.Answer<string> => {
+  switch (job._tag) {
+    case "TaskId":
+      return sealer.sealTaskId(job.taskId)
+    case "Hash":
+      return sealer.sealString(job.hash, job.context)
+    case "Session":
+      return sealer.sealString(job.session, job.context)
+    case "Json":
+      return sealer.sealString(JSON.stringify(job.value), job.context)
+  }
+}
+
+/** Every job, one after another, as the cipher answers: synchronously, or one promise in all. */
+const sealAll = (sealer: Sealer.Sealer, jobs: ReadonlyArray<Job>): Sealer.Answer<Array<string>> => {
+  const texts: Array<string> = []
+  const next = (): Sealer.Answer<Array<string>> => {
+    for (let job = jobs[texts.length]; job !== undefined; job = jobs[texts.length]) {
+      const text = sealDirect(sealer, job)
+      if (!Sealer.isText(text)) {
+        return text.then((sealed) => {
+          texts.push(sealed)
+          return next()
+        })
+      }
+      texts.push(text)
+    }
+    return texts
+  }
+  return next()
+}
+
+/** What each sealed job's value was sealed as, for the next write of the same value. */
+const rememberSealed = (plan: Plan, texts: ReadonlyArray<string>) => {
+  const keyId = plan.encryption.currentKeyId
+  plan.jobs.forEach((job, i) => {
+    const sealed = texts[i] as string
+    if (job._tag === "Json") plan.memo.set(job.clear, { context: job.context, keyId, sealed })
+    if (job._tag === "Hash") hashMemoOf(plan.encryption).set(job.context, { keyId, hash: job.hash, sealed })
+  })
+}
+
+/**
+ * `build` of `plan`'s sealed texts (`text` gives a field's). With `Encryption.make`'s service and
+ * a synchronous cipher (`NodeCipher`), every value of a write is sealed in this one effect step;
+ * with WebCrypto, one suspension for all of them; with another `Encryption`, through its effects,
+ * one value after another (forking a fiber per value cost more than it overlapped, on B1).
+ */
+const sealPlanned = <A>(plan: Plan, build: (text: (sealing: Sealing) => string) => A): Effect.Effect<A> => {
+  const finish = (texts: ReadonlyArray<string>) => {
+    rememberSealed(plan, texts)
+    return build((sealing) => (typeof sealing === "string" ? sealing : (texts[sealing] as string)))
+  }
+  if (plan.jobs.length === 0) return Effect.succeed(finish([]))
+  const sealer = Sealer.sealerOf(plan.encryption)
+  if (sealer === undefined) {
+    return Effect.map(
+      Effect.forEach(plan.jobs, (job) => sealThrough(plan.encryption, job)),
+      finish,
+    )
+  }
+  const texts = sealAll(sealer, plan.jobs)
+  return Array.isArray(texts) ? Effect.succeed(finish(texts)) : Effect.promise(() => texts.then(finish))
 }
 
 /**
@@ -203,79 +331,45 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
  * @category constructors
  */
 export const seal = (encryption: Encryption.Encryption, record: HandleRecord): Effect.Effect<HandleRecord> =>
-  // One value after another: forking a fiber per value cost more instructions than the
-  // thread-pool round trips it overlapped (measured on B1).
-  Effect.gen(function* () {
-    const memo = memoOf(encryption)
-    const context = (field: string) => contextOf(record.scope, record.key, field)
-    const taskId = record.taskId === null ? null : yield* encryption.encryptTaskId(record.taskId)
-    const argumentsHash = yield* sealHash(encryption, context("argumentsHash"), record.argumentsHash)
-    const args =
-      record.arguments === null
-        ? null
-        : sealedObject(yield* sealWith(encryption, memo, record.arguments, context("arguments")))
-    const clearResult = record.result
-    const result =
-      clearResult === null
-        ? null
-        : // Sealed as the server sent it (encoded): a block of a type this revision does not know
-          // decodes back to the same `UnknownContent`.
-          ({
-            content: [],
-            ...sealedObject(
-              yield* sealWith(encryption, memo, clearResult, context("result"), () =>
-                ToolResult.encode(clearResult),
-              ),
-            ),
-          } as ToolResult.CallToolResult)
+  Effect.suspend(() => {
+    const plan = new Plan(encryption, memoOf(encryption), rowContexts(record.scope, record.key))
+    // Planned in the order they were sealed in before: a field left as it was reuses its envelope.
+    const taskId = record.taskId === null ? null : plan.taskId(record.taskId)
+    const argumentsHash = plan.hash(record.argumentsHash)
+    const args = record.arguments === null ? null : plan.json(record.arguments, "arguments")
+    // Sealed as the server sent it (encoded): a block of a type this revision does not know
+    // decodes back to the same `UnknownContent`.
+    const result = record.result === null ? null : plan.json(record.result, "result", encodedResult)
     const inputRequests =
-      record.inputRequests === null
-        ? null
-        : sealedObject(yield* sealWith(encryption, memo, record.inputRequests, context("inputRequests")))
-    const answers =
-      Object.keys(record.answers).length === 0
-        ? record.answers
-        : {
-            [sealedField]: new InputAnswer(
-              {
-                response: yield* sealWith(encryption, memo, record.answers, context("answers")),
-                acknowledged: false,
-              },
-              true,
-            ),
-          }
-    const snapshot =
-      record.snapshot?.session === undefined
-        ? record.snapshot
-        : new TaskSnapshot(
-            {
-              ...record.snapshot,
-              session: yield* encryption.encryptString(record.snapshot.session, context("session")),
-            },
-            true,
-          )
-    const strayTasks =
-      record.strayTasks.length === 0
-        ? record.strayTasks
-        : yield* Effect.forEach(record.strayTasks, (stray) =>
-            Effect.map(
-              encryption.encryptTaskId(stray.taskId),
-              (sealed) => new StrayTask({ ...stray, taskId: sealed }, true),
-            ),
-          )
-    return new HandleRecord(
-      {
-        ...record,
-        taskId,
-        arguments: args,
-        argumentsHash,
-        result,
-        inputRequests,
-        answers,
-        snapshot,
-        strayTasks,
-      },
-      true,
+      record.inputRequests === null ? null : plan.json(record.inputRequests, "inputRequests")
+    const answers = Object.keys(record.answers).length === 0 ? null : plan.json(record.answers, "answers")
+    const session = record.snapshot?.session === undefined ? null : plan.session(record.snapshot.session)
+    const strays = record.strayTasks.map((stray) => plan.taskId(stray.taskId))
+    return sealPlanned(plan, (text) =>
+      withFields(record, {
+        taskId: taskId === null ? null : text(taskId),
+        arguments: args === null ? null : sealedObject(text(args)),
+        argumentsHash: text(argumentsHash),
+        result:
+          result === null
+            ? null
+            : ({ content: [], ...sealedObject(text(result)) } as ToolResult.CallToolResult),
+        inputRequests: inputRequests === null ? null : sealedObject(text(inputRequests)),
+        answers:
+          answers === null
+            ? record.answers
+            : { [sealedField]: new InputAnswer({ response: text(answers), acknowledged: false }, true) },
+        snapshot:
+          session === null || record.snapshot === null
+            ? record.snapshot
+            : new TaskSnapshot({ ...record.snapshot, session: text(session) }, true),
+        strayTasks:
+          strays.length === 0
+            ? record.strayTasks
+            : record.strayTasks.map(
+                (stray, i) => new StrayTask({ ...stray, taskId: text(strays[i] as Sealing) }, true),
+              ),
+      }),
     )
   })
 
@@ -368,20 +462,16 @@ export const open = (
         : yield* Effect.forEach(record.strayTasks, (stray) =>
             Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
           )
-    return new HandleRecord(
-      {
-        ...record,
-        taskId,
-        arguments: args,
-        argumentsHash,
-        result,
-        inputRequests,
-        answers,
-        snapshot,
-        strayTasks,
-      },
-      true,
-    )
+    return withFields(record, {
+      taskId,
+      arguments: args,
+      argumentsHash,
+      result,
+      inputRequests,
+      answers,
+      snapshot,
+      strayTasks,
+    })
   })
 
 /**
@@ -406,20 +496,16 @@ const openIn =
  * the caller gave, so a write costs no decryption.
  */
 const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
-  new HandleRecord(
-    {
-      ...stored,
-      taskId: clear.taskId,
-      arguments: clear.arguments,
-      argumentsHash: clear.argumentsHash,
-      result: clear.result,
-      inputRequests: clear.inputRequests,
-      answers: clear.answers,
-      snapshot: clear.snapshot,
-      strayTasks: clear.strayTasks,
-    },
-    true,
-  )
+  withFields(stored, {
+    taskId: clear.taskId,
+    arguments: clear.arguments,
+    argumentsHash: clear.argumentsHash,
+    result: clear.result,
+    inputRequests: clear.inputRequests,
+    answers: clear.answers,
+    snapshot: clear.snapshot,
+    strayTasks: clear.strayTasks,
+  })
 
 /**
  * `store` with encryption at rest: every record written is sealed, every record read opened.
@@ -433,42 +519,37 @@ export const make = (
 ): HandleStore.HandleStore =>
   HandleStore.HandleStore.of({
     ...store,
-    insertOrGet: (handle: CallStore.NewHandle) => {
-      const insert = (args: JsonObject | null, argumentsHash: string) =>
-        Effect.flatMap(store.insertOrGet({ ...handle, arguments: args, argumentsHash }), (inserted) =>
-          inserted.created
-            ? Effect.succeed({
-                created: true,
-                record: new HandleRecord(
-                  { ...inserted.record, arguments: handle.arguments, argumentsHash: handle.argumentsHash },
-                  true,
-                ),
-              })
-            : Effect.map(openIn(encryption, "insertOrGet")(inserted.record), (record) => ({
-                created: false,
-                record,
-              })),
-        )
-      const hash = sealHash(
-        encryption,
-        contextOf(handle.scope, handle.key, "argumentsHash"),
-        handle.argumentsHash,
-      )
-      return handle.arguments === null
-        ? Effect.flatMap(hash, (argumentsHash) => insert(null, argumentsHash))
-        : Effect.flatMap(
-            Effect.zip(
-              sealWith(
-                encryption,
-                memoOf(encryption),
-                handle.arguments,
-                contextOf(handle.scope, handle.key, "arguments"),
-              ),
-              hash,
+    insertOrGet: (handle: CallStore.NewHandle) =>
+      Effect.suspend(() => {
+        const plan = new Plan(encryption, memoOf(encryption), rowContexts(handle.scope, handle.key))
+        const args = handle.arguments === null ? null : plan.json(handle.arguments, "arguments")
+        const argumentsHash = plan.hash(handle.argumentsHash)
+        return Effect.flatMap(
+          sealPlanned(plan, (text) => ({
+            ...handle,
+            arguments: args === null ? null : sealedObject(text(args)),
+            argumentsHash: text(argumentsHash),
+          })),
+          (sealed) =>
+            Effect.flatMap(
+              store.insertOrGet(sealed),
+              (inserted): Effect.Effect<CallStore.InsertOrGetResult, HandleStore.StoreError> =>
+                inserted.created
+                  ? Effect.succeed({
+                      created: true,
+                      // The caller's clear values over the row as written: no decryption.
+                      record: withFields(inserted.record, {
+                        arguments: handle.arguments,
+                        argumentsHash: handle.argumentsHash,
+                      }),
+                    })
+                  : Effect.map(openIn(encryption, "insertOrGet")(inserted.record), (record) => ({
+                      created: false,
+                      record,
+                    })),
             ),
-            ([args, argumentsHash]) => insert(sealedObject(args), argumentsHash),
-          )
-    },
+        )
+      }),
     get: (scope, key) =>
       Effect.flatMap(
         store.get(scope, key),

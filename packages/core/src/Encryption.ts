@@ -31,6 +31,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Cipher from "./Cipher.js"
 import { BoundedCache } from "./internal/boundedCache.js"
+import * as Sealer from "./internal/sealer.js"
 
 /**
  * The keys a process has: `current` encrypts new writes; every key in `keys` (the current one
@@ -330,8 +331,7 @@ const derive = async (bytes: Uint8Array): Promise<Cipher.KeyMaterial> => {
 }
 
 /** `f` of a cipher's answer, synchronous or promised as the answer is. */
-const then = <A, B>(answer: A | Promise<A>, f: (a: A) => B | Promise<B>): B | Promise<B> =>
-  Predicate.isPromise(answer) ? answer.then(f) : f(answer)
+const then = Sealer.bytesThen
 
 /**
  * A cipher's answer as an effect, built when the effect runs: a synchronous one is one step and
@@ -399,9 +399,7 @@ export const make = (
         () => {
           const plain = key.open(iv, ciphertext, additionalData(context))
           // Not UTF-8 is as much a failure as a bad tag: the text is decoded inside the attempt.
-          return Predicate.isPromise(plain)
-            ? plain.then((bytes) => decoder.decode(bytes))
-            : decoder.decode(plain)
+          return then(plain, (bytes) => decoder.decode(bytes))
         },
         () =>
           new DecryptFailed({
@@ -423,16 +421,16 @@ export const make = (
         : Effect.fail(new DecryptFailed({ keyId: keyId ?? "", reason: "not a sealed value" }))
     }
 
-    const encryptString = (plain: string, context?: string) =>
-      answer(() => {
-        const iv = nextIv()
-        // An envelope without a context has no version of its own: it stays `mhe1.`.
-        const prefix = context === undefined ? prefixes.envelope : prefixes.boundEnvelope
-        return then(
-          current.seal(iv, encoder.encode(plain), additionalData(context)),
-          (ct) => `${prefix}${currentKeyId}.${toBase64Url(iv)}.${toBase64Url(ct)}`,
-        )
-      })
+    const sealString = (plain: string, context: string | undefined) => {
+      const iv = nextIv()
+      // An envelope without a context has no version of its own: it stays `mhe1.`.
+      const prefix = context === undefined ? prefixes.envelope : prefixes.boundEnvelope
+      return then(
+        current.seal(iv, encoder.encode(plain), additionalData(context)),
+        (ct) => `${prefix}${currentKeyId}.${toBase64Url(iv)}.${toBase64Url(ct)}`,
+      )
+    }
+    const encryptString = (plain: string, context?: string) => answer(() => sealString(plain, context))
     const decryptString = (sealed: string, context?: string) =>
       sealed.startsWith(prefixes.boundEnvelope)
         ? Effect.flatMap(parts(sealed, prefixes.boundEnvelope), ({ keyId, first, second }) =>
@@ -453,20 +451,20 @@ export const make = (
     // function of the id and the key alone.
     const sealedIds = new BoundedCache<string, string>(idCacheSize)
     const openedIds = new BoundedCache<string, string>(idCacheSize)
-    const encryptTaskId = (taskId: string) =>
-      answer(() => {
-        const known = sealedIds.get(taskId)
-        if (known !== undefined) return known
-        const plain = encoder.encode(taskId)
-        return then(current.mac(plain), (index) =>
-          then(current.seal(index.slice(0, 12), plain, undefined), (ct) => {
-            const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${toBase64Url(ct)}`
-            sealedIds.set(taskId, sealed)
-            openedIds.set(sealed, taskId)
-            return sealed
-          }),
-        )
-      })
+    const sealTaskId = (taskId: string): Sealer.Answer<string> => {
+      const known = sealedIds.get(taskId)
+      if (known !== undefined) return known
+      const plain = encoder.encode(taskId)
+      return then(current.mac(plain), (index) =>
+        then(current.seal(index.slice(0, 12), plain, undefined), (ct) => {
+          const sealed = `${prefixes.taskId}${currentKeyId}.${toBase64Url(index)}.${toBase64Url(ct)}`
+          sealedIds.set(taskId, sealed)
+          openedIds.set(sealed, taskId)
+          return sealed
+        }),
+      )
+    }
+    const encryptTaskId = (taskId: string) => answer(() => sealTaskId(taskId))
     const decryptTaskId = (sealed: string) =>
       Effect.suspend(() => {
         const known = openedIds.get(sealed)
@@ -481,28 +479,32 @@ export const make = (
           ),
         )
       })
-    return Encryption.of({
-      currentKeyId,
-      cipher: cipher.name,
-      hasKey: (keyId) => derived.has(keyId),
-      encryptString,
-      decryptString,
-      encryptJson: (value, context) => encryptString(JSON.stringify(value), context),
-      decryptJson: (sealed, context) =>
-        Effect.flatMap(decryptString(sealed, context), (text) =>
-          Effect.try({
-            try: () => JSON.parse(text) as unknown,
-            catch: () =>
-              new DecryptFailed({
-                keyId: keyIdOf(sealed).pipe(Option.getOrElse(() => "")),
-                reason: "not JSON",
-              }),
-          }),
-        ),
-      encryptTaskId,
-      decryptTaskId,
-      blindIndex: (value) => answer(() => then(current.mac(encoder.encode(value)), toBase64Url)),
-    })
+    // The same work without an effect per value, for `EncryptedStore` (see `internal/sealer`).
+    return Sealer.register(
+      Encryption.of({
+        currentKeyId,
+        cipher: cipher.name,
+        hasKey: (keyId) => derived.has(keyId),
+        encryptString,
+        decryptString,
+        encryptJson: (value, context) => encryptString(JSON.stringify(value), context),
+        decryptJson: (sealed, context) =>
+          Effect.flatMap(decryptString(sealed, context), (text) =>
+            Effect.try({
+              try: () => JSON.parse(text) as unknown,
+              catch: () =>
+                new DecryptFailed({
+                  keyId: keyIdOf(sealed).pipe(Option.getOrElse(() => "")),
+                  reason: "not JSON",
+                }),
+            }),
+          ),
+        encryptTaskId,
+        decryptTaskId,
+        blindIndex: (value) => answer(() => then(current.mac(encoder.encode(value)), toBase64Url)),
+      }),
+      { sealString, sealTaskId },
+    )
   })
 
 /**

@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import type * as Cipher from "@mcp-handles/core/Cipher"
 import * as EncryptedStore from "@mcp-handles/core/EncryptedStore"
 import * as Encryption from "@mcp-handles/core/Encryption"
 import * as HandleRecord from "@mcp-handles/core/HandleRecord"
@@ -10,6 +11,7 @@ import { MemoryStore } from "@mcp-handles/store-memory"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Scheduler from "effect/Scheduler"
 
 const keys = (current: string, ...ids: ReadonlyArray<string>): Encryption.Keys => ({
   current,
@@ -47,6 +49,42 @@ const writeCalls = (store: HandleStore.HandleStore, n: number, from = 0) =>
         )
       }),
   )
+
+/**
+ * A cipher that answers synchronously, as `NodeCipher` does (it only copies: the shape of one,
+ * no secrecy), so that a test sees the decorator's own effect steps.
+ */
+const synchronousCipher: Cipher.Cipher = {
+  name: "synchronous stand-in",
+  key: () =>
+    Promise.resolve({
+      seal: (_iv, plain) => {
+        const sealed = new Uint8Array(plain.length + 16)
+        sealed.set(plain)
+        return sealed
+      },
+      open: (_iv, sealed) => sealed.slice(0, -16),
+      mac: (data) => {
+        const mac = new Uint8Array(32)
+        mac.set(data.subarray(0, 32))
+        return mac
+      },
+    }),
+}
+
+/** `effect`'s result and how many steps its fiber ran (the scheduler is asked once a step). */
+const countingSteps = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.suspend(() => {
+    let steps = 0
+    const scheduler = Scheduler.make(
+      (task, priority) => Scheduler.defaultScheduler.scheduleTask(task, priority),
+      () => {
+        steps++
+        return false
+      },
+    )
+    return Effect.map(Effect.withScheduler(effect, scheduler), (value) => ({ value, steps }))
+  })
 
 const allRows = (store: HandleStore.HandleStore) =>
   Effect.map(store.list({ limit: 1000 }), (page) => page.records)
@@ -325,5 +363,54 @@ describe("EncryptedStore", () => {
         expect((yield* opened("old")).argumentsHash).toBe(hashOf("old"))
         expect((yield* opened("new")).argumentsHash).toBe(hashOf("new"))
       }).pipe(Effect.scoped),
+  )
+
+  it.effect("with a synchronous cipher, a write seals all of its record's values in one effect step", () =>
+    Effect.gen(function* () {
+      const raw = yield* MemoryStore.make
+      const store = EncryptedStore.make(raw, yield* Encryption.make(keys("k1"), synchronousCipher))
+      const [written] = yield* writeCalls(store, 1)
+      const record = written as HandleRecord.HandleRecord
+      // Nothing to seal: every value is the one written before (its envelope is reused).
+      const unchanged = yield* countingSteps(
+        store.update(new HandleRecord.HandleRecord({ ...record, updatedAt: 7 }, true)),
+      )
+      // Every secret new: a task id, the arguments, the result, the input requests, the answers,
+      // the session and a stray task id, seven values in all.
+      const everything = yield* countingSteps(
+        store.update(
+          new HandleRecord.HandleRecord(
+            {
+              ...unchanged.value,
+              taskId: "task-new",
+              arguments: { secret: "new" },
+              result: { content: [{ type: "text", text: "new" }] },
+              inputRequests: { q2: { method: "elicitation/create" } },
+              answers: { q2: new HandleRecord.InputAnswer({ response: "new", acknowledged: false }, true) },
+              snapshot: new HandleRecord.TaskSnapshot(
+                { ttlMs: null, createdAt: 0, lastUpdatedAt: 0, receivedAt: 0, session: "session-new" },
+                true,
+              ),
+              strayTasks: [
+                new HandleRecord.StrayTask({ taskId: "stray-new", receivedAt: 0, cancelSent: false }, true),
+              ],
+            },
+            true,
+          ),
+        ),
+      )
+      expect(everything.steps).toBe(unchanged.steps)
+      // All of them sealed at rest, and read back in clear.
+      const atRest = JSON.stringify(Option.getOrThrow(yield* raw.get("scope-0", "k0")))
+      expect(atRest).not.toMatch(/task-new|"secret"|session-new|stray-new|elicitation/)
+      const read = Option.getOrThrow(yield* store.get("scope-0", "k0"))
+      expect([read.taskId, read.arguments, read.snapshot?.session, read.strayTasks[0]?.taskId]).toEqual([
+        "task-new",
+        { secret: "new" },
+        "session-new",
+        "stray-new",
+      ])
+      expect(read.answers.q2?.response).toBe("new")
+    }),
   )
 })
