@@ -206,40 +206,47 @@ const identity = (value: unknown) => value
 
 const encodedResult = (result: object) => ToolResult.encode(result as ToolResult.CallToolResult)
 
-/** A job through `Encryption`'s interface, for an `Encryption` without a sealer. */
-const sealThrough = (encryption: Encryption.Encryption, job: Job): Effect.Effect<string> => {
+/** How a job's value is sealed: `Encryption`'s effects, or the answers of `Encryption.make`'s sealer. */
+interface SealOps<R> {
+  readonly taskId: (taskId: string) => R
+  readonly text: (plain: string, context: string) => R
+  readonly json: (value: unknown, context: string) => R
+}
+
+const sealJob = <R>(sealing: SealOps<R>, job: Job): R => {
   switch (job._tag) {
     case "TaskId":
-      return encryption.encryptTaskId(job.taskId)
+      return sealing.taskId(job.taskId)
     case "Hash":
-      return encryption.encryptString(job.hash, job.context)
+      return sealing.text(job.hash, job.context)
     case "Session":
-      return encryption.encryptString(job.session, job.context)
+      return sealing.text(job.session, job.context)
     case "Json":
-      return encryption.encryptJson(job.value, job.context)
+      return sealing.json(job.value, job.context)
   }
 }
 
-/** A job on `Encryption.make`'s sealer: the same texts as `sealThrough`, without an effect. */
-const sealDirect = (sealer: Sealer.Sealer, job: Job): Sealer.Answer<string> => {
-  switch (job._tag) {
-    case "TaskId":
-      return sealer.sealTaskId(job.taskId)
-    case "Hash":
-      return sealer.sealString(job.hash, job.context)
-    case "Session":
-      return sealer.sealString(job.session, job.context)
-    case "Json":
-      return sealer.sealString(JSON.stringify(job.value), job.context)
-  }
-}
+/** Through `Encryption`'s interface, for an `Encryption` without a sealer (called on it: a class's methods keep `this`). */
+const throughInterface = (encryption: Encryption.Encryption): SealOps<Effect.Effect<string>> => ({
+  taskId: (taskId) => encryption.encryptTaskId(taskId),
+  text: (plain, context) => encryption.encryptString(plain, context),
+  json: (value, context) => encryption.encryptJson(value, context),
+})
+
+/** On `Encryption.make`'s sealer: the same texts as through the interface, without an effect. */
+const direct = (sealer: Sealer.Sealer): SealOps<Sealer.Answer<string>> => ({
+  taskId: sealer.sealTaskId,
+  text: sealer.sealString,
+  json: (value, context) => sealer.sealString(JSON.stringify(value), context),
+})
 
 /** Every job, one after another, as the cipher answers: synchronously, or one promise in all. */
 const sealAll = (sealer: Sealer.Sealer, jobs: ReadonlyArray<Job>): Sealer.Answer<Array<string>> => {
   const texts: Array<string> = []
+  const sealing = direct(sealer)
   const next = (): Sealer.Answer<Array<string>> => {
     for (let job = jobs[texts.length]; job !== undefined; job = jobs[texts.length]) {
-      const text = sealDirect(sealer, job)
+      const text = sealJob(sealing, job)
       if (!Sealer.isText(text)) {
         return text.then((sealed) => {
           texts.push(sealed)
@@ -277,8 +284,9 @@ const sealPlanned = <A>(plan: Plan, build: (text: (sealing: Sealing) => string) 
   if (plan.jobs.length === 0) return Effect.succeed(finish([]))
   const sealer = Sealer.sealerOf(plan.encryption)
   if (sealer === undefined) {
+    const sealing = throughInterface(plan.encryption)
     return Effect.map(
-      Effect.forEach(plan.jobs, (job) => sealThrough(plan.encryption, job)),
+      Effect.forEach(plan.jobs, (job) => sealJob(sealing, job)),
       finish,
     )
   }
