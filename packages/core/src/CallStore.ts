@@ -197,6 +197,19 @@ export interface UpdateOptions {
 }
 
 /**
+ * A row's version, lease and next poll, without its record (`CallStore.peek`).
+ *
+ * @since 0.7.0
+ * @category models
+ */
+export interface RowStamp {
+  readonly version: number
+  readonly leaseOwner: string | null
+  readonly leaseExpiresAt: number | null
+  readonly nextPollAt: number | null
+}
+
+/**
  * The calls part of the port.
  *
  * @since 0.4.0
@@ -210,6 +223,15 @@ export interface CallStore {
    */
   readonly insertOrGet: (handle: NewHandle) => Effect.Effect<InsertOrGetResult, StoreError>
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, StoreError>
+  /**
+   * The row's version, lease and next poll, without reading its record (None when the row is
+   * gone): what a holder that kept the record of one version asks before it acts on the row
+   * again. Every write but a lease renewal (`renewLease`, `renewLeases`) bumps the version, so
+   * the same version means the same record, with the lease and next poll given here.
+   *
+   * @since 0.7.0
+   */
+  readonly peek: (scope: string, key: string) => Effect.Effect<Option.Option<RowStamp>, StoreError>
   /**
    * Compare-and-set: writes `record` when the stored version equals `record.version`, and
    * returns it with the version bumped. Durable when it returns. A task id is held by one row

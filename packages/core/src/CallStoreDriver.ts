@@ -62,6 +62,13 @@ export interface CallStoreDriver {
   readonly insertOrGet: (record: HandleRecord) => Effect.Effect<CallStore.InsertOrGetResult, unknown>
   readonly get: (scope: string, key: string) => Effect.Effect<Option.Option<HandleRecord>, unknown>
   /**
+   * `CallStore.peek`: the row's stamp read without its body. When absent, `get`'s record gives
+   * it (correct, but it reads and decodes the whole row).
+   */
+  readonly peek?:
+    | ((scope: string, key: string) => Effect.Effect<Option.Option<CallStore.RowStamp>, unknown>)
+    | undefined
+  /**
    * Writes `next` where the stored row of its scope and key is at `next.version - 1` (the
    * version is already bumped), unless another row of the same server holds its task id.
    */
@@ -119,6 +126,33 @@ export const listLimit = (limit: number): number =>
  */
 export const bump = (record: HandleRecord, fields: Partial<HandleRecord> = {}): HandleRecord =>
   new HandleRecord({ ...record, ...fields, version: record.version + 1 }, true)
+
+/**
+ * A row's stamp (`CallStore.peek`) as a store reads it from its own columns, under the record's
+ * own rules for those fields: a database is outside input.
+ *
+ * @since 0.7.0
+ * @category schemas
+ */
+export const RowStamp: Schema.Schema<CallStore.RowStamp> = Schema.Struct({
+  version: HandleRecord.fields.version,
+  leaseOwner: HandleRecord.fields.leaseOwner,
+  leaseExpiresAt: HandleRecord.fields.leaseExpiresAt,
+  nextPollAt: HandleRecord.fields.nextPollAt,
+})
+
+/**
+ * The stamp of a record (`peek` of a store that reads whole rows).
+ *
+ * @since 0.7.0
+ * @category constructors
+ */
+export const stampOf = (record: HandleRecord): CallStore.RowStamp => ({
+  version: record.version,
+  leaseOwner: record.leaseOwner,
+  leaseExpiresAt: record.leaseExpiresAt,
+  nextPollAt: record.nextPollAt,
+})
 
 const validateArguments = Schema.validateEither(Schema.NullOr(JsonObject))
 

@@ -102,6 +102,7 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
   const refail = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
     HandleStore.StoreError.refail(operation)(effect)
   const writable = driver.writable
+  const peek = driver.peek
   const holds = InstanceHold.make()
   /** A write: refused while the store's instance lock is lost. */
   const write = <A>(operation: string, effect: Effect.Effect<A, unknown>) =>
@@ -190,6 +191,11 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
           : write("insertOrGet", driver.insertOrGet(record.right))
       }),
     get: (scope, key) => refail("get", driver.get(scope, key)),
+    peek:
+      peek === undefined
+        ? (scope, key) =>
+            refail("peek", Effect.map(driver.get(scope, key), Option.map(CallStoreDriver.stampOf)))
+        : (scope, key) => refail("peek", peek(scope, key)),
     update,
     claimDue: (options) => {
       const limit = batchLimit(options.limit)

@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import { SqliteStore } from "@mcp-handles/store-sqlite"
@@ -24,18 +25,23 @@ const onSqlite = (h: Harness) =>
     )
     // Routine writes commit at once: the store's commit delay runs on a real timer, not the TestClock.
     const sqlite = yield* SqliteStore.make({ filename: path.join(dir, "tasks.db"), commitDelay: 0 })
-    // Every operation but `get` (the read before each poll) counts: the writes, and any other.
+    // Every operation but the reads before each poll (`peek`, `get`) counts as a write; the
+    // reads are counted apart.
     const writes = new Map<string, number>()
+    const reads = { get: 0, peek: 0 }
     const counted = { ...sqlite } as Record<string, unknown>
     for (const [op, fn] of Object.entries(sqlite)) {
-      if (op === "get" || typeof fn !== "function") continue
+      if (typeof fn !== "function") continue
       counted[op] = (...args: Array<unknown>) =>
         Effect.tap((fn as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args), () =>
-          Effect.sync(() => writes.set(op, (writes.get(op) ?? 0) + 1)),
+          Effect.sync(() => {
+            if (op === "get" || op === "peek") reads[op]++
+            else writes.set(op, (writes.get(op) ?? 0) + 1)
+          }),
         )
     }
     const total = () => [...writes.values()].reduce((sum, n) => sum + n, 0)
-    return { harness: withStore(h, counted as unknown as HandleStore.HandleStore), writes, total }
+    return { harness: withStore(h, counted as unknown as HandleStore.HandleStore), writes, reads, total }
   })
 
 const pollsOf = (h: Harness) => h.server.ledger.tasks.reduce((sum, task) => sum + task.polls.length, 0)
@@ -68,13 +74,16 @@ describe("quiet polls", () => {
           yield* runFor(client.callTool("fake", i % 2 === 0 ? "job" : "slower", {}, { key: `k${i}` }), 1_000)
         }
         yield* elapse(5_000, 100)
-        const [polls0, writes0] = [pollsOf(h), sqlite.total()]
+        const [polls0, writes0, gets0] = [pollsOf(h), sqlite.total(), sqlite.reads.get]
         yield* elapse(120_000, 100)
         const polls = pollsOf(h) - polls0
         const writes = sqlite.total() - writes0
         // Two tasks polled every second, two every 2.5 s, for two minutes.
         expect(polls).toBeGreaterThanOrEqual(300)
         expect(writes, JSON.stringify(Object.fromEntries(sqlite.writes))).toBeLessThanOrEqual(polls / 10)
+        // Nor are the unchanged rows read whole: each poll peeks at the row's version and lease.
+        expect(sqlite.reads.get - gets0).toBeLessThanOrEqual(polls / 10)
+        expect(sqlite.reads.peek).toBeGreaterThanOrEqual(polls)
         expect(earlyOf(h)).toBe(0)
         // The store still says what a restart needs; the poll count is caught up at the next write.
         const row = Option.getOrThrow(yield* h.store.get("default", "k0"))
@@ -112,6 +121,44 @@ describe("quiet polls", () => {
         // One statement for the burst (or two, had a row's next poll fallen past the first's reach).
         expect(sqlite.writes.get("renewLeases") ?? 0).toBeLessThanOrEqual(renewals0 + 2)
         expect(earlyOf(h)).toBe(0)
+      }),
+    60_000,
+  )
+
+  it.scoped(
+    "a stray task of a quietly polled row is cancelled, however often its cancel fails first",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({
+          tools: [longJob()],
+          faults: [{ when: { method: "tasks/cancel", times: 20 }, fault: { kind: "status", status: 503 } }],
+        })
+        const client = (yield* startProcess(h, { instanceId: "a", background: false, push: false })).client
+        yield* runFor(client.callTool("fake", "job", {}, { key: "k" }), 1_000)
+        yield* runFor(client.callTool("fake", "job", {}, { key: "other" }), 1_000)
+        yield* elapse(10_000, 100)
+        const [, stray] = h.server.ledger.tasks
+        if (stray === undefined) return expect.unreachable("two tasks launched")
+        // The other call's task shows up as a stray of this row (a launch answered twice).
+        const stored = Option.getOrThrow(yield* h.store.get("default", "k"))
+        yield* h.store.update(
+          new HandleRecord.HandleRecord(
+            {
+              ...stored,
+              strayTasks: [
+                HandleRecord.StrayTask.make({ taskId: stray.taskId, receivedAt: 0, cancelSent: false }),
+              ],
+            },
+            true,
+          ),
+        )
+        yield* elapse(120_000, 100)
+        // Its polls went on without a write between them (quiet), and the cancel was sent again
+        // until it went through.
+        expect(stray.cancels.length).toBeGreaterThanOrEqual(1)
+        const row = Option.getOrThrow(yield* h.store.get("default", "k"))
+        expect(row.strayTasks[0]?.cancelSent).toBe(true)
+        expect(row.status).toBe("working")
       }),
     60_000,
   )

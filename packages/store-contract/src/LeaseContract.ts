@@ -5,6 +5,7 @@
  * @since 0.4.0
  */
 import { describe, expect } from "@effect/vitest"
+import { stampOf } from "@mcp-handles/core/CallStoreDriver"
 import { CancelIntent } from "@mcp-handles/core/HandleRecord"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
@@ -30,6 +31,56 @@ export const leaseContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
         expect(mine.leaseOwner).toBeNull()
         expect(mine.leaseExpiresAt).toBeNull()
         expect(Option.getOrThrow(yield* store.get("tenant-a", "theirs")).leaseOwner).toBe("them")
+      }))
+  })
+
+  describe("peek", () => {
+    test("says the row's version, lease and next poll as its record does, after every kind of write", (store) =>
+      Effect.gen(function* () {
+        expect(Option.isNone(yield* store.peek("tenant-a", "missing"))).toBe(true)
+        const agrees = Effect.gen(function* () {
+          const record = Option.getOrThrow(yield* store.get("tenant-a", "row"))
+          expect(Option.getOrThrow(yield* store.peek("tenant-a", "row"))).toEqual(stampOf(record))
+          return record
+        })
+        const { record } = yield* store.insertOrGet(newHandle({ key: "row", owner: "me" }))
+        expect(Option.getOrThrow(yield* store.peek("tenant-a", "row"))).toEqual(stampOf(record))
+        const working = yield* store.update(
+          withState(yield* agrees, { status: "working", taskId: "t-row", nextPollAt: T0 + 500 }),
+        )
+        expect(working.version).toBe(record.version + 1)
+        yield* agrees
+        // Renewals move the lease (and the next poll) and keep the version: what a holder sees.
+        yield* store.renewLease({ scope: "tenant-a", key: "row", owner: "me", until: T0 + 7_000 })
+        expect((yield* agrees).version).toBe(working.version)
+        yield* store.renewLeases({
+          owner: "me",
+          rows: [{ scope: "tenant-a", key: "row" }],
+          until: T0 + 9_000,
+        })
+        const renewed = yield* agrees
+        expect([renewed.version, renewed.leaseExpiresAt, renewed.nextPollAt]).toEqual([
+          working.version,
+          T0 + 9_000,
+          T0 + 9_000,
+        ])
+        yield* store.claimDue({ owner: "other", now: T0 + 20_000, leaseMs: LEASE, limit: 1 })
+        expect((yield* agrees).leaseOwner).toBe("other")
+        yield* store.release("tenant-a", "row", "other")
+        expect((yield* agrees).leaseOwner).toBeNull()
+        const released = yield* agrees
+        const spread = yield* store.spreadDue({
+          owner: "me",
+          takeOver: [],
+          now: T0 + 20_000,
+          leaseMs: LEASE,
+          limit: 10,
+          minIntervalMs: 1_000,
+          maxIntervalMs: 60_000,
+          defaultIntervalMs: 5_000,
+        })
+        expect(spread).toBe(1)
+        expect((yield* agrees).version).toBeGreaterThan(released.version)
       }))
   })
 

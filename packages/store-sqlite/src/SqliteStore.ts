@@ -337,6 +337,20 @@ const makeDriver = (
           row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeRow("get", row), Option.some),
       ),
 
+    // What a driver asks before each poll of a row it kept (see `CallStore.peek`): no body read.
+    peek: (scope, key) =>
+      Effect.flatMap(
+        Effect.try({
+          try: () => writes.readStamp(scope, key),
+          catch: (cause) =>
+            new HandleStore.StoreError({
+              operation: "peek",
+              message: `could not read ${filename}: ${String(cause)}`,
+            }),
+        }),
+        (row) => (row === undefined ? Effect.succeedNone : Effect.map(Rows.decodeStamp(row), Option.some)),
+      ),
+
     update: (next, options) =>
       submitRecord("update", next, options?.routine === true ? writes.updateRoutine : writes.update, options),
 

@@ -167,6 +167,19 @@ export const calls = (
     insertOrGet,
     get: (scope, key) =>
       run("get", selectOne("get", scope, key)).pipe(Effect.map(Option.map((row) => row.record))),
+    // What a driver asks before each poll of a row it kept (see `CallStore.peek`): no body read.
+    peek: (scope, key) =>
+      run(
+        "peek",
+        sql`SELECT version, lease_owner, lease_expires_at, next_poll_at FROM ${t}
+          WHERE scope = ${scope} AND key = ${key}`.withoutTransform.pipe(
+          Effect.flatMap((rows) =>
+            rows[0] === undefined
+              ? Effect.succeedNone
+              : Effect.asSome(Effect.mapError(Rows.decodeStamp(rows[0]), corrupt("peek"))),
+          ),
+        ),
+      ),
     update,
 
     // One statement: the inner SELECT locks due rows, skipping rows another claimer holds at this

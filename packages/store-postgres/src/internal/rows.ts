@@ -5,6 +5,8 @@
  *
  * @internal
  */
+import type * as CallStore from "@mcp-handles/core/CallStore"
+import { RowStamp } from "@mcp-handles/core/CallStoreDriver"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import { fromColumns } from "@mcp-handles/core/SqlStore"
 import * as Effect from "effect/Effect"
@@ -74,6 +76,27 @@ export const decodeRow = (raw: unknown): Effect.Effect<StoredRow, ParseResult.Pa
       decodeRecord(fromColumns(row.body, row)),
       (record): StoredRow => ({ id: row.id, writeId: row.write_id, record }),
     ),
+  )
+
+const Stamp = Schema.Struct({
+  version: DbNumber,
+  lease_owner: Schema.NullOr(Schema.String),
+  lease_expires_at: Schema.NullOr(DbNumber),
+  next_poll_at: Schema.NullOr(DbNumber),
+})
+const decodeStampColumns = Schema.decodeUnknown(Stamp)
+const decodeRowStamp: (raw: unknown) => Effect.Effect<CallStore.RowStamp, ParseResult.ParseError> =
+  Schema.decodeUnknown(RowStamp)
+
+/** A row's stamp (`peek`) from its columns, under the record's rules for those fields. */
+export const decodeStamp = (raw: unknown): Effect.Effect<CallStore.RowStamp, ParseResult.ParseError> =>
+  Effect.flatMap(decodeStampColumns(raw), (row) =>
+    decodeRowStamp({
+      version: row.version,
+      leaseOwner: row.lease_owner,
+      leaseExpiresAt: row.lease_expires_at,
+      nextPollAt: row.next_poll_at,
+    }),
   )
 
 /** The values written for a record: column values plus the JSON text of the body. */

@@ -3,6 +3,9 @@
  * a database is outside input (another process, another version, a hand edit) and its shape is
  * never trusted.
  */
+
+import type * as CallStore from "@mcp-handles/core/CallStore"
+import { RowStamp } from "@mcp-handles/core/CallStoreDriver"
 import { HandleRecord } from "@mcp-handles/core/HandleRecord"
 import { StoreError } from "@mcp-handles/core/HandleStore"
 import { fromColumns, type IndexedColumns } from "@mcp-handles/core/SqlStore"
@@ -146,6 +149,19 @@ export const decodeRow = (operation: string, row: Row): Either.Either<HandleReco
     ),
   )
 }
+
+const decodeStampEither = Schema.decodeUnknownEither(RowStamp)
+
+/** A row's stamp (`peek`), decoded; a StoreError when its columns hold what a record would refuse. */
+export const decodeStamp = (row: unknown): Either.Either<CallStore.RowStamp, StoreError> =>
+  Either.mapLeft(
+    decodeStampEither(row),
+    (error) =>
+      new StoreError({
+        operation: "peek",
+        message: `stored row's version or lease is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error).slice(0, 2000)}`,
+      }),
+  )
 
 /** All rows decoded, or the first that does not decode. */
 export const decodeRows = (

@@ -118,6 +118,8 @@ export const make = (db: Database.Database) => {
     VALUES (${Rows.placeholders}, ${spreadColumns.map(() => "?").join(", ")})
     ON CONFLICT (scope, key) DO NOTHING`)
   const selectOne = db.prepare(`SELECT ${Rows.columns} FROM handles WHERE scope = ? AND key = ?`)
+  const selectStamp = db.prepare(`SELECT version, lease_owner AS leaseOwner,
+    lease_expires_at AS leaseExpiresAt, next_poll_at AS nextPollAt FROM handles WHERE scope = ? AND key = ?`)
   const update = db.prepare(`UPDATE handles SET server_id = ?, status = ?, next_poll_at = ?, lease_owner = ?,
     lease_expires_at = ?, version = ?, created_at = ?, settled_at = ?, body = ?, task_id = ?,
     ${spreadColumns.map((column) => `${column} = ?`).join(", ")}
@@ -213,6 +215,9 @@ export const make = (db: Database.Database) => {
      */
     readOne: (scope: string, key: string): Rows.Row | undefined =>
       selectOne.get(scope, key) as Rows.Row | undefined,
+
+    /** The row's version, lease and next poll (`peek`), on this connection as `readOne`; not decoded. */
+    readStamp: (scope: string, key: string): unknown => selectStamp.get(scope, key),
 
     /** Insert-or-get: the new record when this call created the row, else the stored one. */
     insertOrGet:

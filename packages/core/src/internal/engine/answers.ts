@@ -39,7 +39,11 @@ export const checkResult = (ctx: Engine, task: Wire.TaskState): Effect.Effect<Wi
         }),
       )
 
-export const pollDelay = (ctx: Engine, task: Wire.TaskState, record: HandleRecord.HandleRecord) =>
+export const pollDelay = (
+  ctx: Engine,
+  task: Wire.TaskState,
+  record: Pick<HandleRecord.HandleRecord, "pollsWithoutInterval">,
+) =>
   Polling.interval(
     ctx.polling,
     task.pollIntervalMs,
@@ -47,10 +51,12 @@ export const pollDelay = (ctx: Engine, task: Wire.TaskState, record: HandleRecor
   )
 
 /** The row's own interval (for retries and hand-offs): never sooner than the server asked. */
-export const recordInterval = (ctx: Engine, record: HandleRecord.HandleRecord) =>
-  Polling.interval(ctx.polling, record.snapshot?.pollIntervalMs, record.pollsWithoutInterval)
+export const recordInterval = (
+  ctx: Engine,
+  record: Pick<HandleRecord.HandleRecord, "snapshot" | "pollsWithoutInterval">,
+) => Polling.interval(ctx.polling, record.snapshot?.pollIntervalMs, record.pollsWithoutInterval)
 
-export const ttlDeadline = (record: HandleRecord.HandleRecord): number | undefined =>
+export const ttlDeadline = (record: Pick<HandleRecord.HandleRecord, "snapshot">): number | undefined =>
   record.snapshot === null || record.snapshot.ttlMs === null
     ? undefined
     : record.snapshot.receivedAt + record.snapshot.ttlMs

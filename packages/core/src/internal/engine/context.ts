@@ -211,7 +211,7 @@ export { rowId } from "../../HandleRecord.js"
  */
 export const endpointOf = (
   ctx: Engine,
-  record: HandleRecord.HandleRecord,
+  record: Pick<HandleRecord.HandleRecord, "serverId">,
 ): Wire.ServerEndpoint | undefined => {
   const byId = ctx.serversById.get(record.serverId)
   if (byId !== undefined) return byId

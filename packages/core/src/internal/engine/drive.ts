@@ -111,7 +111,7 @@ const sendCancel = (
  * once, so after a restart only the row knows them; `heard` writes the ones it asks now.
  */
 const originOf = (
-  record: HandleRecord.HandleRecord,
+  record: Pick<HandleRecord.HandleRecord, "snapshot" | "inputRequests" | "answers">,
   heard: Wire.TaskOrigin["heard"],
 ): Wire.TaskOrigin | undefined =>
   record.snapshot === null
@@ -157,6 +157,18 @@ const poll = (
       ctx.wire.getTask(endpoint, taskId, originOf(record, heard)).pipe(holding(ctx, polledRecord, mode)),
     )
     if (Either.isRight(polled)) seen.polled = true
+    return yield* settle(ctx, record, taskId, polled, mode)
+  })
+
+/** What a poll's answer (or its failure) does to the row, as last written: written before it is acted on. */
+const settle = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  taskId: string,
+  polled: Either.Either<Wire.TaskState, Wire.WireError>,
+  mode: LeaseMode,
+): Step =>
+  Effect.gen(function* () {
     if (Either.isLeft(polled)) {
       const error = polled.left
       const now = yield* ctx.store.now
@@ -205,7 +217,7 @@ const poll = (
     const event = Transition.Event.Polled({ task, now, nextPollAt: now + delay })
     if (mode === "driver") {
       const after = Transition.step(record, event)
-      if (yield* isQuiet(ctx, record, after)) {
+      if (yield* Quiet.isQuietStep(ctx, record, after)) {
         Quiet.remember(ctx, record, after, knownInterval(ctx, record))
         return after
       }
@@ -219,17 +231,6 @@ const poll = (
     }
     return next
   })
-
-/**
- * Whether a driver's poll answer may stay unwritten (see quiet.ts). The row's interval moves
- * with the answers without one until the default schedule reaches its cap: computed only then.
- */
-const isQuiet = (ctx: Engine, before: HandleRecord.HandleRecord, after: HandleRecord.HandleRecord) =>
-  before.pollsWithoutInterval === after.pollsWithoutInterval
-    ? Effect.succeed(Quiet.isQuietPoll(before, after, true))
-    : Effect.zipWith(recordInterval(ctx, before), recordInterval(ctx, after), (was, is) =>
-        Quiet.isQuietPoll(before, after, was === is),
-      )
 
 /** One action on a due row: finish a cancel, answer input, or poll. */
 export const advance = (
@@ -284,6 +285,66 @@ const park = (ctx: Engine, driver: Driver, due: number, now: number) =>
     }),
   )
 
+/** A quiet row's answer that is to be written: the row is read, and the answer settled on it. */
+interface Unquiet {
+  readonly polled: Either.Either<Wire.TaskState, Wire.WireError>
+  /** The row's version the poll was sent for: a row changed since drops the answer. */
+  readonly version: number
+}
+
+/**
+ * A resumed driver's quiet row (quiet.ts), polled from what its driver kept instead of from a
+ * read of its record: `peek` finds the version kept (nothing but its lease can have moved, and
+ * the stamp says where), push leaves it alone, and an answer that changes nothing keeps the next
+ * poll in memory as before, so the row is never read whole. The checks before the poll are
+ * `drive`'s own, in its order. Undefined when the row is to be read and driven as usual (it
+ * changed, its lease is not plainly ours, or a wake came); an `Unquiet` when the answer is to be
+ * written.
+ */
+const glance = (
+  ctx: Engine,
+  driver: Driver,
+): Effect.Effect<"parked" | "gone" | Unquiet | undefined, CommitError> =>
+  Effect.suspend(() => {
+    const known = ctx.quiet.size === 0 ? undefined : ctx.quiet.get(driver.id)
+    // A 2025-11-25 task may put questions on its poll's stream, which are written as they are heard.
+    // A row with a stray to cancel is read (drive cancels it before every poll): after each poll
+    // the attempt is written, which forgets the entry, so this guards a path that would not.
+    if (known === undefined || known.strays || known.snapshot.generation !== undefined)
+      return Effect.succeed(undefined)
+    const endpoint = endpointOf(ctx, known)
+    if (endpoint === undefined || !Push.leavesAlone(ctx, driver.id, known)) return Effect.succeed(undefined)
+    return Effect.gen(function* () {
+      const stamp = yield* ctx.store.peek(known.scope, known.key)
+      if (Option.isNone(stamp)) return "gone" as const
+      const { version, leaseOwner, leaseExpiresAt, nextPollAt } = stamp.value
+      if (version !== known.version || leaseOwner !== ctx.driverOwner) return undefined
+      known.leaseUntil = leaseExpiresAt ?? 0
+      known.storedNextPollAt = nextPollAt ?? 0
+      const now = yield* ctx.store.now
+      if (known.due > now) return (yield* park(ctx, driver, known.due, now)) ? ("parked" as const) : undefined
+      if ((leaseExpiresAt ?? 0) <= now || !(yield* Quiet.cover(ctx, known.scope, known.key, now)))
+        return undefined
+      const origin = originOf(
+        { snapshot: known.snapshot, inputRequests: null, answers: known.answers },
+        undefined,
+      )
+      const polled = yield* Effect.either(
+        ctx.wire.getTask(endpoint, known.taskId, origin).pipe(holding(ctx, known)),
+      )
+      if (Either.isLeft(polled)) return { polled, version }
+      driver.polled = true
+      const due = yield* Quiet.quietAnswer(ctx, known, polled.right, yield* ctx.store.now)
+      if (due === undefined) return { polled, version }
+      known.due = due
+      known.polls++
+      const then = yield* ctx.store.now
+      // A pushed state that came during the poll is acted on now (drive, with the row read).
+      if (due <= then || !Push.leavesAlone(ctx, driver.id, known)) return undefined
+      return (yield* park(ctx, driver, due, then)) ? ("parked" as const) : undefined
+    })
+  })
+
 /**
  * Drives a row until it rests or has nothing to do until its next action: then the driver
  * parks, and an alarm (or a wake: a cancel recorded here) resumes it with a fresh read. Without
@@ -301,9 +362,18 @@ export const drive = (
     let uncovered = false
     let record: HandleRecord.HandleRecord
     if (initial === undefined) {
+      const glanced = yield* glance(ctx, driver)
+      if (typeof glanced === "string") return glanced
       const found = yield* Quiet.read(ctx, driver.scope, driver.key)
       if (Option.isNone(found)) return "gone"
       record = found.value
+      if (glanced !== undefined && glanced.version === record.version && record.taskId !== null) {
+        // As `advance` would have left it had the row been read before the poll: it is the same row.
+        const settled = yield* settle(ctx, record, record.taskId, glanced.polled, "driver")
+        if (driver.handler === undefined) yield* warnUnanswerable(record, settled)
+        record = settled
+        fresh = false
+      }
     } else {
       record = initial
     }

@@ -47,11 +47,11 @@ export const leasedByOther = (ctx: Engine, record: HandleRecord.HandleRecord, no
   record.leaseExpiresAt > now
 
 /** The task's last known interval, clamped: what a poll after a takeover must wait. */
-export const knownInterval = (ctx: Engine, record: HandleRecord.HandleRecord): number =>
+export const knownInterval = (ctx: Engine, record: Pick<HandleRecord.HandleRecord, "snapshot">): number =>
   Polling.clampOr(ctx.polling, record.snapshot?.pollIntervalMs, ctx.polling.defaultMaxMs)
 
 /** How long a lease on the row runs: never less than the task's interval. */
-export const leaseFor = (ctx: Engine, record: HandleRecord.HandleRecord): number =>
+export const leaseFor = (ctx: Engine, record: Pick<HandleRecord.HandleRecord, "snapshot">): number =>
   Math.max(ctx.leaseMs, knownInterval(ctx, record))
 
 /**
@@ -230,7 +230,11 @@ export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
  * set entry, not a fiber (an open task polls often); a quick request is never renewed.
  */
 export const holding =
-  (ctx: Engine, record: HandleRecord.HandleRecord, mode: LeaseMode = "driver") =>
+  (
+    ctx: Engine,
+    record: Pick<HandleRecord.HandleRecord, "scope" | "key" | "snapshot">,
+    mode: LeaseMode = "driver",
+  ) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(Clock.currentTimeMillis, (since) => {
       const held: Held = {

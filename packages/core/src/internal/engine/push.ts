@@ -165,6 +165,25 @@ const covers = (push: Push, id: string): boolean => {
   return known !== undefined && push.listeners.get(known.serverId)?.covered.has(known.taskId) === true
 }
 
+/**
+ * Whether push has nothing to do with the next poll of the row's task, so that its driver may
+ * poll it without its record (drive.ts, `glance`): push is off, or the task is watched (or its
+ * server has no streams) and no stream covers it, so `instead`, `dueOf` and `watch` would each
+ * leave the poll as it is.
+ */
+export const leavesAlone = (
+  ctx: Engine,
+  id: string,
+  task: { readonly serverId: string; readonly taskId: string },
+): boolean => {
+  const push = ctx.push
+  if (!push.enabled) return true
+  if (push.pending.has(id) || push.heldBack.has(id)) return false
+  const known = push.watched.get(id)
+  if (known !== undefined) return known.taskId === task.taskId && !covers(push, id)
+  return push.listeners.get(task.serverId)?.unsupported === true
+}
+
 /** Whether a pushed state waits for this row's driver: it acts now, whatever the row's due time. */
 export const hasPending = (ctx: Engine, id: string): boolean => ctx.push.pending.has(id)
 

@@ -27,6 +27,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as HandleRecord from "../../HandleRecord.js"
 import type * as HandleStore from "../../HandleStore.js"
+import * as Transition from "../../Transition.js"
+import type * as Wire from "../../Wire.js"
+import { pollDelay, recordInterval, ttlDeadline } from "./answers.js"
 import { type Engine, rowId } from "./context.js"
 
 /** What a driver holds in memory for a row whose last polls were not written. */
@@ -38,12 +41,25 @@ export interface Quiet {
   /** The row's poll count, the polls that were not written included. */
   polls: number
   /** The task's interval, clamped (what a poll after a takeover must wait). */
-  readonly intervalMs: number
+  intervalMs: number
   /** The row's lease and next poll in the store, as last read or renewed here. */
   leaseUntil: number
   storedNextPollAt: number
   /** A renewal of the row in flight (`cover`): another driver's poll waits for it. */
   renewal: Deferred.Deferred<void> | undefined
+  /**
+   * The row's version when it was last polled quietly, and what the next poll needs of it:
+   * while the store's `peek` finds that version, the row is polled from these without reading
+   * its record (drive.ts, `glance`). Every write but a lease renewal bumps the version.
+   */
+  version: number
+  taskId: string
+  serverId: string
+  snapshot: HandleRecord.TaskSnapshot
+  answers: HandleRecord.HandleRecord["answers"]
+  pollsWithoutInterval: number
+  /** A stray task of the row is still to be cancelled: the driver reads the row to cancel it first. */
+  strays: boolean
 }
 
 /** Rows per `renewLeases` call (one statement each). */
@@ -73,13 +89,74 @@ export const isQuietPoll = (
     sameInterval &&
     was !== null &&
     is !== null &&
-    is.lastUpdatedAt === was.lastUpdatedAt &&
-    is.pollIntervalMs === was.pollIntervalMs &&
-    is.ttlMs === was.ttlMs &&
-    is.statusMessage === was.statusMessage &&
-    is.createdAt === was.createdAt &&
-    is.generation === was.generation &&
-    is.session === was.session
+    sameState(was, is)
+  )
+}
+
+/**
+ * Whether a driver's poll answer may stay unwritten: `isQuietPoll` of its transition. The row's
+ * interval moves with the answers without one until the default schedule reaches its cap:
+ * computed only then.
+ */
+export const isQuietStep = (
+  ctx: Engine,
+  before: HandleRecord.HandleRecord,
+  after: HandleRecord.HandleRecord,
+): Effect.Effect<boolean> =>
+  before.pollsWithoutInterval === after.pollsWithoutInterval
+    ? Effect.succeed(isQuietPoll(before, after, true))
+    : Effect.zipWith(recordInterval(ctx, before), recordInterval(ctx, after), (was, is) =>
+        isQuietPoll(before, after, was === is),
+      )
+
+/** Whether a task's state (a snapshot, or an answer) says what `was` says, its receipt aside. */
+const sameState = (
+  was: HandleRecord.TaskSnapshot,
+  is: Pick<
+    Wire.TaskState,
+    "lastUpdatedAt" | "pollIntervalMs" | "ttlMs" | "statusMessage" | "createdAt" | "generation" | "session"
+  >,
+): boolean =>
+  is.lastUpdatedAt === was.lastUpdatedAt &&
+  is.pollIntervalMs === was.pollIntervalMs &&
+  is.ttlMs === was.ttlMs &&
+  is.statusMessage === was.statusMessage &&
+  is.createdAt === was.createdAt &&
+  is.generation === was.generation &&
+  is.session === was.session
+
+/**
+ * The next poll of a quiet row kept unchanged in the store (`known`) after `task` answered it at
+ * `now`, when the answer changes nothing the row keeps: what `isQuietPoll` says of the poll's own
+ * transition of the record, from what `known` kept of it. Undefined when the answer is to be
+ * written (settled from the record).
+ */
+export const quietAnswer = (
+  ctx: Engine,
+  known: Quiet,
+  task: Wire.TaskState,
+  now: number,
+): Effect.Effect<number | undefined> => {
+  const deadline = ttlDeadline(known)
+  if (
+    task.taskId !== known.taskId ||
+    task.status !== "working" ||
+    !sameState(known.snapshot, task) ||
+    (deadline !== undefined && now >= deadline)
+  ) {
+    return Effect.succeed(undefined)
+  }
+  const pollsWithoutInterval = task.pollIntervalMs === undefined ? known.pollsWithoutInterval + 1 : 0
+  const sameInterval =
+    pollsWithoutInterval === known.pollsWithoutInterval
+      ? Effect.succeed(true)
+      : Effect.zipWith(
+          recordInterval(ctx, known),
+          recordInterval(ctx, { snapshot: known.snapshot, pollsWithoutInterval }),
+          (was, is) => was === is,
+        )
+  return Effect.flatMap(sameInterval, (same) =>
+    same ? Effect.map(pollDelay(ctx, task, known), (delay) => now + delay) : Effect.succeed(undefined),
   )
 }
 
@@ -94,10 +171,21 @@ export const remember = (
   intervalMs: number,
 ): void => {
   const id = rowId(after.scope, after.key)
+  // A quiet poll's row holds a task and its snapshot (see `isQuietPoll`).
+  if (stored.taskId === null || stored.snapshot === null) return
+  const strays = Transition.uncancelledStrays(stored).length > 0
   const known = ctx.quiet.get(id)
   if (known !== undefined) {
     known.due = after.nextPollAt ?? known.due
     known.polls = after.polls
+    known.intervalMs = intervalMs
+    known.version = stored.version
+    known.taskId = stored.taskId
+    known.serverId = stored.serverId
+    known.snapshot = stored.snapshot
+    known.answers = stored.answers
+    known.pollsWithoutInterval = stored.pollsWithoutInterval
+    known.strays = strays
     return
   }
   ctx.quiet.set(id, {
@@ -109,6 +197,13 @@ export const remember = (
     leaseUntil: stored.leaseExpiresAt ?? 0,
     storedNextPollAt: stored.nextPollAt ?? 0,
     renewal: undefined,
+    version: stored.version,
+    taskId: stored.taskId,
+    serverId: stored.serverId,
+    snapshot: stored.snapshot,
+    answers: stored.answers,
+    pollsWithoutInterval: stored.pollsWithoutInterval,
+    strays,
   })
 }
 
