@@ -390,6 +390,7 @@ export const drive = (
       if (due > now) {
         if (yield* park(ctx, driver, due, now)) {
           Push.watch(ctx, driver, record)
+          Quiet.parked(ctx, record, due, knownInterval(ctx, record))
           return "parked"
         }
         // Woken: what was recorded (a cancel) may make an action due now.

@@ -20,6 +20,12 @@
  * next poll), and its `polls` lag: both are exact again at its next write (a change, its end,
  * a hand-off on close). A process that takes such a row back (`takeLease`: a caller waiting on
  * it after a restart) polls it one interval from then; a sweep takes it at that `nextPollAt`.
+ *
+ * The entry also keeps what the row's next poll needs (its version, task id, snapshot): a
+ * resumed driver asks the store only for the row's version and lease (`peek`) and, while the
+ * version is the one kept, polls from the entry without reading the record (drive.ts, `glance`).
+ * A driver that parks with a row that only waits for its next poll keeps it the same way
+ * (`parked`), whatever wrote it last, so a row is read whole only when something changed it.
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -79,19 +85,23 @@ export const isQuietPoll = (
   const is = after.snapshot
   return (
     after !== before &&
-    before.status === "working" &&
+    waitsForPoll(before) &&
     after.status === "working" &&
     after.taskId === before.taskId &&
-    before.attempts === 0 &&
-    before.lastProblem === null &&
-    before.inputRequests === null &&
-    before.stuckSince === null &&
     sameInterval &&
     was !== null &&
     is !== null &&
     sameState(was, is)
   )
 }
+
+/** A working task's row with nothing to do but its next poll: no failure, question or stall on it. */
+const waitsForPoll = (record: HandleRecord.HandleRecord): boolean =>
+  record.status === "working" &&
+  record.attempts === 0 &&
+  record.lastProblem === null &&
+  record.inputRequests === null &&
+  record.stuckSince === null
 
 /**
  * Whether a driver's poll answer may stay unwritten: `isQuietPoll` of its transition. The row's
@@ -205,6 +215,30 @@ export const remember = (
     pollsWithoutInterval: stored.pollsWithoutInterval,
     strays,
   })
+}
+
+/**
+ * A driver parks with `record`, its row as it knows it, until the row's next poll (`due`): a row
+ * that only waits for that poll is kept as a quiet poll would keep it, whatever wrote it last,
+ * so that the poll reads no record either (drive.ts, `glance`). A row its quiet polls keep
+ * already is kept up to date; one parked until another time (push's safety net) is not kept.
+ */
+export const parked = (
+  ctx: Engine,
+  record: HandleRecord.HandleRecord,
+  due: number,
+  intervalMs: number,
+): void => {
+  if (
+    due !== record.nextPollAt ||
+    !waitsForPoll(record) ||
+    record.leaseOwner !== ctx.driverOwner ||
+    (record.cancel !== null && !record.cancel.sent) ||
+    ctx.quiet.has(rowId(record.scope, record.key))
+  ) {
+    return
+  }
+  remember(ctx, record, record, intervalMs)
 }
 
 /** Forgets the row's quiet state: it was written (or its driver is gone). */
