@@ -330,7 +330,9 @@ const earliestEnd = (task: Ledger.Task): number => {
  * client knew, unless the server ended the task first: it could have (its working time or TTL
  * was up), or a poll sent before the cancel was requested came back terminal. A poll sent after
  * the request does not excuse it: whoever drove the row chose to poll instead of cancelling.
- * Judged at the end, after the quiet period.
+ * An id the client knew is one on the row or held by a live process: an id whose write failed
+ * and whose holder died before writing it again is known to nobody (the row stays in doubt, as
+ * `orphans` accepts), so nobody can cancel it. Judged at the end, after the quiet period.
  *
  * @since 0.1.0
  */
@@ -346,7 +348,7 @@ export const cancelsSent = (
     const row = byKey.get(request.key)
     for (const task of ledger.tasks) {
       if (task.idempotencyKey !== request.key || task.cancels.length > 0 || task.lostAt !== null) continue
-      const known = row?.taskId === task.taskId || observed.delivered.has(task.taskId)
+      const known = row?.taskId === task.taskId || observed.delivered.get(task.taskId)?.alive === true
       if (!known || request.at >= earliestEnd(task)) continue
       const sawEnd = ledger.requests.find(
         (r) => r.method === "tasks/get" && r.taskId === task.taskId && r.at === task.terminalSeenAt,

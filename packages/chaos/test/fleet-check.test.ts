@@ -308,6 +308,16 @@ describe("fleet checks", () => {
       ])
     })
 
+    it("holds a live process to an id it was handed, not one that died before writing it", () => {
+      // The id's first write failed; the cancel was asked for; the holder died before the retry.
+      const unrecorded = [row({ key: "k", status: "in_doubt" })]
+      const handed = (alive: boolean) => new Map([["t1", { at: 0, client: "node-0#1", alive }]])
+      expect(cancelsSent(state, unrecorded, { cancels, delivered: handed(true), final: true })).toEqual([
+        expect.stringContaining("never got tasks/cancel (row in_doubt)"),
+      ])
+      expect(cancelsSent(state, unrecorded, { cancels, delivered: handed(false), final: true })).toEqual([])
+    })
+
     it("accepts a task that ended on its own before the cancel", () => {
       const late = [{ ...cancels[0], at: 3_000 } as (typeof cancels)[number]]
       expect(cancelsSent(state, rows, { cancels: late, delivered: new Map(), final: true })).toEqual([])
