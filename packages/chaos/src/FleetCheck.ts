@@ -99,6 +99,13 @@ const concurrent = (gone: ReadonlyMap<string, number>, a: Ledger.Request, b: Led
 const short = (id: string) => `…${id.slice(-6)}`
 
 /**
+ * Whether a task's id reached a client that is still alive: one that reached a process which
+ * died before writing it is known to nobody (the in-doubt row stands for it).
+ */
+const heldByLiveClient = (delivered: Observations["delivered"], taskId: string) =>
+  delivered.get(taskId)?.alive === true
+
+/**
  * No orphan: every server task is recorded by its id on the row of its key, or was cancelled by
  * the client, or is the one unrecorded launch its key's pending/in_doubt row stands for (an
  * explicit reissue adds one more: the launch it gave up on). A task id that reached a live
@@ -144,7 +151,7 @@ export const orphans = (
         : 0
     const allowed = Math.max(0, row.launches - 1) + covering
     // Only unanswered launches count: a task whose id reached a process that then died is one.
-    const pending = tasks.filter((task) => observed.delivered.get(task.taskId)?.alive !== true)
+    const pending = tasks.filter((task) => !heldByLiveClient(observed.delivered, task.taskId))
     if (pending.length > allowed) {
       found.push(
         `no orphan: ${key} has ${pending.length} server task(s) neither recorded nor cancelled (${pending
@@ -348,7 +355,7 @@ export const cancelsSent = (
     const row = byKey.get(request.key)
     for (const task of ledger.tasks) {
       if (task.idempotencyKey !== request.key || task.cancels.length > 0 || task.lostAt !== null) continue
-      const known = row?.taskId === task.taskId || observed.delivered.get(task.taskId)?.alive === true
+      const known = row?.taskId === task.taskId || heldByLiveClient(observed.delivered, task.taskId)
       if (!known || request.at >= earliestEnd(task)) continue
       const sawEnd = ledger.requests.find(
         (r) => r.method === "tasks/get" && r.taskId === task.taskId && r.at === task.terminalSeenAt,
