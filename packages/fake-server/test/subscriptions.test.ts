@@ -86,6 +86,92 @@ describe("subscriptions/listen", () => {
     expect(await stream.next()).toBeUndefined()
   })
 
+  it("tells of every change tasks/get would show, and of nothing else: an interval that moves, one of two answers", async () => {
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
+      {
+        tools: [
+          {
+            name: "ask",
+            durationMs: 1_000,
+            pollIntervalMs: [
+              { afterMs: 0, pollIntervalMs: 1_000 },
+              { afterMs: 300, pollIntervalMs: 5_000 },
+            ],
+            inputSteps: [
+              {
+                atMs: 100,
+                requests: {
+                  a: { method: "elicitation/create", params: { message: "a?" } },
+                  b: { method: "elicitation/create", params: { message: "b?" } },
+                },
+              },
+            ],
+          },
+        ],
+      },
+      { clock, notifyEveryMs: 0 },
+    )
+    const { taskId } = await call(server, "tools/call", { name: "ask" })
+    const stream = frames(
+      await server.handler(request("subscriptions/listen", { notifications: { taskIds: [taskId] } })),
+    )
+    const sameAsGet = async () => {
+      const pushed = await stream.next()
+      const { resultType: _r, ...viaGet } = await call(server, "tasks/get", { taskId })
+      const { _meta: _m, ...viaNotification } = pushed.params
+      expect(viaNotification).toEqual(viaGet)
+      return viaNotification
+    }
+    expect((await stream.next()).method).toBe("notifications/subscriptions/acknowledged")
+    expect(await sameAsGet()).toMatchObject({ status: "working", pollIntervalMs: 1_000 })
+    // Looks that find nothing new send nothing: the next frame is the next change.
+    server.notify()
+    clock.advance(50)
+    server.notify()
+    clock.advance(50)
+    server.notify()
+    expect(await sameAsGet()).toMatchObject({ status: "input_required", inputRequests: { a: {}, b: {} } })
+    await call(server, "tasks/update", { taskId, inputResponses: { a: { action: "accept" } } })
+    server.notify()
+    const partly = await sameAsGet()
+    expect(partly).toMatchObject({ status: "input_required" })
+    expect(Object.keys(partly.inputRequests)).toEqual(["b"])
+    // Only the interval moves.
+    clock.advance(200)
+    server.notify()
+    expect(await sameAsGet()).toMatchObject({ status: "input_required", pollIntervalMs: 5_000 })
+    await stream.cancel()
+  })
+
+  it("a task left alone between looks is still told of at once: its cancel, its finish", async () => {
+    const clock = ServerClock.manual(T0)
+    const server = FakeServer.unsafeMake(
+      { tools: [{ name: "t", durationMs: 1_000 }] },
+      { clock, notifyEveryMs: 0 },
+    )
+    const first = (await call(server, "tools/call", { name: "t" })).taskId
+    const second = (await call(server, "tools/call", { name: "t" })).taskId
+    const stream = frames(
+      await server.handler(request("subscriptions/listen", { notifications: { taskIds: [first, second] } })),
+    )
+    expect((await stream.next()).method).toBe("notifications/subscriptions/acknowledged")
+    expect((await stream.next()).params).toMatchObject({ status: "working" })
+    expect((await stream.next()).params).toMatchObject({ status: "working" })
+    clock.advance(500)
+    server.notify()
+    // A request that changes a task is seen on the next look, however quiet the clock says it is.
+    await call(server, "tasks/cancel", { taskId: first })
+    server.notify()
+    expect((await stream.next()).params).toMatchObject({ taskId: first, status: "cancelled" })
+    clock.advance(499)
+    server.notify()
+    clock.advance(1)
+    server.notify()
+    expect((await stream.next()).params).toMatchObject({ taskId: second, status: "completed" })
+    await stream.cancel()
+  })
+
   it("requires the tasks extension to listen for tasks (-32021)", async () => {
     const server = FakeServer.unsafeMake({ tools: [{ name: "t" }] })
     const error = await errorOf(

@@ -26,9 +26,11 @@ import {
   toResponse,
 } from "./reply.js"
 import { makeSubscriptions } from "./subscriptions.js"
-import { observe } from "./taskMethods.js"
+import { observedView } from "./taskMethods.js"
 import { isTerminal } from "./taskRecord.js"
-import { makeTaskStore } from "./taskStore.js"
+import { expiresAtOf, makeTaskStore } from "./taskStore.js"
+import { quietUntil } from "./timeline.js"
+import { detailedTask, stateKey } from "./wire.js"
 
 /** The options a server is built with when none are given. */
 export const optionDefaults = {
@@ -68,14 +70,21 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
       const found = store.lookup(taskId, now)
       if (found.kind === "unknown") return undefined
       if (found.kind === "expired" && config.expiry?.mode !== "fail") return undefined
-      const { view, task } = observe(found.record, found.kind === "expired", now, config.timestampSkewMs ?? 0)
-      return { task, terminal: isTerminal(view.status) }
+      const { record } = found
+      const view = observedView(record, found.kind === "expired", now)
+      return {
+        key: stateKey(record, view, now),
+        quietUntil: quietUntil(record, now, expiresAtOf(record)),
+        terminal: isTerminal(view.status),
+        task: () => detailedTask({ record, view, now, skewMs: config.timestampSkewMs ?? 0 }),
+      }
     },
     {
       now: () => clock.now(),
+      version: () => store.version(),
       keepAliveMs: options.keepAliveMs ?? optionDefaults.keepAliveMs,
       // A terminal state pushed is reported as surely as one a poll answered.
-      sent: (taskId, { task, terminal }) => {
+      sent: (taskId, task, terminal) => {
         const entry = ledger.taskEntry(taskId)
         if (!terminal || entry === undefined || entry.terminalSeenAt !== null) return
         entry.terminalSeenAt = clock.now()

@@ -28,20 +28,23 @@ export const observe = (
   now: number,
   skewMs: number,
 ): { view: TaskView; task: Record<string, Json> } => {
+  const view = observedView(record, expiredNow, now)
+  return { view, task: detailedTask({ record, view, now, skewMs }) }
+}
+
+/** The task's state as `observe` shows it, without rendering it. */
+export const observedView = (record: TaskRecord, expiredNow: boolean, now: number): TaskView => {
   const natural = viewAt(record, now)
-  if (!expiredNow || isTerminal(natural.status)) {
-    return { view: natural, task: detailedTask({ record, view: natural, now, skewMs }) }
-  }
+  if (!expiredNow || isTerminal(natural.status)) return natural
   // `fail` mode: the spec lets a server fail a task once its TTL has elapsed.
   const expiresAt = record.plan.ttlMs === null ? now : record.createdAt + record.plan.ttlMs
-  const view: TaskView = {
+  return {
     status: "failed",
     lastUpdatedAt: expiresAt,
     statusMessage: "Task expired before it finished",
     inputRequests: undefined,
     outcome: { kind: "error", code: -32603, message: "Task expired before it finished" },
   }
-  return { view, task: detailedTask({ record, view, now, skewMs }) }
 }
 
 export const getTask = (context: ServerContext, call: Call): HandlerResult => {

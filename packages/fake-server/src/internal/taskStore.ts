@@ -19,6 +19,8 @@ export interface TaskStore {
   taskIdForKey(key: string): string | undefined
   /** Call after mutating a record (an answer, a cancel). */
   changed(): void
+  /** Moves on every `changed` and `restart`: a record read before is the same while it holds. */
+  version(): number
   lookup(taskId: string, now: number): Lookup
   /** Forget everything held in memory; reload what the persistence kept. Returns the lost ids. */
   restart(): string[]
@@ -66,6 +68,7 @@ export const makeTaskStore = (
   }
 
   if (persistence !== undefined) reload()
+  let version = 0
   return {
     ids: () => [...tasks.keys()],
     add: (record) => {
@@ -76,7 +79,11 @@ export const makeTaskStore = (
       const taskId = byKey.get(key)
       return taskId !== undefined && tasks.has(taskId) ? taskId : undefined
     },
-    changed: persist,
+    changed: () => {
+      version++
+      persist()
+    },
+    version: () => version,
     lookup: (taskId, now) => {
       sweep(now)
       const record = tasks.get(taskId)
@@ -84,6 +91,7 @@ export const makeTaskStore = (
       return now >= expiresAtOf(record) ? { kind: "expired", record } : { kind: "live", record }
     },
     restart: () => {
+      version++
       const before = new Set(tasks.keys())
       tasks = new Map()
       byKey = new Map()

@@ -76,6 +76,24 @@ const working = (record: TaskRecord, since: number): TaskView => ({
   outcome: undefined,
 })
 
+/**
+ * Until when the clock alone leaves what a stream would say of the task as it is at `now`: its
+ * finish, its expiry (`expiresAt`), the interval's next change. Worked out only for a task with
+ * no input steps and no cancel; any other is `now` (looked at every time).
+ */
+export const quietUntil = (record: TaskRecord, now: number, expiresAt: number): number => {
+  if (record.plan.steps.length > 0 || record.cancelRequestedAt !== null) return now
+  let until = Math.min(record.createdAt + record.plan.durationMs, expiresAt)
+  const schedule = record.plan.pollIntervalMs
+  if (schedule !== undefined && typeof schedule !== "number") {
+    for (const change of schedule) {
+      const at = record.createdAt + change.afterMs
+      if (at > now) until = Math.min(until, at)
+    }
+  }
+  return until
+}
+
 /** The interval a task advertises at `now`; `undefined` when none is configured. */
 export const pollIntervalAt = (
   config: PollInterval | undefined,
