@@ -106,7 +106,7 @@ export interface OpenOptions {
   readonly claimInstance?: boolean | undefined
   /** Record each server (name, URL without credentials) in the store, for the CLI. Default on. */
   readonly recordServers?: boolean | undefined
-  /** Task status pushed over `subscriptions/listen` where the server offers it. Default off. */
+  /** Task status pushed over `subscriptions/listen` where the server offers it. Default on. */
   readonly push?: boolean | PushOptions | undefined
   readonly polling?: Partial<PollingOptions> | undefined
   readonly http?: HttpOptions | undefined
@@ -128,6 +128,8 @@ export interface BackgroundOptions {
  */
 export interface PushOptions {
   readonly safetyNetMs?: number | undefined
+  /** At most this many safety-net polls a second over all covered tasks (default 400). */
+  readonly safetyNetPerSecond?: number | undefined
   readonly batchMs?: number | undefined
   readonly backoffMs?: number | undefined
   readonly maxBackoffMs?: number | undefined

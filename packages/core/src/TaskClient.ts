@@ -169,6 +169,15 @@ export interface Options {
 export interface PushOptions {
   /** How often a task a stream covers is still polled. Default 60 000 ms. */
   readonly safetyNetMs?: number | undefined
+  /**
+   * The safety net's pace: at most this many of its polls a second over all the tasks this
+   * instance's streams cover, each in a slot of its own. With more than
+   * `safetyNetMs / 1000 × safetyNetPerSecond` of them, each is polled less often than
+   * `safetyNetMs`, so the client's CPU and the servers' load stay bounded; tasks launched in a
+   * burst are polled spread out. Default 400: 24,000 tasks at the full safety net, 100,000 every
+   * 250 s. `Infinity`: no pace.
+   */
+  readonly safetyNetPerSecond?: number | undefined
   /** New tasks gathered before the stream is opened again with them. Default 20 ms. */
   readonly batchMs?: number | undefined
   /** First delay before resubscribing after a drop (exponential, jittered). Default 250 ms. */

@@ -87,6 +87,50 @@ describe("push (subscriptions/listen)", () => {
     }),
   )
 
+  it.effect(
+    "the safety net keeps a pace of safetyNetPerSecond over every covered task: each task's stretches",
+    () =>
+      Effect.gen(function* () {
+        /** Safety-net polls of four covered tasks over 200 s, past their first poll. */
+        const safetyPolls = (safetyNetPerSecond: number) =>
+          Effect.gen(function* () {
+            const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+            const p = yield* startProcess(h, {
+              background: false,
+              push: { safetyNetMs: 10_000, safetyNetPerSecond },
+            })
+            yield* runPushing(
+              h,
+              Effect.forEach(["a", "b", "c", "d"], (key) => p.client.callTool("fake", "slow", {}, { key })),
+              1_000,
+            )
+            yield* advance(h, 5_000, 500)
+            const before = h.server.ledger.snapshot().tasks.map((task) => task.polls.length)
+            yield* advance(h, 200_000, 500)
+            const tasks = h.server.ledger.snapshot().tasks
+            yield* p.close
+            const times = tasks.flatMap((task, i) => task.polls.slice(before[i] ?? 0)).sort((x, y) => x - y)
+            return {
+              perTask: tasks.map((task, i) => task.polls.length - (before[i] ?? 0)),
+              closest: Math.min(...times.slice(1).map((t, i) => t - (times[i] ?? 0))),
+            }
+          })
+        // Four tasks launched together, at 0.1 a second: each every 40 s rather than every 10 s,
+        // and never two within the pace's 10 s of each other (clock steps of 500 ms aside).
+        const paced = yield* safetyPolls(0.1)
+        expect(paced.perTask).toHaveLength(4)
+        for (const n of paced.perTask) {
+          expect(n).toBeGreaterThanOrEqual(4)
+          expect(n).toBeLessThanOrEqual(6)
+        }
+        expect(paced.closest).toBeGreaterThanOrEqual(9_500)
+        // Without a pace: every 10 s each, the four together.
+        const unpaced = yield* safetyPolls(Number.POSITIVE_INFINITY)
+        for (const n of unpaced.perTask) expect(n).toBeGreaterThanOrEqual(18)
+        expect(unpaced.closest).toBeLessThan(1_000)
+      }),
+  )
+
   it.effect("a dropped stream: the task is polled at its interval until the listener is back", () =>
     Effect.gen(function* () {
       const h = yield* makeHarness({ tools: [slowTool({ durationMs: 30_000 })] })
