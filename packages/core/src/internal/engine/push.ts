@@ -281,9 +281,6 @@ const apply = (
       snapshot !== null &&
       snapshot.lastUpdatedAt === task.lastUpdatedAt
     ) {
-      // Nor does it wake the driver when said again (see listener.ts, `onTask`): a state a poll
-      // wrote is heard again at every re-listen, which at 10,000 tasks woke every driver each time.
-      push.written.set(id, stateOf(task))
       return record
     }
     push.written.set(id, stateOf(task))
