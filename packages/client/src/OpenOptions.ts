@@ -131,6 +131,8 @@ export interface PushOptions {
   /** At most this many safety-net polls a second over all covered tasks (default 400). */
   readonly safetyNetPerSecond?: number | undefined
   readonly batchMs?: number | undefined
+  /** Tasks one stream carries at most; more are spread over more streams (default 1,000). */
+  readonly tasksPerStream?: number | undefined
   readonly backoffMs?: number | undefined
   readonly maxBackoffMs?: number | undefined
   readonly idleMs?: number | undefined

@@ -180,6 +180,12 @@ export interface PushOptions {
   readonly safetyNetPerSecond?: number | undefined
   /** New tasks gathered before the stream is opened again with them. Default 20 ms. */
   readonly batchMs?: number | undefined
+  /**
+   * Tasks one stream carries at most; more open tasks are spread over more streams (a connection
+   * each). A stream is opened again to carry a new task and then says the state of every task it
+   * carries again, so this bounds what a new task costs. Default 1,000.
+   */
+  readonly tasksPerStream?: number | undefined
   /** First delay before resubscribing after a drop (exponential, jittered). Default 250 ms. */
   readonly backoffMs?: number | undefined
   /** Longest delay before resubscribing. Default 30 000 ms. */

@@ -131,6 +131,55 @@ describe("push (subscriptions/listen)", () => {
       }),
   )
 
+  it.effect(
+    "tasks spread over streams of tasksPerStream: a new task opens again only a stream with room, and an emptied stream closes",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+        // What each listen asked for.
+        const listens: Array<ReadonlyArray<string>> = []
+        const handler: typeof h.server.handler = async (request, faults) => {
+          const body = (await request.clone().json()) as {
+            method?: string
+            params?: { notifications?: { taskIds?: Array<string> } }
+          }
+          if (body.method === "subscriptions/listen") listens.push(body.params?.notifications?.taskIds ?? [])
+          return h.server.handler(request, faults)
+        }
+        const watching: Harness = { ...h, server: { ...h.server, handler } }
+        const p = yield* startProcess(watching, { background: false, push: { tasksPerStream: 2 } })
+        const keys = ["a", "b", "c", "d", "e"]
+        for (const key of keys) {
+          yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key }), 1_000)
+          yield* advance(h, 2_000, 100)
+        }
+        const taskIdOf = new Map<string, string>()
+        for (const key of keys) taskIdOf.set(key, (yield* p.client.get(key)).taskId ?? "")
+        const [a, b, c, d, e] = keys.map((key) => taskIdOf.get(key) ?? "")
+        // No stream asked for more than two tasks; the first two tasks' stream was opened for
+        // them alone (twice: a, then a and b), never again for the three that came after.
+        for (const asked of listens) expect(asked.length).toBeLessThanOrEqual(2)
+        expect(listens.filter((asked) => asked.includes(a as string))).toEqual([[a], [a, b]])
+        expect(listens.filter((asked) => asked.includes(e as string))).toEqual([[e]])
+        expect(listens.filter((asked) => asked.includes(c as string)).at(-1)).toEqual([c, d])
+        // Every task is covered: polled about once per safety net, not at its interval.
+        const before = h.server.ledger.snapshot().tasks.map((task) => task.polls.length)
+        yield* advance(h, 30_000, 500)
+        h.server.ledger.snapshot().tasks.forEach((task, i) => {
+          expect(task.polls.length - (before[i] ?? 0)).toBeLessThanOrEqual(1)
+        })
+        // a and b end: their stream has nothing left to carry and is closed; the others stay.
+        expect(h.server.openStreams()).toBe(3)
+        yield* runPushing(h, Effect.all([p.client.cancel("a"), p.client.cancel("b")]), 5_000)
+        yield* advance(h, 5_000, 100)
+        expect(h.server.openStreams()).toBe(2)
+        const listensBefore = listens.length
+        yield* advance(h, 30_000, 500)
+        expect(listens.length).toBe(listensBefore)
+        yield* p.close
+      }),
+  )
+
   it.effect("a dropped stream: the task is polled at its interval until the listener is back", () =>
     Effect.gen(function* () {
       const h = yield* makeHarness({ tools: [slowTool({ durationMs: 30_000 })] })

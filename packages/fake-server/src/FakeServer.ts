@@ -97,6 +97,8 @@ export interface FakeServer {
   taskIds(): readonly string[]
   /** Close listen streams and timers. */
   close(): void
+  /** How many listen streams are open now. */
+  openStreams(): number
   /** Cut every open listen stream (the client sees a dropped connection); new ones may open. */
   dropStreams(): void
   /** Every open listen stream stays open and sends nothing more, keep-alives included (half-open). */

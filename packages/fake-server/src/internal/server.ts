@@ -379,6 +379,7 @@ export const makeServer = (config: Config, options: Options, connectionDropped: 
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
     },
+    openStreams: () => subscriptions.size,
     dropStreams: () => subscriptions.closeAll(),
     muteStreams: () => subscriptions.muteAll(),
   }

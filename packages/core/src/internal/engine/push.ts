@@ -1,7 +1,7 @@
 /**
- * Push: where a server takes `subscriptions/listen`, one stream per endpoint carries
- * `notifications/tasks` for every open task a driver of this process holds, and polling drops
- * to a slow safety net while the stream is healthy.
+ * Push: where a server takes `subscriptions/listen`, streams (up to `tasksPerStream` tasks
+ * each, see listener.ts) carry `notifications/tasks` for every open task a driver of this process
+ * holds, and polling drops to a slow safety net while a task's stream is healthy.
  *
  * A pushed state is a poll answer that came by itself: it is written the way a poll answer is
  * (the same transition, as an action under the row's lease, so a row in other hands is fenced
@@ -21,7 +21,6 @@
  * leaves out a row with a cancel to send (recorded by any instance): its driver is woken and
  * sends it, and if the holder is dead the row's lease runs out and another instance does.
  */
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -34,7 +33,17 @@ import type * as Wire from "../../Wire.js"
 import { checkResult, pollDelay } from "./answers.js"
 import type { Driver, Engine } from "./context.js"
 import { type CommitError, commit, knownInterval, LeaseLost, leaseFor } from "./leases.js"
-import { fresh, type Listener, run as listen, stateOf, type Wake } from "./listener.js"
+import {
+  isCovered,
+  join,
+  type Listener,
+  leave,
+  run as listen,
+  makeListener,
+  type Start,
+  stateOf,
+  type Wake,
+} from "./listener.js"
 import { renewAll } from "./quiet.js"
 
 export type { Wake } from "./listener.js"
@@ -53,6 +62,11 @@ export const defaults = {
   safetyNetPerSecond: 400,
   /** New tasks gathered before the stream is opened again with them (one re-listen per batch). */
   batchMs: 20,
+  /**
+   * Tasks one stream carries at most: a stream opened again for a new task says every task's
+   * state again, so new tasks cost O(this) each, not O(all open tasks). 100,000 tasks: 100 streams.
+   */
+  tasksPerStream: 1_000,
   /** Resubscribing after a drop: exponential from here, with jitter... */
   backoffMs: 250,
   /** ...up to this. */
@@ -72,6 +86,7 @@ export interface Push {
   readonly safetyNetMs: number
   readonly safetyNetPerSecond: number
   readonly batchMs: number
+  readonly tasksPerStream: number
   readonly backoffMs: number
   readonly maxBackoffMs: number
   readonly idleMs: number
@@ -94,11 +109,11 @@ export interface Push {
    * polled at their own interval again when uncovered.
    */
   readonly heldBack: Map<string, number>
-  /** Server ids whose listener is to be started. */
-  readonly starts: Queue.Queue<string>
+  /** Subscriptions whose stream is to be started. */
+  readonly starts: Queue.Queue<Start>
 }
 export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
-  Effect.map(Queue.unbounded<string>(), (starts) => {
+  Effect.map(Queue.unbounded<Start>(), (starts) => {
     const configured = options.push
     const settings = typeof configured === "object" ? configured : {}
     return {
@@ -107,6 +122,7 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
       safetyNetMs: settings.safetyNetMs ?? defaults.safetyNetMs,
       safetyNetPerSecond: settings.safetyNetPerSecond ?? defaults.safetyNetPerSecond,
       batchMs: settings.batchMs ?? defaults.batchMs,
+      tasksPerStream: Math.max(1, settings.tasksPerStream ?? defaults.tasksPerStream),
       backoffMs: settings.backoffMs ?? defaults.backoffMs,
       maxBackoffMs: settings.maxBackoffMs ?? defaults.maxBackoffMs,
       idleMs: settings.idleMs ?? defaults.idleMs,
@@ -137,16 +153,8 @@ export const watch = (ctx: Engine, driver: Driver, record: HandleRecord.HandleRe
   if (endpoint === undefined) return
   let listener = push.listeners.get(record.serverId)
   if (listener === undefined) {
-    listener = {
-      endpoint,
-      wanted: new Map(),
-      requested: new Set(),
-      covered: new Set(),
-      demand: fresh(),
-      unsupported: false,
-    }
+    listener = makeListener(endpoint)
     push.listeners.set(record.serverId, listener)
-    Queue.unsafeOffer(push.starts, record.serverId)
   }
   if (listener.unsupported) return
   push.watched.set(driver.id, {
@@ -156,7 +164,7 @@ export const watch = (ctx: Engine, driver: Driver, record: HandleRecord.HandleRe
     taskId: record.taskId,
   })
   listener.wanted.set(record.taskId, driver.id)
-  if (!listener.requested.has(record.taskId)) Deferred.unsafeDone(listener.demand, Effect.void)
+  if (!listener.subscriptionOf.has(record.taskId)) join(push, listener, record.taskId)
 }
 
 /** The row's driver ended: nothing is listened for it any more. */
@@ -173,7 +181,7 @@ export const unwatch = (ctx: Engine, id: string): void => {
   const listener = push.listeners.get(known.serverId)
   if (listener !== undefined && listener.wanted.get(known.taskId) === id) {
     listener.wanted.delete(known.taskId)
-    listener.covered.delete(known.taskId)
+    leave(listener, known.taskId)
   }
 }
 
@@ -207,7 +215,9 @@ const spend = (push: Push, id: string): void => {
 
 const covers = (push: Push, id: string): boolean => {
   const known = push.watched.get(id)
-  return known !== undefined && push.listeners.get(known.serverId)?.covered.has(known.taskId) === true
+  if (known === undefined) return false
+  const listener = push.listeners.get(known.serverId)
+  return listener !== undefined && isCovered(listener, known.taskId)
 }
 
 /**
