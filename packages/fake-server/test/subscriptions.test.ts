@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import * as FakeServer from "../src/FakeServer.js"
+import { makeSubscriptions } from "../src/internal/subscriptions.js"
 import * as ServerClock from "../src/ServerClock.js"
 import { type AnyJson, call, errorOf, request } from "./helpers.js"
 
@@ -170,6 +171,38 @@ describe("subscriptions/listen", () => {
     server.notify()
     expect((await stream.next()).params).toMatchObject({ taskId: second, status: "completed" })
     await stream.cancel()
+  })
+
+  it("a stream skips its quiet tasks until the earliest of them may change, and looks at all after a request changed one", () => {
+    let now = 0
+    let version = 0
+    const looked: Array<string> = []
+    const subscriptions = makeSubscriptions(
+      (taskId) => {
+        looked.push(taskId)
+        return {
+          key: `${taskId} ${now >= 1_000 ? "completed" : "working"}`,
+          task: () => ({ taskId }),
+          terminal: false,
+          quietUntil: taskId === "a" ? 1_000 : 2_000,
+        }
+      },
+      { now: () => now, keepAliveMs: 0, version: () => version },
+    )
+    subscriptions.listen(1, ["a", "b"], undefined)
+    expect(looked).toEqual(["a", "b"])
+    for (let i = 0; i < 100; i++) subscriptions.poke()
+    now = 999
+    subscriptions.poke()
+    expect(looked).toEqual(["a", "b"])
+    // The earlier of the two comes: that task is looked at, the other is still quiet.
+    now = 1_000
+    subscriptions.poke()
+    expect(looked).toEqual(["a", "b", "a"])
+    // A request changed a task: every task is looked at again.
+    version++
+    subscriptions.poke()
+    expect(looked).toEqual(["a", "b", "a", "a", "b"])
   })
 
   it("requires the tasks extension to listen for tasks (-32021)", async () => {

@@ -25,6 +25,13 @@ interface Subscription {
   /** Task id → its `quietUntil` when last looked at, while the store's version is `version`. */
   readonly quiet: Map<string, number>
   version: number
+  /**
+   * The earliest `quietUntil` of its open tasks while the store's version is `version`: before
+   * then a poke has nothing to look at on this stream. A poke follows every request the server
+   * answers, so at 100,000 tasks over 100 streams and hundreds of requests a second, looking at
+   * each task on each poke saturated the fake server.
+   */
+  wakeAt: number
   closed: boolean
   /** Half-open: still open, but nothing more is written to it (see `muteAll`). */
   muted: boolean
@@ -112,6 +119,12 @@ export const makeSubscriptions = (
     }
   }
 
+  const keepAliveOf = (subscription: Subscription) => {
+    if (options.keepAliveMs > 0 && options.now() - subscription.lastWrite >= options.keepAliveMs) {
+      write(subscription, keepAlive)
+    }
+  }
+
   const pokeOne = (subscription: Subscription) => {
     if (subscription.closed || subscription.muted || subscription.sent.size === 0) return
     let allTerminal = true
@@ -119,13 +132,18 @@ export const makeSubscriptions = (
     if (version !== subscription.version) {
       subscription.quiet.clear()
       subscription.version = version
+      subscription.wakeAt = Number.NEGATIVE_INFINITY
     }
     const now = options.now()
+    if (now < subscription.wakeAt) return keepAliveOf(subscription)
+    let wakeAt = Number.POSITIVE_INFINITY
     for (const [taskId, last] of subscription.sent) {
       // Only open tasks are kept quiet: at 100,000 tasks on a stream, looking at each on every
       // poke made the fake server the benchmark's bottleneck.
-      if (now < (subscription.quiet.get(taskId) ?? now)) {
+      const quietUntil = subscription.quiet.get(taskId) ?? now
+      if (now < quietUntil) {
         allTerminal = false
+        wakeAt = Math.min(wakeAt, quietUntil)
         continue
       }
       const current = snapshot(taskId)
@@ -137,6 +155,7 @@ export const makeSubscriptions = (
       if (!current.terminal) {
         allTerminal = false
         subscription.quiet.set(taskId, current.quietUntil)
+        wakeAt = Math.min(wakeAt, current.quietUntil)
       }
       if (current.key === last) continue
       subscription.sent.set(taskId, current.key)
@@ -149,9 +168,8 @@ export const makeSubscriptions = (
       if (!subscription.closed) options.sent?.(taskId, task, current.terminal)
     }
     if (allTerminal) return close(subscription, true)
-    if (options.keepAliveMs > 0 && options.now() - subscription.lastWrite >= options.keepAliveMs) {
-      write(subscription, keepAlive)
-    }
+    subscription.wakeAt = wakeAt
+    keepAliveOf(subscription)
   }
 
   return {
@@ -170,6 +188,7 @@ export const makeSubscriptions = (
             sent: new Map(taskIds.map((t) => [t, ""])),
             quiet: new Map(),
             version: options.version(),
+            wakeAt: Number.NEGATIVE_INFINITY,
             closed: false,
             muted: false,
             lastWrite: options.now(),
