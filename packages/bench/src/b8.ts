@@ -22,7 +22,7 @@
  * safety-net period, and from it the open tasks one core follows.
  *
  * Run: `node dist/b8.js [--smoke] [--json] [--sizes 1000,10000,50000,100000] [--rate 200] [--warm 200]
- * [--window 15000] [--sides mh,ext,push] [--push-sizes 10000] [--repeat 3] [--instructions [--polls 200]]`. `--instructions` runs each
+ * [--window 15000] [--sides mh,ext,push] [--push-sizes 100000] [--repeat 3] [--instructions [--polls 200]]`. `--instructions` runs each
  * side once more under callgrind and reports instructions per poll too: a count the machine's load does
  * not move, over a fixed number of polls at a rate callgrind keeps up with. One timed run per side moves by ±25% between runs,
  * so each side's median of three rounds is reported by default below 50,000 open (one round from
@@ -49,6 +49,7 @@ import { JsonValueCodec } from "@modelcontextprotocol/ext-tasks/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Metric from "effect/Metric"
 import {
   type BenchReport,
   captureOutput,
@@ -112,7 +113,12 @@ interface PushRun {
   /** TaskClient's defaults, passed explicitly so that the figure names what it measured. */
   readonly safetyNetMs: number
   readonly safetyNetPerSecond: number
-  /** Launches per second: the safety net's polls are spread over the launch, not the interval. */
+  /**
+   * Launches per second: the safety net's polls are spread over the launch, not the interval.
+   * 200, not more: at 100,000 tasks the launch outlasts the first safety nets, and at 500 a
+   * second the launches, their streams opened again and the first safety-net polls together
+   * needed more than the client's core, so the run never settled.
+   */
   readonly launchPerSecond: number
 }
 /**
@@ -120,7 +126,7 @@ interface PushRun {
  * stream covers them.
  */
 const PUSH_INTERVAL_MS = 5_000
-const PUSH_RUN: PushRun = { safetyNetMs: 60_000, safetyNetPerSecond: 400, launchPerSecond: 500 }
+const PUSH_RUN: PushRun = { safetyNetMs: 60_000, safetyNetPerSecond: 400, launchPerSecond: 200 }
 const PUSH_SMOKE: PushRun = { safetyNetMs: 2_000, safetyNetPerSecond: 400, launchPerSecond: 40 }
 /** Each covered task's safety net with `size` of them covered (see `Push.safetyNet` in core). */
 const safetyNetAt = (run: PushRun, size: number) =>
@@ -286,6 +292,52 @@ const countingStore = <E>(
     }),
   ).pipe(Layer.provide(layer))
 
+/**
+ * `B8_TRACE=FILE` (a diagnostic): every 5 s the child appends to FILE the requests in flight and
+ * sent so far per method, the most in flight at once, and (mcp-handles) the push metrics and
+ * store operations so far. It showed where a run that never settles spends itself: requests
+ * piling up, streams that stop pushing.
+ */
+const traceFile = process.env.B8_TRACE
+const stamp = () => new Date().toISOString().slice(11, 19)
+
+const tracedRequest = (request: HttpWire.Request): HttpWire.Request => {
+  if (traceFile === undefined) return request
+  const inFlight: Record<string, number> = {}
+  const started: Record<string, number> = {}
+  let peak = 0
+  let now = 0
+  setInterval(() => {
+    fs.appendFileSync(
+      traceFile,
+      `${stamp()} in flight ${JSON.stringify(inFlight)} sent ${JSON.stringify(started)} most at once ${peak}\n`,
+    )
+    peak = 0
+  }, 5000).unref()
+  return (input, done) => {
+    const method = input.headers["mcp-method"] ?? "?"
+    inFlight[method] = (inFlight[method] ?? 0) + 1
+    started[method] = (started[method] ?? 0) + 1
+    now++
+    if (now > peak) peak = now
+    let finished = false
+    const finish = () => {
+      if (finished) return
+      finished = true
+      now--
+      inFlight[method] = (inFlight[method] ?? 1) - 1
+    }
+    const abort = request(input, (outcome) => {
+      finish()
+      done(outcome)
+    })
+    return () => {
+      finish()
+      abort()
+    }
+  }
+}
+
 /** HttpWire, counting `tasks/get`. */
 const countingWire = (onPoll: () => void): Layer.Layer<Wire.Wire> =>
   Layer.effect(
@@ -300,7 +352,7 @@ const countingWire = (onPoll: () => void): Layer.Layer<Wire.Wire> =>
           }),
       }),
     ),
-  ).pipe(Layer.provide(HttpWire.layer({ request: NodeRequest.make() })))
+  ).pipe(Layer.provide(HttpWire.layer({ request: tracedRequest(NodeRequest.make()) })))
 
 interface Launched {
   /**
@@ -351,6 +403,22 @@ const mcpHandles = async (
     ),
   )
   const client = await runtime.runPromise(TaskClient.TaskClient)
+  if (traceFile !== undefined) {
+    setInterval(() => {
+      void runtime.runPromise(Metric.snapshot).then((pairs) => {
+        const shown = pairs
+          .filter((pair) => pair.metricKey.name.includes("push"))
+          .map((pair) => {
+            const tags = [...pair.metricKey.tags].map((tag) => `[${tag.value}]`).join("")
+            return `${pair.metricKey.name}${tags}=${String((pair.metricState as { count?: unknown }).count)}`
+          })
+        fs.appendFileSync(
+          traceFile,
+          `${stamp()} metrics ${shown.join(" ")} store ${JSON.stringify(counts)}\n`,
+        )
+      })
+    }, 5000).unref()
+  }
   return {
     launch: (i, tool = TOOL) =>
       runtime.runPromise(
@@ -760,10 +828,9 @@ export const runB8 = async (options: {
   /** The sides to run (default all three): one side alone, to compare two builds of it. */
   readonly sides?: ReadonlyArray<SideId>
   /**
-   * Sizes the push side runs at (default 10,000; the first size in a smoke run): one run each,
-   * after the polling sides. Not 100,000, the goal's size: on B8's 2-CPU machine 30,000 tasks
-   * did not finish launching in nine minutes with push on, the client and the fake server both
-   * near a core throughout (each re-listen names every task and hears every state again).
+   * Sizes the push side runs at (default 100,000, the goal's size; the first size in a smoke
+   * run): one run each, after the polling sides. About 20 minutes: 100,000 launches at 200 a
+   * second, then two safety nets of 250 s.
    */
   readonly pushSizes?: ReadonlyArray<number>
   /**
@@ -831,7 +898,7 @@ export const runB8 = async (options: {
   const pushRun = smoke ? PUSH_SMOKE : PUSH_RUN
   const pushInterval = smoke ? 1_000 : PUSH_INTERVAL_MS
   const wantsPush = options.sides === undefined || options.sides.includes("push")
-  for (const size of wantsPush ? (options.pushSizes ?? (smoke ? sizes.slice(0, 1) : [10_000])) : []) {
+  for (const size of wantsPush ? (options.pushSizes ?? (smoke ? sizes.slice(0, 1) : [100_000])) : []) {
     try {
       pushRuns.push(await measureInChild("push", size, warm, pushInterval, maxWindowMs, undefined, pushRun))
     } catch (error) {
