@@ -50,8 +50,10 @@ export interface Listener {
   readonly wanted: Map<string, string>
   /** Task id → the subscription that carries it. */
   readonly subscriptionOf: Map<string, Subscription>
-  /** The subscriptions with members, the latest last. */
+  /** The subscriptions with members. */
   readonly subscriptions: Set<Subscription>
+  /** The one new tasks joined last: tried first, since tasks come along in runs. */
+  filling: Subscription | undefined
   /** Whether the endpoint takes `subscriptions/listen`, once `server/discover` said. */
   readonly pushes: Deferred.Deferred<boolean>
   /** Whether the endpoint was asked yet. */
@@ -73,26 +75,38 @@ export const makeListener = (endpoint: Wire.ServerEndpoint): Listener => ({
   wanted: new Map(),
   subscriptionOf: new Map(),
   subscriptions: new Set(),
+  filling: undefined,
   pushes: Deferred.unsafeMake<boolean>(FiberId.none),
   asked: false,
   unsupported: false,
 })
 
+const hasRoom = (push: Push, listener: Listener, subscription: Subscription | undefined) =>
+  subscription !== undefined &&
+  listener.subscriptions.has(subscription) &&
+  subscription.members.size < push.tasksPerStream
+
 /**
- * The task joins a subscription with room (the latest first, where tasks come along), or a new
- * one: its stream is opened (again) to carry it.
+ * The task joins a subscription with room (the one tasks joined last first), or a new one: its
+ * stream is opened (again) to carry it.
  */
 export const join = (push: Push, listener: Listener, taskId: string): void => {
-  const tasksPerStream = push.tasksPerStream
-  let chosen: Subscription | undefined
-  const latest = [...listener.subscriptions].at(-1)
-  if (latest !== undefined && latest.members.size < tasksPerStream) chosen = latest
-  else chosen = [...listener.subscriptions].find((one) => one.members.size < tasksPerStream)
+  let chosen = listener.filling
+  if (!hasRoom(push, listener, chosen)) {
+    chosen = undefined
+    for (const one of listener.subscriptions) {
+      if (hasRoom(push, listener, one)) {
+        chosen = one
+        break
+      }
+    }
+  }
   if (chosen === undefined) {
     chosen = { members: new Set(), requested: new Set(), covered: new Set(), demand: fresh() }
     listener.subscriptions.add(chosen)
     Queue.unsafeOffer(push.starts, { listener, subscription: chosen })
   }
+  listener.filling = chosen
   chosen.members.add(taskId)
   listener.subscriptionOf.set(taskId, chosen)
   if (!chosen.requested.has(taskId)) Deferred.unsafeDone(chosen.demand, Effect.void)
@@ -107,6 +121,7 @@ export const leave = (listener: Listener, taskId: string): void => {
   subscription.covered.delete(taskId)
   if (subscription.members.size === 0) {
     listener.subscriptions.delete(subscription)
+    if (listener.filling === subscription) listener.filling = undefined
     Deferred.unsafeDone(subscription.demand, Effect.void)
   }
 }

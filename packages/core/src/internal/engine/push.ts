@@ -122,7 +122,9 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
       safetyNetMs: settings.safetyNetMs ?? defaults.safetyNetMs,
       safetyNetPerSecond: settings.safetyNetPerSecond ?? defaults.safetyNetPerSecond,
       batchMs: settings.batchMs ?? defaults.batchMs,
-      tasksPerStream: Math.max(1, settings.tasksPerStream ?? defaults.tasksPerStream),
+      // At least one task a stream; not a number: the default.
+      tasksPerStream:
+        Math.max(1, settings.tasksPerStream ?? defaults.tasksPerStream) || defaults.tasksPerStream,
       backoffMs: settings.backoffMs ?? defaults.backoffMs,
       maxBackoffMs: settings.maxBackoffMs ?? defaults.maxBackoffMs,
       idleMs: settings.idleMs ?? defaults.idleMs,
