@@ -119,6 +119,10 @@ export interface RenewManyOptions {
 export interface ReleaseOwnerOptions {
   readonly owner: string
   readonly now: number
+  /** A freed row's window, as `spreadDue`'s: its stored `pollIntervalMs` clamped into [min, max], else the default. */
+  readonly minIntervalMs: number
+  readonly maxIntervalMs: number
+  readonly defaultIntervalMs: number
 }
 
 /**
@@ -284,7 +288,9 @@ export interface CallStore {
    * Frees every lease `owner` holds on a row that is not due at `now` (or not scheduled at
    * all), version bumped. At boot, an instance frees what its previous process left leased
    * under its name, so those rows are polled at their due time instead of after the dead
-   * lease runs out; rows already due are taken over by `spreadDue` instead. Returns how many.
+   * lease runs out; rows already due are taken over by `spreadDue` instead. A row whose next
+   * poll is its lease's end (what `renewLeases` leaves on a row polled without a write) is due
+   * one window from `now` instead, if that is sooner (`Claiming.releasedPollAt`). Returns how many.
    */
   readonly releaseOwner: (options: ReleaseOwnerOptions) => Effect.Effect<number, StoreError>
   /**

@@ -88,8 +88,10 @@ export const isSpreadable = (
  * @since 0.1.0
  * @category utils
  */
-export const spreadWindow = (record: HandleRecord.HandleRecord, options: HandleStore.SpreadOptions): number =>
-  Polling.clampOr(options, record.snapshot?.pollIntervalMs, options.defaultIntervalMs)
+export const spreadWindow = (
+  record: HandleRecord.HandleRecord,
+  options: Pick<HandleStore.SpreadOptions, "minIntervalMs" | "maxIntervalMs" | "defaultIntervalMs">,
+): number => Polling.clampOr(options, record.snapshot?.pollIntervalMs, options.defaultIntervalMs)
 
 /**
  * The next poll `spreadDue` gives a row: a uniformly random point of one window, starting at
@@ -119,3 +121,22 @@ export const isReleasable = (
   options: HandleStore.ReleaseOwnerOptions,
 ): boolean =>
   record.leaseOwner === options.owner && (record.nextPollAt === null || record.nextPollAt > options.now)
+
+/**
+ * The next poll of a row `releaseOwner` frees. A row whose next poll is its lease's end was
+ * polled without writes (`renewLeases` keeps it there): its real next poll is unknown, and may
+ * be a whole lease sooner. The process that held it is gone, so its last poll came before `now`:
+ * one window from `now` is never early, and at most one window late. Any other row keeps its
+ * stored next poll, a real one (a server's `Retry-After` included).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const releasedPollAt = (
+  record: HandleRecord.HandleRecord,
+  options: HandleStore.ReleaseOwnerOptions,
+): number | null => {
+  const { nextPollAt, leaseExpiresAt } = record
+  if (nextPollAt === null || nextPollAt !== leaseExpiresAt) return nextPollAt
+  return Math.min(nextPollAt, options.now + spreadWindow(record, options))
+}

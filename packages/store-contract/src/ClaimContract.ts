@@ -251,6 +251,21 @@ export const claimContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
   })
 
   describe("releaseOwner", () => {
+    const snapshot = (pollIntervalMs: number | undefined) =>
+      TaskSnapshot.make({
+        ttlMs: null,
+        createdAt: T0,
+        lastUpdatedAt: T0,
+        receivedAt: T0,
+        ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+      })
+    const release = (now: number) => ({
+      owner: "me",
+      now,
+      minIntervalMs: 250,
+      maxIntervalMs: 60_000,
+      defaultIntervalMs: 1_000,
+    })
     test("frees the owner's rows that are not yet due, and nothing else", (store) =>
       Effect.gen(function* () {
         const { record: later } = yield* store.insertOrGet(newHandle({ key: "later", owner: "me" }))
@@ -261,7 +276,7 @@ export const claimContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
         yield* store.update(withState(idle, { status: "in_doubt", nextPollAt: null }))
         yield* store.insertOrGet(newHandle({ key: "due", owner: "me" }))
         yield* store.insertOrGet(newHandle({ key: "theirs", owner: "them" }))
-        expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(2)
+        expect(yield* store.releaseOwner(release(T0 + 1))).toBe(2)
         const get = (key: string) => Effect.map(store.get("tenant-a", key), Option.getOrThrow)
         const freed = yield* get("later")
         expect([freed.leaseOwner, freed.leaseExpiresAt]).toEqual([null, null])
@@ -269,7 +284,49 @@ export const claimContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
         expect((yield* get("idle")).leaseOwner).toBeNull()
         expect((yield* get("due")).leaseOwner).toBe("me")
         expect((yield* get("theirs")).leaseOwner).toBe("them")
-        expect(yield* store.releaseOwner({ owner: "me", now: T0 + 1 })).toBe(0)
+        expect(yield* store.releaseOwner(release(T0 + 1))).toBe(0)
+      }))
+
+    test("a row polled without writes (its next poll its lease's end) is due one window from now, never later than it was", (store) =>
+      Effect.gen(function* () {
+        const get = (key: string) => Effect.map(store.get("tenant-a", key), Option.getOrThrow)
+        const leased = (key: string, pollIntervalMs: number | undefined, until = T0 + 30_000) =>
+          Effect.gen(function* () {
+            const { record } = yield* store.insertOrGet(newHandle({ key, owner: "me" }))
+            yield* store.update(
+              withState(record, {
+                status: "working",
+                taskId: `t-${key}`,
+                nextPollAt: T0 + 100,
+                snapshot: snapshot(pollIntervalMs),
+              }),
+            )
+            // What a holder's bulk renewal leaves: lease and next poll at its end.
+            yield* store.renewLeases({ owner: "me", rows: [{ scope: "tenant-a", key }], until })
+          })
+        yield* leased("quiet", 2_000)
+        yield* leased("clamped", 45_000)
+        yield* leased("no-interval", undefined)
+        // Renewed to a lease that ends sooner than one window from now.
+        yield* leased("soon", 2_000, T0 + 1_500)
+        // A real next poll (a server's Retry-After, say) is kept even when it is later than a window.
+        const { record: backingOff } = yield* store.insertOrGet(
+          newHandle({ key: "backing-off", owner: "me" }),
+        )
+        yield* store.update(
+          withState(backingOff, {
+            status: "working",
+            taskId: "t-backing-off",
+            nextPollAt: T0 + 20_000,
+            snapshot: snapshot(2_000),
+          }),
+        )
+        expect(yield* store.releaseOwner(release(T0 + 1_000))).toBe(5)
+        expect((yield* get("quiet")).nextPollAt).toBe(T0 + 3_000)
+        expect((yield* get("clamped")).nextPollAt).toBe(T0 + 30_000)
+        expect((yield* get("no-interval")).nextPollAt).toBe(T0 + 2_000)
+        expect((yield* get("soon")).nextPollAt).toBe(T0 + 1_500)
+        expect((yield* get("backing-off")).nextPollAt).toBe(T0 + 20_000)
       }))
   })
 }

@@ -142,8 +142,9 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
     releaseOwner: (options) =>
       Effect.sync(
         () =>
-          all((record) => Claiming.isReleasable(record, options)).map((record) => write(record, freed))
-            .length,
+          all((record) => Claiming.isReleasable(record, options)).map((record) =>
+            write(record, { ...freed, nextPollAt: Claiming.releasedPollAt(record, options) }),
+          ).length,
       ),
     count: ({ scope, serverId, keyContains }) =>
       Effect.sync(() => {

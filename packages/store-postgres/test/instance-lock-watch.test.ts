@@ -48,7 +48,14 @@ const waiters = (sql: PgClient.PgClient, key: string) =>
   )
 
 /** A write that changes nothing: it passes or fails only by the store's instance lock. */
-const probe = (store: HandleStore) => store.releaseOwner({ owner: "nobody", now: Date.now() })
+const probe = (store: HandleStore) =>
+  store.releaseOwner({
+    owner: "nobody",
+    now: Date.now(),
+    minIntervalMs: 250,
+    maxIntervalMs: 60_000,
+    defaultIntervalMs: 1_000,
+  })
 
 /** Retries `check` every 100 ms until it holds, for up to 10 s (a generous bound, not a timing). */
 const eventually = <E>(check: Effect.Effect<boolean, E>) =>

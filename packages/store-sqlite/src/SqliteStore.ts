@@ -373,7 +373,7 @@ const makeDriver = (
 
     renewLeases: (options) => writer.submit("renewLeases", writes.renewLeases(options)),
 
-    releaseOwner: ({ owner, now }) => writer.submit("releaseOwner", writes.releaseOwner(owner, now)),
+    releaseOwner: (options) => writer.submit("releaseOwner", writes.releaseOwner(options)),
 
     list: (query) => {
       const where: Array<Statement.Fragment> = []

@@ -21,6 +21,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
+import * as Stores from "./stores.js"
 
 export const serverUrl = "http://fake.test/mcp"
 
@@ -79,6 +80,8 @@ export interface Process {
   readonly client: TaskClient.TaskClient
   readonly crash: () => void
   readonly crashed: () => boolean
+  /** Done when a crashed process's instance id is free again (at once on memory). */
+  readonly freed: Effect.Effect<void>
   readonly close: Effect.Effect<void>
 }
 
@@ -91,12 +94,15 @@ export const startProcess = (
 ): Effect.Effect<Process> =>
   Effect.gen(function* () {
     let dead = false
+    let freed: Effect.Effect<void> = Effect.void
     // The instance id this process holds lives in a scope of its own: a crash frees it at once,
     // as the OS frees a killed process's locks, so the next process can take the id over.
     const locks = yield* Scope.make()
     const die = () => {
       dead = true
-      Effect.runSync(Scope.close(locks, Exit.void))
+      // Forked: a store on real I/O lets go of its lock asynchronously.
+      const release = Effect.runFork(Scope.close(locks, Exit.void))
+      freed = Effect.asVoid(Fiber.await(release))
     }
     const counts = new Map<string, number>()
     const hits = (name: string, nth = 1) => {
@@ -171,6 +177,7 @@ export const startProcess = (
       client: Context.get(context, TaskClient.TaskClient),
       crash: die,
       crashed: () => dead,
+      freed: Effect.suspend(() => freed),
       close: Effect.zipRight(Scope.close(scope, Exit.void), Scope.close(locks, Exit.void)),
     }
   })
@@ -187,16 +194,23 @@ export const slowTool = (over: Partial<Config.Config["tools"][number]> = {}) => 
 /** What `runFor` and `elapse` do after each clock step by default: nothing more. */
 const noStep = (): void => {}
 
+const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
 /**
  * Lets promise-based work (the in-process server behind fetch) run between clock steps; the
- * servers push what changed first.
+ * servers push what changed first. Store operations on real I/O (`support/stores.ts`) are waited
+ * for too, for at most a few seconds of real time each round.
  */
-export const flush = Effect.zipRight(
-  Effect.sync(() => {
+export const flush = Effect.gen(function* () {
+  for (let round = 0; round < 3; round++) {
     for (const server of pushing) server.notify()
-  }),
-  Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))).pipe(Effect.repeatN(3)),
-)
+    yield* Effect.repeatN(turn, 3)
+    if (Stores.inFlight.count === 0) return
+    const started = Date.now()
+    while (Stores.inFlight.count > 0 && Date.now() - started < 5_000)
+      yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
+  }
+})
 
 /**
  * Runs `effect` to completion while moving the TestClock forward in `stepMs` steps, up to

@@ -282,10 +282,16 @@ export const calls = (
         ),
       ),
 
-    releaseOwner: ({ owner, now }) =>
+    // The same rules as `Claiming.isReleasable` and `Claiming.releasedPollAt` (the window as spreadDue's).
+    releaseOwner: ({ owner, now, minIntervalMs, maxIntervalMs, defaultIntervalMs }) =>
       run(
         "releaseOwner",
-        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL
+        sql`UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, version = version + 1, write_id = NULL,
+            next_poll_at = CASE WHEN next_poll_at = lease_expires_at THEN least(next_poll_at, ${now}::float8 +
+              CASE WHEN poll_interval_ms IS NOT NULL
+                THEN greatest(${minIntervalMs}::float8, least(${maxIntervalMs}::float8, ceil(poll_interval_ms)))
+                ELSE ${defaultIntervalMs}::float8 END)
+              ELSE next_poll_at END
           WHERE lease_owner = ${owner} AND (next_poll_at IS NULL OR next_poll_at > ${now})
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length)),
       ),

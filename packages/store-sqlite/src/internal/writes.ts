@@ -10,6 +10,7 @@ import {
   type ClaimOutcomesOptions,
   type InsertOrGetResult,
   type OutcomeDelivery,
+  type ReleaseOwnerOptions,
   type RenewManyOptions,
   type ServerFilter,
   type SpreadOptions,
@@ -149,8 +150,13 @@ export const make = (db: Database.Database) => {
     WHERE scope = @scope AND key = @key AND lease_owner = @owner
       AND status IN ('working', 'input_required')
       AND cancel_unsent = 0`)
+  // The same rules as `Claiming.isReleasable` and `Claiming.releasedPollAt` (the window as spreadDue's).
   const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
-    version = version + 1 WHERE lease_owner = ? AND (next_poll_at IS NULL OR next_poll_at > ?)`)
+    next_poll_at = CASE WHEN next_poll_at = lease_expires_at THEN min(next_poll_at, @now +
+      CASE WHEN typeof(poll_interval_ms) IN ('integer', 'real')
+        THEN max(@min, min(@max, CAST(poll_interval_ms AS INTEGER))) ELSE @default END)
+      ELSE next_poll_at END,
+    version = version + 1 WHERE lease_owner = @owner AND (next_poll_at IS NULL OR next_poll_at > @now)`)
   const spread = db.prepare(spreadStatement)
 
   // Outcome delivery (issue 15): rows that rest and are due for the consumer, with its state.
@@ -318,8 +324,13 @@ export const make = (db: Database.Database) => {
           rows.filter(({ scope, key }) => renewWatched.run({ until, scope, key, owner }).changes === 1),
         ),
 
-    releaseOwner: (owner: string, now: number) => (): Either.Either<number> =>
-      Either.right(releaseOwner.run(owner, now).changes),
+    releaseOwner:
+      ({ owner, now, minIntervalMs, maxIntervalMs, defaultIntervalMs }: ReleaseOwnerOptions) =>
+      (): Either.Either<number> =>
+        Either.right(
+          releaseOwner.run({ owner, now, min: minIntervalMs, max: maxIntervalMs, default: defaultIntervalMs })
+            .changes,
+        ),
 
     /** Claims the due outcomes, read and written in one transaction of the writer. */
     claimOutcomes:

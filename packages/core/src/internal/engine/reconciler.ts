@@ -204,7 +204,13 @@ export const runBackground = (ctx: Engine, lock: Effect.Semaphore) =>
     // the id's hold they may be a live process's.)
     if (ctx.options.claimInstance !== false)
       yield* ctx.store
-        .releaseOwner({ owner: ctx.driverOwner, now: yield* ctx.store.now })
+        .releaseOwner({
+          owner: ctx.driverOwner,
+          now: yield* ctx.store.now,
+          minIntervalMs: ctx.polling.minIntervalMs,
+          maxIntervalMs: ctx.polling.maxIntervalMs,
+          defaultIntervalMs: ctx.polling.defaultInitialMs,
+        })
         .pipe(
           Effect.catchAll((error) =>
             Effect.logWarning("could not free the previous process's leases", { error: error.message }),
