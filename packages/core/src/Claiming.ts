@@ -7,6 +7,7 @@
  */
 import type * as HandleRecord from "./HandleRecord.js"
 import type * as HandleStore from "./HandleStore.js"
+import * as QuietRow from "./internal/quietRow.js"
 import * as Polling from "./Polling.js"
 
 /**
@@ -135,8 +136,17 @@ export const isReleasable = (
 export const releasedPollAt = (
   record: HandleRecord.HandleRecord,
   options: HandleStore.ReleaseOwnerOptions,
-): number | null => {
-  const { nextPollAt, leaseExpiresAt } = record
-  if (nextPollAt === null || nextPollAt !== leaseExpiresAt) return nextPollAt
-  return Math.min(nextPollAt, options.now + spreadWindow(record, options))
-}
+): number | null => QuietRow.releasedPollAt(record, options.now, spreadWindow(record, options))
+
+/**
+ * A row's next poll and lease after `renewLeases` renewed it to `until`: the lease runs to
+ * `until` and the next poll is put off to it at the least (a row polled without writes must
+ * not be taken at a next poll long gone); the version is left alone.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const renewedSchedule: (
+  record: Pick<HandleRecord.HandleRecord, "nextPollAt" | "leaseExpiresAt">,
+  until: number,
+) => { readonly nextPollAt: number; readonly leaseExpiresAt: number } = QuietRow.afterRenewal

@@ -134,8 +134,7 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
         wanted.filter(({ scope, key }) => {
           const record = find(scope, key)
           if (record === undefined || !Claiming.isRenewable(record, owner)) return false
-          const nextPollAt = Math.max(record.nextPollAt ?? until, until)
-          put(new HandleRecord.HandleRecord({ ...record, leaseExpiresAt: until, nextPollAt }, true))
+          put(new HandleRecord.HandleRecord({ ...record, ...Claiming.renewedSchedule(record, until) }, true))
           return true
         }),
       ),

@@ -265,7 +265,7 @@ export const calls = (
           RETURNING 1 AS ok`.withoutTransform.pipe(Effect.map((rows) => rows.length === 1)),
       ),
 
-    // One statement for every row a holder watches (`Claiming.isRenewable`); the rows travel as
+    // One statement for every row a holder watches (`Claiming.isRenewable`, `Claiming.renewedSchedule`); the rows travel as
     // one JSON parameter. Safe to retry like a single renewal: it sets absolute times.
     renewLeases: ({ owner, rows, until }) =>
       run(

@@ -144,7 +144,7 @@ export const make = (db: Database.Database) => {
     version = version + 1 WHERE scope = ? AND key = ? AND lease_owner = ?`)
   const renew = db.prepare(`UPDATE handles SET lease_expires_at = ?
     WHERE scope = ? AND key = ? AND lease_owner = ?`)
-  // The same rule as `Claiming.isRenewable`, per row inside the writer's one transaction.
+  // The same rules as `Claiming.isRenewable` and `Claiming.renewedSchedule`, per row inside the writer's one transaction.
   const renewWatched = db.prepare(`UPDATE handles SET lease_expires_at = @until,
       next_poll_at = max(coalesce(next_poll_at, @until), @until)
     WHERE scope = @scope AND key = @key AND lease_owner = @owner

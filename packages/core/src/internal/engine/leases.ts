@@ -20,6 +20,7 @@ import * as HandleRecord from "../../HandleRecord.js"
 import * as HandleStore from "../../HandleStore.js"
 import * as Polling from "../../Polling.js"
 import * as Transition from "../../Transition.js"
+import * as QuietRow from "../quietRow.js"
 import { defaults, type Engine, type Held, rowId } from "./context.js"
 import * as Quiet from "./quiet.js"
 
@@ -199,20 +200,13 @@ export const takeLease = (ctx: Engine, record: HandleRecord.HandleRecord) =>
   Effect.gen(function* () {
     const now = yield* ctx.store.now
     if (leasedByOther(ctx, record, now)) return Option.none<HandleRecord.HandleRecord>()
-    // Whoever held the row last may have polled at its due time without recording it: an
-    // overdue row is polled one interval after that at the earliest. A row due further off than
-    // one interval from now is one a holder polled without writing (see quiet.ts): its next poll
-    // says when its lease ran to, and no poll came after now, so one interval from now will do.
+    // Whoever held the row last may have polled without recording it (`QuietRow.takenPollAt`).
     const due = record.nextPollAt
     const interval = knownInterval(ctx, record)
-    const live = due !== null && record.taskId !== null
-    const nextPollAt = !live
-      ? due
-      : due < now
-        ? Math.max(now, due + interval)
-        : HandleRecord.isTaskLive(record.status)
-          ? Math.min(due, now + interval)
-          : due
+    const nextPollAt =
+      due === null || record.taskId === null || (due >= now && !HandleRecord.isTaskLive(record.status))
+        ? due
+        : QuietRow.takenPollAt(due, now, interval)
     const taken = nextPollAt === due ? record : new HandleRecord.HandleRecord({ ...record, nextPollAt }, true)
     const written = yield* Effect.either(ctx.store.update(stamp(ctx, taken, now, "driver")))
     if (written._tag === "Right") {

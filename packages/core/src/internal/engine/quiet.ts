@@ -1,6 +1,8 @@
 /**
  * Quiet polls: a poll that finds the task as the row already says (still working, the same
- * interval, TTL, message and server time) writes nothing. Its driver keeps the row's next poll
+ * interval, TTL, message and server time) writes nothing. The rules that keep such a row safe
+ * (what the store holds of it, when a poll is covered, when others may take it) are in
+ * `../quietRow.ts`; this module keeps the driver's side of them. Its driver keeps the row's next poll
  * and poll count in memory (here), and the store holds only what a restart needs, which did not
  * change. Anything else a poll finds is written before it is acted on, as always.
  *
@@ -35,6 +37,7 @@ import * as HandleRecord from "../../HandleRecord.js"
 import type * as HandleStore from "../../HandleStore.js"
 import * as Transition from "../../Transition.js"
 import type * as Wire from "../../Wire.js"
+import * as QuietRow from "../quietRow.js"
 import { pollDelay, recordInterval, ttlDeadline } from "./answers.js"
 import { type Engine, rowId } from "./context.js"
 
@@ -279,16 +282,13 @@ export const read = (
     Option.map((record) => overlay(ctx, record)),
   )
 
-/** Whether the store keeps everyone else off the row until one interval after a poll at `at`. */
-const covers = (known: Quiet, at: number): boolean =>
-  known.leaseUntil >= at + known.intervalMs && known.storedNextPollAt >= at
+const { covers } = QuietRow
 
-/** The lease a renewal at `now` grants: one lease and one interval past it. */
-const renewedUntil = (ctx: Engine, known: Quiet, now: number): number => now + ctx.leaseMs + known.intervalMs
+const renewedUntil = (ctx: Engine, known: Quiet, now: number): number =>
+  QuietRow.renewedUntil(now, ctx.leaseMs, known.intervalMs)
 
 const renewed = (known: Quiet, until: number): void => {
-  known.leaseUntil = until
-  known.storedNextPollAt = Math.max(known.storedNextPollAt, until)
+  Object.assign(known, QuietRow.keptAfterRenewal(known, until))
 }
 
 /**
