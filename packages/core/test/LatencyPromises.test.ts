@@ -9,6 +9,7 @@ import type * as Config from "@mcp-handles/fake-server/Config"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import {
   elapse,
   type Harness,
@@ -53,6 +54,14 @@ const launch = (h: Harness, instanceId: string, push: boolean, awaited: boolean)
     return a
   })
 
+/** Ten seconds of quiet polls (no write each), then the process dies and lets go of its id. */
+const dies = (a: Process) =>
+  Effect.gen(function* () {
+    yield* elapse(10_000 - stepMs, stepMs)
+    a.crash()
+    yield* a.freed
+  })
+
 /** The next process, and (when `awaited`) the app attaching to the call by its key again. */
 const attach = (h: Harness, instanceId: string, push: boolean, awaited: boolean) =>
   Effect.gen(function* () {
@@ -60,6 +69,10 @@ const attach = (h: Harness, instanceId: string, push: boolean, awaited: boolean)
     if (awaited) yield* Effect.fork(b.client.settle("k"))
     return b
   })
+
+/** The harness on a fresh store of the case's kind, its one tool ending `durationMs` after its launch. */
+const world = (kind: Stores.Kind, durationMs: number) =>
+  Effect.zipWith(makeHarness({ tools: [job(durationMs)] }), Stores.open(kind), withStore)
 
 const settled = (h: Harness) =>
   Effect.map(h.store.get("default", "k"), (row) => Option.getOrUndefined(row)?.status ?? "missing")
@@ -70,69 +83,58 @@ const cases = Stores.kinds.flatMap((kind) =>
 const name = ({ kind, push, awaited }: (typeof cases)[number]) =>
   `${kind}, push ${push ? "on" : "off"}, ${awaited ? "awaited" : "not awaited"}`
 
-describe("how soon", () => {
-  describe("a restart under the same instance id resumes each row within one interval of its due poll, never early", () => {
-    for (const setup of cases) {
-      it.scoped(
-        name(setup),
-        () =>
-          Effect.gen(function* () {
-            const { push, awaited } = setup
-            // Ten quiet seconds (no write per poll), the crash, the restart at once, the end 2.7 s later.
-            const durationMs = 12_700
-            const h = withStore(
-              yield* makeHarness({ tools: [job(durationMs)] }),
-              yield* Stores.open(setup.kind),
-            )
-            const a = yield* launch(h, "a", push, awaited)
-            yield* elapse(10_000 - stepMs, stepMs)
-            a.crash()
-            yield* a.freed
-            yield* attach(h, "a", push, awaited)
-            yield* elapse(20_000, stepMs)
-            expect(yield* settled(h)).toBe("completed")
-            // Its next poll is at most one interval after the restart (and at a sweep's tick).
-            expect(heardAfterEnd(h, durationMs)).toBeLessThanOrEqual(intervalMs + tickMs + stepMs)
-            expect(earlyOf(h)).toBe(0)
-            expect(h.server.ledger.tasks).toHaveLength(1)
-          }),
-        120_000,
-      )
-    }
+type Case = (typeof cases)[number]
+
+/** One test per case: every store, push on and off, awaited and not. */
+const everyCase = (title: string, body: (setup: Case) => Effect.Effect<void, unknown, Scope.Scope>) =>
+  describe(title, () => {
+    for (const setup of cases) it.scoped(name(setup), () => body(setup), 120_000)
   })
 
-  describe("another instance takes a dead instance's rows over within one lease, never early", () => {
-    for (const setup of cases) {
-      it.scoped(
-        name(setup),
-        () =>
-          Effect.gen(function* () {
-            const { push, awaited } = setup
-            // The task ends two seconds after its instance dies.
-            const durationMs = 12_000
-            const h = withStore(
-              yield* makeHarness({ tools: [job(durationMs)] }),
-              yield* Stores.open(setup.kind),
-            )
-            // The other instance runs all along.
-            const b = yield* startProcess(h, { instanceId: "b", push, leaseMs })
-            const a = yield* launch(h, "a", push, awaited)
-            yield* elapse(10_000 - stepMs, stepMs)
-            a.crash()
-            const diedAt = yield* Clock.currentTimeMillis
-            if (awaited) yield* Effect.fork(b.client.settle("k"))
-            yield* elapse(leaseMs + 10_000, stepMs)
-            expect(yield* settled(h)).toBe("completed")
-            // The dead instance's lease was renewed one lease and one interval ahead at most.
-            const [task] = h.server.ledger.tasks
-            expect((task?.terminalSeenAt ?? Number.POSITIVE_INFINITY) - diedAt).toBeLessThanOrEqual(
-              leaseMs + intervalMs + tickMs + stepMs,
-            )
-            expect(earlyOf(h)).toBe(0)
-            expect(h.server.ledger.tasks).toHaveLength(1)
-          }),
-        120_000,
-      )
-    }
-  })
+/** One launch, and no poll sooner than the interval the server asked for. */
+const neverEarly = (h: Harness) => {
+  expect(earlyOf(h)).toBe(0)
+  expect(h.server.ledger.tasks).toHaveLength(1)
+}
+
+describe("how soon", () => {
+  everyCase(
+    "a restart under the same instance id resumes each row within one interval of its due poll, never early",
+    ({ kind, push, awaited }) =>
+      Effect.gen(function* () {
+        // Ten quiet seconds (no write per poll), the crash, the restart at once, the end 2.7 s later.
+        const durationMs = 12_700
+        const h = yield* world(kind, durationMs)
+        yield* dies(yield* launch(h, "a", push, awaited))
+        yield* attach(h, "a", push, awaited)
+        yield* elapse(20_000, stepMs)
+        expect(yield* settled(h)).toBe("completed")
+        // Its next poll is at most one interval after the restart (and at a sweep's tick).
+        expect(heardAfterEnd(h, durationMs)).toBeLessThanOrEqual(intervalMs + tickMs + stepMs)
+        neverEarly(h)
+      }),
+  )
+
+  everyCase(
+    "another instance takes a dead instance's rows over within one lease, never early",
+    ({ kind, push, awaited }) =>
+      Effect.gen(function* () {
+        // The task ends two seconds after its instance dies.
+        const durationMs = 12_000
+        const h = yield* world(kind, durationMs)
+        // The other instance runs all along.
+        const b = yield* startProcess(h, { instanceId: "b", push, leaseMs })
+        yield* dies(yield* launch(h, "a", push, awaited))
+        const diedAt = yield* Clock.currentTimeMillis
+        if (awaited) yield* Effect.fork(b.client.settle("k"))
+        yield* elapse(leaseMs + 10_000, stepMs)
+        expect(yield* settled(h)).toBe("completed")
+        // The dead instance's lease was renewed one lease and one interval ahead at most.
+        const [task] = h.server.ledger.tasks
+        expect((task?.terminalSeenAt ?? Number.POSITIVE_INFINITY) - diedAt).toBeLessThanOrEqual(
+          leaseMs + intervalMs + tickMs + stepMs,
+        )
+        neverEarly(h)
+      }),
+  )
 })

@@ -13,6 +13,16 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { LEASE, newHandle, storeTest, T0, withState } from "./internal/fixture.js"
 
+/** A task's last state as a row keeps it, with the server's interval when it gave one. */
+const snapshot = (pollIntervalMs: number | undefined) =>
+  TaskSnapshot.make({
+    ttlMs: null,
+    createdAt: T0,
+    lastUpdatedAt: T0,
+    receivedAt: T0,
+    ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+  })
+
 /**
  * @since 0.4.0
  * @category testing
@@ -160,14 +170,6 @@ export const claimContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
       Effect.flatMap(store.insertOrGet(newHandle({ key, owner })), ({ record }) =>
         store.update(withState(record, { status: "working", taskId: `task-${key}`, ...fields })),
       )
-    const snapshot = (pollIntervalMs: number | undefined) =>
-      TaskSnapshot.make({
-        ttlMs: null,
-        createdAt: T0,
-        lastUpdatedAt: T0,
-        receivedAt: T0,
-        ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
-      })
     const options = (now: number, overrides: Partial<Parameters<HandleStore["spreadDue"]>[0]> = {}) => ({
       owner: "me",
       takeOver: ["me#old"],
@@ -251,14 +253,6 @@ export const claimContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
   })
 
   describe("releaseOwner", () => {
-    const snapshot = (pollIntervalMs: number | undefined) =>
-      TaskSnapshot.make({
-        ttlMs: null,
-        createdAt: T0,
-        lastUpdatedAt: T0,
-        receivedAt: T0,
-        ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
-      })
     const release = (now: number) => ({
       owner: "me",
       now,
