@@ -13,6 +13,12 @@ import type { Workspace } from "./support.js"
 export const chromiumPath = process.env.MCP_HANDLES_CHROMIUM ?? "/usr/bin/chromium"
 export const chromiumInstalled = existsSync(chromiumPath)
 
+// Skipped tests must be seen: a run without Chromium says so once per test file that needs it.
+if (!chromiumInstalled)
+  process.stderr.write(
+    `\nSKIPPED: the mcp-handles ui browser tests (no Chromium at ${chromiumPath}): install it with \`apt-get install chromium\`, or point MCP_HANDLES_CHROMIUM at one (CI installs it and fails instead of skipping)\n\n`,
+  )
+
 /** Headless Chromium; without the background-networking flags it keeps dialling out, refused. */
 export const launchChromium = (): Promise<Browser> =>
   chromium.launch({
