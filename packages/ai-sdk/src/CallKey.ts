@@ -34,20 +34,35 @@ export interface CallIdentity {
 export type Derive = (call: CallIdentity) => string
 
 /**
- * The default: `{conversationId}:{toolCallId}`. A key reused for a call with other arguments is
- * refused (`KeyReused`), never attached to: a provider that numbers its tool calls afresh each
- * turn (`call_0`, `call_1`) needs a key that also names the step.
+ * The default: `{conversationId}:{toolCallId}`, with a `:` in either written `%3A` (and `%` as
+ * `%25`), so that the conversation is the key's whole first part; ids with neither are written as
+ * they are. A key reused for a call with other arguments is refused (`KeyReused`), never
+ * attached to: a provider that numbers its tool calls afresh each turn (`call_0`, `call_1`)
+ * needs a key that also names the step.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const derive: Derive = ({ conversationId, toolCallId }) => `${conversationId}:${toolCallId}`
+export const derive: Derive = ({ conversationId, toolCallId }) =>
+  AgentTool.keyOf(conversationId, [toolCallId])
+
+/**
+ * The default key as versions before the escaping derived it (`{conversationId}:{toolCallId}` as
+ * they are): a call recorded under it is attached to, not launched again.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const legacy: Derive = ({ conversationId, toolCallId }) =>
+  AgentTool.legacyKeyOf(conversationId, [toolCallId])
 
 /**
  * Whether `handle` is a key the default derivation gives for `conversationId`: the companion
- * tools look only at the calls of their own conversation.
+ * tools look only at the calls of their own conversation (conversation `a` never at those of
+ * `a:b`).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const belongsTo: (conversationId: string, handle: string) => boolean = AgentTool.belongsTo
+export const belongsTo = (conversationId: string, handle: string): boolean =>
+  AgentTool.belongsTo(conversationId, handle)

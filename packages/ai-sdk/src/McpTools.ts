@@ -140,7 +140,13 @@ export const mcpTools = async (
     ): AsyncGenerator<ToolOutput.ToolOutput> {
       // Not yet recorded: an aborted run launches nothing.
       abortSignal?.throwIfAborted()
-      const key = derive({ conversationId: options.conversationId, toolCallId, tool: info.name })
+      const identity = { conversationId: options.conversationId, toolCallId, tool: info.name }
+      const derived = derive(identity)
+      // A call recorded under the key an older version derived is still this tool call.
+      const key =
+        options.key === undefined
+          ? await AgentTool.keyInUse(client, derived, CallKey.legacy(identity), options.scope)
+          : derived
       // Read from before the launch: a direct call's progress comes while its answer is awaited.
       const events = (options.progress ?? true) ? Follow.feed(client, key, options.scope) : undefined
       try {

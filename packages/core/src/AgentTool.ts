@@ -289,12 +289,42 @@ export const decodeCompanionInput = Companions.decode
 
 /**
  * Whether `handle` is a key the adapters' default derivation gives for `owner` (a conversation,
- * thread or run id: `{owner}:…`): the companions look only at their owner's calls.
+ * thread or run id), with `parts` parts after it (default 1): the companions look only at their
+ * owner's calls. The owner must be the key's whole first part (`keyOf` escapes a `:` in it), so
+ * conversation `a` never owns a call of conversation `a:b`; a key derived before that escaping
+ * (an owner id with a `:` or `%`) still belongs to its owner.
  *
  * @since 0.6.0
  * @category companions
  */
 export const belongsTo = Companions.belongsTo
+
+/**
+ * The adapters' default key: the owner and the call's parts joined by `:`, each part with `%`
+ * written `%25` and `:` written `%3A` (a part with neither is written as it is).
+ *
+ * @since 0.7.0
+ * @category companions
+ */
+export const keyOf = Companions.keyOf
+
+/**
+ * The default key as versions before `keyOf` derived it: the parts joined as they are. Calls
+ * recorded then are still found under it (see `keyInUse`).
+ *
+ * @since 0.7.0
+ * @category companions
+ */
+export const legacyKeyOf = Companions.legacyKeyOf
+
+/**
+ * The key a call goes under: `legacy` when a call is recorded under it (derived by an older
+ * version for the same tool call), else `key`. One store read, only when the two differ.
+ *
+ * @since 0.7.0
+ * @category companions
+ */
+export const keyInUse = Companions.keyInUse
 
 /**
  * Where a companion runs: the scope, which handles it accepts, and what its owner is called in a

@@ -71,7 +71,11 @@ export class VersionConflict extends Schema.TaggedError<VersionConflict>()("Vers
   scope: Schema.String,
   key: Schema.String,
   expectedVersion: Schema.Number,
-}) {}
+}) {
+  override get message(): string {
+    return `the call ${JSON.stringify(this.key)} in scope ${JSON.stringify(this.scope)} changed since it was read (version ${this.expectedVersion} expected), or is gone; read it again`
+  }
+}
 
 /**
  * The write would give a server task id to a second row: the server handed one task id out for
@@ -85,7 +89,11 @@ export class TaskIdTaken extends Schema.TaggedError<TaskIdTaken>()("TaskIdTaken"
   scope: Schema.String,
   key: Schema.String,
   serverId: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `the server gave the call ${JSON.stringify(this.key)} in scope ${JSON.stringify(this.scope)} a task id another call holds: one task id names one task, so this call cannot take it`
+  }
+}
 
 /**
  * Another live client (another process, or another client of this process) holds this instance

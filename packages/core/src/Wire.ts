@@ -236,7 +236,11 @@ export type ListenEvent =
 export class NotSent extends Schema.TaggedError<NotSent>()("NotSent", {
   method: Schema.String,
   reason: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `${this.method} was not sent (${this.reason}): nothing reached the server, so sending it again is safe`
+  }
+}
 
 /**
  * The request may have reached the server but no usable answer came back (connection dropped
@@ -247,7 +251,11 @@ export class NotSent extends Schema.TaggedError<NotSent>()("NotSent", {
 export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
   method: Schema.String,
   reason: Schema.String,
-}) {}
+}) {
+  override get message(): string {
+    return `${this.method} got no usable answer (${this.reason}): the server may have acted on it`
+  }
+}
 
 /**
  * The server answered with a JSON-RPC error. For `tools/call` this means no task was created.
@@ -257,7 +265,11 @@ export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
 export class RpcErrorAnswer extends Schema.TaggedError<RpcErrorAnswer>()("RpcErrorAnswer", {
   method: Schema.String,
   error: RpcError,
-}) {}
+}) {
+  override get message(): string {
+    return `the server refused ${this.method}: ${this.error.message} (JSON-RPC error ${this.error.code})`
+  }
+}
 
 /**
  * The server refused for load (HTTP 429 or 503) and did not process the request.
@@ -269,7 +281,15 @@ export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", {
   status: Schema.Number,
   /** From `Retry-After`, when the server sent one. */
   retryAfterMs: Schema.optional(Schema.Number),
-}) {}
+}) {
+  override get message(): string {
+    const again =
+      this.retryAfterMs === undefined
+        ? "try again later"
+        : `it asks to be tried again in ${Math.max(1, Math.ceil(this.retryAfterMs / 1000))} s`
+    return `the server is busy (HTTP ${this.status}) and did not process ${this.method}; ${again}`
+  }
+}
 
 /**
  * HTTP 401 or 403: a credentials problem, not the task's fate.
@@ -279,7 +299,11 @@ export class ServerBusy extends Schema.TaggedError<ServerBusy>()("ServerBusy", {
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
   method: Schema.String,
   status: Schema.Number,
-}) {}
+}) {
+  override get message(): string {
+    return `the server refused the credentials for ${this.method} (HTTP ${this.status}); check the server's headers or token`
+  }
+}
 
 /**
  * An answer arrived but is not a valid answer to the request (not JSON, wrong shape, unknown
@@ -308,7 +332,20 @@ export class MalformedAnswer extends Schema.TaggedError<MalformedAnswer>()("Malf
    * (nested too deep, hostile keys): the task's fate is decided; only its payload is not kept.
    */
   completed: Schema.optional(Schema.Literal(true)),
-}) {}
+}) {
+  /** A sentence, never the task id a field may hold (a bearer credential). */
+  override get message(): string {
+    const kept =
+      this.taskId !== undefined
+        ? "; it named the task it created, whose id is kept"
+        : this.namedTaskId !== undefined
+          ? "; it named a task id, which is kept to be cancelled"
+          : this.completed === true
+            ? "; the task completed, and its result was refused"
+            : ""
+    return `the server's answer to ${this.method} is not a valid one: ${this.reason}${kept}`
+  }
+}
 
 /**
  * The server and the client have no protocol version in common: the server refused the request
@@ -327,7 +364,12 @@ export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()
   supported: Schema.Array(Schema.String),
   /** The server's `-32022` answer, or one in its words when `server/discover` said it. */
   error: RpcError,
-}) {}
+}) {
+  override get message(): string {
+    const supported = this.supported.length === 0 ? "names none" : `supports ${this.supported.join(", ")}`
+    return `the server and this client have no protocol version in common: ${this.method} asked for ${this.requested}, and the server ${supported}`
+  }
+}
 
 /**
  * The server advertises the tool with an `inputSchema` whose `x-mcp-header` declarations break

@@ -262,11 +262,28 @@ describe("companions", () => {
       expect.objectContaining({ _tag: "CompanionNameTaken", tool: "wait_for_call" }),
     )
     expect(() => AgentTool.checkCompanionNames("s", ["greet"])).not.toThrow()
+  })
+
+  it("a handle belongs to its whole owner: never to an owner its id merely starts with", () => {
+    // The ids of one owner can be another's prefix: `a` and `a:b`.
+    expect(AgentTool.belongsTo("a", AgentTool.keyOf("a:b", ["call-1"]))).toBe(false)
+    expect(AgentTool.belongsTo("a", "a:b:call-1")).toBe(false)
+    // A key derived before the owner was escaped is still its owner's; a plain id's key is as it was.
+    expect(AgentTool.belongsTo("a:b", "a:b:call-1")).toBe(true)
+    expect(AgentTool.keyOf("conv-1", ["call-1"])).toBe("conv-1:call-1")
+    const part = fc.string({ minLength: 1 })
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), (owner, rest) => {
-        expect(AgentTool.belongsTo(owner, `${owner}:${rest}`)).toBe(true)
-        expect(AgentTool.belongsTo(owner, `${owner}:`)).toBe(false)
-      }),
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.array(part, { minLength: 1, maxLength: 4 }),
+        (owner, other, parts) => {
+          const key = AgentTool.keyOf(owner, parts)
+          expect(AgentTool.belongsTo(owner, key, parts.length)).toBe(true)
+          if (other !== owner) expect(AgentTool.belongsTo(other, key, parts.length)).toBe(false)
+          expect(AgentTool.belongsTo(owner, `${AgentTool.keyOf(owner, [])}:`, parts.length)).toBe(false)
+        },
+      ),
     )
   })
 })

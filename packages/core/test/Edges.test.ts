@@ -9,6 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import {
   elapse,
+  flush,
+  type Harness,
   makeHarness,
   rewriteAnswers,
   runFor,
@@ -80,6 +82,69 @@ describe("a received task id survives one failed write", () => {
       expect(written?.status).toBe("working")
       expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
       yield* p.close
+    }),
+  )
+})
+
+describe("closing while a received task id is held only in memory", () => {
+  /** A store that refuses every write that records a task id while `down()` says so. */
+  const refusingTaskIds = (h: Harness, down: () => boolean) =>
+    withStore(h, {
+      ...h.store,
+      update: (record, options) =>
+        down() && record.taskId !== null
+          ? Effect.fail(new HandleStore.StoreError({ operation: "update", message: "connection refused" }))
+          : h.store.update(record, options),
+    })
+
+  it.effect(
+    "the store still refuses the id at close: the task is cancelled, not left running unrecorded",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+        const p = yield* startProcess(
+          refusingTaskIds(h, () => true),
+          { instanceId: "a", background: false },
+        )
+        yield* Effect.fork(p.client.callTool("fake", "slow", {}, { key: "k" }))
+        yield* elapse(10_000, 500)
+        const [task] = h.server.ledger.tasks
+        expect(task).toBeDefined()
+        expect((yield* row(h.store, "k"))?.taskId).toBeNull()
+        yield* runFor(p.close, 10_000)
+        // Nothing records the task: the only way it is not orphaned is that we cancelled it.
+        expect(task?.cancels.length).toBeGreaterThanOrEqual(1)
+        expect(h.server.ledger.launchesForKey("k")).toHaveLength(1)
+        // The next process finds the call it cannot know launched: in doubt, never silently lost.
+        const b = yield* startProcess(h, { instanceId: "b", background: false, leaseMs: 1_000 })
+        yield* elapse(2_000)
+        yield* runFor(b.client.reconcile, 5_000)
+        expect((yield* row(h.store, "k"))?.status).toBe("in_doubt")
+        yield* b.close
+      }),
+  )
+
+  it.effect("the store answers again by close: the id is written and handed off, not cancelled", () =>
+    Effect.gen(function* () {
+      const h = yield* makeHarness({ tools: [slowTool({ durationMs: 600_000 })] })
+      let down = true
+      const p = yield* startProcess(
+        refusingTaskIds(h, () => down),
+        { instanceId: "a", background: false },
+      )
+      yield* Effect.fork(p.client.callTool("fake", "slow", {}, { key: "k" }))
+      // The retries are spaced out to half a minute by now: the next one is still far off.
+      yield* elapse(120_000, 500)
+      // The store is back; the clock does not move, so no retry runs before close.
+      down = false
+      yield* flush
+      expect((yield* row(h.store, "k"))?.taskId).toBeNull()
+      yield* runFor(p.close, 10_000)
+      const [task] = h.server.ledger.tasks
+      const written = yield* row(h.store, "k")
+      expect(written?.taskId).toBe(task?.taskId)
+      expect(written?.status).toBe("working")
+      expect(task?.cancels).toHaveLength(0)
     }),
   )
 })

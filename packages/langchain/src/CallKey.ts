@@ -36,22 +36,32 @@ export interface CallIdentity {
 export type Derive = (call: CallIdentity) => string
 
 /**
- * The default: `{threadId}:{toolCallId}`. A key reused for a call with other arguments is refused
- * (`KeyReused`), never attached to.
+ * The default: `{threadId}:{toolCallId}`, with a `:` in either written `%3A` (and `%` as `%25`),
+ * so that the thread is the key's whole first part; ids with neither are written as they are. A
+ * key reused for a call with other arguments is refused (`KeyReused`), never attached to.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const derive: Derive = ({ threadId, toolCallId }) => `${threadId}:${toolCallId}`
+export const derive: Derive = ({ threadId, toolCallId }) => AgentTool.keyOf(threadId, [toolCallId])
+
+/**
+ * The default key as versions before the escaping derived it (`{threadId}:{toolCallId}` as they
+ * are): a call recorded under it is attached to, not launched again.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const legacy: Derive = ({ threadId, toolCallId }) => AgentTool.legacyKeyOf(threadId, [toolCallId])
 
 /**
  * Whether `handle` is a key the default derivation gives for `threadId`: the companion tools of
- * handle mode look only at the calls of their own thread.
+ * handle mode look only at the calls of their own thread (thread `a` never at those of `a:b`).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const belongsTo: (threadId: string, handle: string) => boolean = AgentTool.belongsTo
+export const belongsTo = (threadId: string, handle: string): boolean => AgentTool.belongsTo(threadId, handle)
 
 /**
  * The tool ran without a thread id: neither `config.configurable.thread_id` nor the `threadId`

@@ -248,7 +248,13 @@ export const mcpTools = async (
         const toolCallId = config.toolCall?.id
         if (toolCallId === undefined || toolCallId.length === 0)
           throw new CallKey.MissingToolCallId({ tool: info.name })
-        const key = derive({ threadId, toolCallId, tool: info.name })
+        const identity = { threadId, toolCallId, tool: info.name }
+        const derived = derive(identity)
+        // A call recorded under the key an older version derived is still this tool call.
+        const key =
+          options.key === undefined
+            ? await AgentTool.keyInUse(client, derived, CallKey.legacy(identity), scope)
+            : derived
         const cancelOnAbort = options.onAbort === "cancel"
         const launched = await AgentTool.launch(client, options, info.name, input, key, config.signal)
         let output: ToolOutput.ToolOutput | undefined

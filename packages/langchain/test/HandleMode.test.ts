@@ -106,6 +106,27 @@ describe("handle mode in a LangGraph agent", () => {
     expect(answers.every((message) => message.artifact === undefined)).toBe(true)
   })
 
+  it("thread a refuses the calls of thread a:b: the thread is a handle's whole first part", async () => {
+    await using client = await open()
+    const mine = thread()
+    const theirs = `${mine}:b`
+    const tools = await mcpTools(client, { server: "fake", mode: "handle" })
+    const started = await agent(tools, (_, step) =>
+      step === 0 ? [{ name: "deep_report", args: { topic: "theirs" }, id: "call-9" }] : undefined,
+    ).invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: theirs } })
+    const handle = handleOf(toolMessages(started.messages)[0])
+    // Their handle as they got it, and the same ids joined as they are.
+    const asked = [handle, `${theirs}:call-9`]
+    const refused = await agent(tools, (_, step) =>
+      step === 0
+        ? asked.map((one, at) => ({ name: "check_call", args: { handle: one }, id: `check-${at}` }))
+        : undefined,
+    ).invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: mine } })
+    expect(toolMessages(refused.messages).map((message) => [message.status, message.content])).toEqual(
+      asked.map((one) => ["error", `No call has the handle ${JSON.stringify(one)} in this thread.`]),
+    )
+  })
+
   it("refuses to shadow a server tool named like a companion, with a typed error", async () => {
     const clash = setup({ tools: [{ name: "check_call", shape: "direct" }] })
     await using client = await clash.open()

@@ -7,7 +7,8 @@
  * the ordinal of this call among the turn's calls of the same tool with the same arguments, and a
  * hash of the arguments. A run resumed from its `RunState`, or re-run from the start, makes the
  * same calls in the same turns and derives the same keys: it attaches to the calls already
- * recorded instead of launching them again.
+ * recorded instead of launching them again. (A call the run makes again after its outcome never
+ * reached the run, as a failed run retried does, takes the key it had: see `DurableMcpServer`.)
  *
  * @since 0.1.0
  */
@@ -74,20 +75,37 @@ export const hashArgs = (args: unknown): string => {
   return hash.toString(16).padStart(16, "0")
 }
 
+const partsOf = ({ turn, tool, args, ordinal }: CallIdentity) => [
+  String(turn),
+  tool,
+  String(ordinal),
+  hashArgs(args),
+]
+
 /**
- * The default: `{runId}:{turn}:{tool}:{ordinal}:{hash of the arguments}`.
+ * The default: `{runId}:{turn}:{tool}:{ordinal}:{hash of the arguments}`, with a `:` in the run
+ * id or the tool written `%3A` (and `%` as `%25`), so that the run is the key's whole first part;
+ * ids with neither are written as they are.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const derive: Derive = ({ runId, turn, tool, args, ordinal }) =>
-  `${runId}:${turn}:${tool}:${ordinal}:${hashArgs(args)}`
+export const derive: Derive = (call) => AgentTool.keyOf(call.runId, partsOf(call))
+
+/**
+ * The default key as versions before the escaping derived it (the parts joined as they are): a
+ * call recorded under it is attached to, not launched again.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const legacy: Derive = (call) => AgentTool.legacyKeyOf(call.runId, partsOf(call))
 
 /**
  * Whether `handle` is a key the default derivation gives for `runId`: the companion tools of
- * handle mode look only at the calls of their own run.
+ * handle mode look only at the calls of their own run (run `a` never at those of `a:b`).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const belongsTo: (runId: string, handle: string) => boolean = AgentTool.belongsTo
+export const belongsTo = (runId: string, handle: string): boolean => AgentTool.belongsTo(runId, handle, 4)

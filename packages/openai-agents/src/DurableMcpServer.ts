@@ -14,7 +14,8 @@
  * The SDK gives an `MCPServer` no tool-call id, so calls are keyed by run, turn, tool, ordinal
  * and arguments (see `CallKey`). The key reaches `callTool` through the server's own
  * `toolMetaResolver`, the one hook where the SDK shows the run's context; it is taken out of the
- * `_meta` again, and other `_meta` is not sent (the durable client sends none).
+ * SDK's `meta` again, whose other fields are not forwarded (the request's `_meta` is the client's
+ * envelope, which carries the key as `io.github.mcp-handles/key`).
  *
  * @since 0.1.0
  */
@@ -150,6 +151,8 @@ export type MCPTool = Awaited<ReturnType<MCPServer["listTools"]>>[number]
 /** Where the key and the run id travel from the meta resolver to `callTool`. */
 const metaKey = "io.mcp-handles/key"
 const metaRun = "io.mcp-handles/run"
+/** The key an older version derived for the call, when it differs (see `CallKey.legacy`). */
+const metaLegacy = "io.mcp-handles/legacy-key"
 
 /**
  * The tool's input schema as the server sent it, as the SDK's own servers pass it on: the SDK
@@ -171,6 +174,11 @@ class Server implements DurableMcpServer {
   readonly #ordinals = new WeakMap<object, Map<string, number>>()
   /** Calls made outside a run (`callTool` by hand): counted per server. */
   readonly #bare = {}
+  /**
+   * Per run id, then per tool and arguments: the keys of calls whose invocation ended before
+   * their outcome reached the run (see `#key`), oldest first.
+   */
+  readonly #open = new Map<string, Map<string, Array<string>>>()
   readonly #mode: "wait" | "handle"
   readonly #companions: boolean
 
@@ -188,20 +196,45 @@ class Server implements DurableMcpServer {
     this.toolMetaResolver = ({ runContext, toolName, arguments: args }) => {
       const runId =
         typeof options.runId === "string" ? options.runId : options.runId(runContext as RunContext<never>)
-      return {
-        [metaKey]: this.#key(runContext, runId, runContext.usage.requests, toolName, args ?? {}),
-        [metaRun]: runId,
-      }
+      const { key, legacy } = this.#key(runContext, runId, runContext.usage.requests, toolName, args ?? {})
+      return { [metaKey]: key, [metaRun]: runId, ...(legacy === undefined ? {} : { [metaLegacy]: legacy }) }
     }
   }
 
-  #key(owner: object, runId: string, turn: number, tool: string, args: Record<string, unknown>): string {
+  /**
+   * The key of a call about to be invoked. A call of this run whose invocation ended before its
+   * outcome reached the run (the run failed mid-turn, its wait was stopped) is still the same
+   * call when the run makes it again, whatever the turn and tool-call id are by then: a run
+   * retried from its state asks the model again (one more model request in its usage) and gets
+   * new tool-call ids. So such a key is taken over first, one for one: two identical calls of
+   * one turn stay two calls. Otherwise the key is derived from the run, the turn, the tool, the
+   * call's ordinal among the turn's identical calls, and the arguments.
+   */
+  #key(
+    owner: object,
+    runId: string,
+    turn: number,
+    tool: string,
+    args: Record<string, unknown>,
+  ): { readonly key: string; readonly legacy?: string | undefined } {
+    const open = this.#open.get(runId)
+    const same = `${tool}\u0000${CallKey.hashArgs(args)}`
+    const again = open?.get(same)?.shift()
+    if (again !== undefined) {
+      if (open?.get(same)?.length === 0) open.delete(same)
+      if (open?.size === 0) this.#open.delete(runId)
+      return { key: again }
+    }
     const counts = this.#ordinals.get(owner) ?? new Map<string, number>()
     this.#ordinals.set(owner, counts)
     const counted = `${turn}\u0000${tool}\u0000${CallKey.hashArgs(args)}`
     const ordinal = (counts.get(counted) ?? 0) + 1
     counts.set(counted, ordinal)
-    return (this.options.key ?? CallKey.derive)({ runId, turn, tool, args, ordinal })
+    const identity = { runId, turn, tool, args, ordinal }
+    if (this.options.key !== undefined) return { key: this.options.key(identity) }
+    const key = CallKey.derive(identity)
+    const legacy = CallKey.legacy(identity)
+    return legacy === key ? { key } : { key, legacy }
   }
 
   async connect(): Promise<void> {
@@ -272,17 +305,18 @@ class Server implements DurableMcpServer {
     const input = args ?? {}
     const given = meta?.[metaKey]
     const givenRun = meta?.[metaRun]
-    let key: string
+    const givenLegacy = meta?.[metaLegacy]
+    let derived: { readonly key: string; readonly legacy?: string | undefined }
     let runId: string
     if (typeof given === "string" && typeof givenRun === "string") {
-      key = given
+      derived = { key: given, legacy: typeof givenLegacy === "string" ? givenLegacy : undefined }
       runId = givenRun
     } else {
       // Called by hand, outside a run: no run context to read a run id from.
       if (typeof this.options.runId !== "string")
         throw new RunIdUnknown({ server: this.name, tool: toolName })
       runId = this.options.runId
-      key = this.#key(this.#bare, runId, 0, toolName, input)
+      derived = this.#key(this.#bare, runId, 0, toolName, input)
     }
     const onInput =
       this.options.onInput === undefined
@@ -299,18 +333,41 @@ class Server implements DurableMcpServer {
         signal: options?.signal,
         onInput,
       })
-    return await Follow.call({
-      client: this.client,
-      server: this.options.server,
-      scope: this.options.scope,
-      tool: toolName,
-      args: input,
-      key,
-      signal: options?.signal,
-      mode: this.#mode,
-      onAbort: this.options.onAbort ?? "hand-off",
-      onInput,
-    })
+    // A call recorded under the key an older version derived is still this tool call.
+    const key =
+      derived.legacy === undefined
+        ? derived.key
+        : await AgentTool.keyInUse(this.client, derived.key, derived.legacy, this.options.scope)
+    let delivered = false
+    try {
+      const result = await Follow.call({
+        client: this.client,
+        server: this.options.server,
+        scope: this.options.scope,
+        tool: toolName,
+        args: input,
+        key,
+        signal: options?.signal,
+        mode: this.#mode,
+        onAbort: this.options.onAbort ?? "hand-off",
+        onInput,
+      })
+      // A wait the signal stopped gives the run no outcome: it failed or was aborted.
+      delivered = options?.signal?.aborted !== true
+      return result
+    } finally {
+      if (!delivered) this.#reopen(runId, toolName, input, key)
+    }
+  }
+
+  /** The call's outcome did not reach the run: the run making the call again takes its key. */
+  #reopen(runId: string, tool: string, args: Record<string, unknown>, key: string): void {
+    const open = this.#open.get(runId) ?? new Map<string, Array<string>>()
+    this.#open.set(runId, open)
+    const same = `${tool}\u0000${CallKey.hashArgs(args)}`
+    const keys = open.get(same) ?? []
+    if (!keys.includes(key)) keys.push(key)
+    open.set(same, keys)
   }
 }
 

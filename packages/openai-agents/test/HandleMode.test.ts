@@ -132,6 +132,39 @@ describe("handle mode in the SDK's agent loop", () => {
     expect(read).toBe([refusal(theirs), refusal(theirs), refusal(`${mine}:never`)].join(" | "))
   })
 
+  it("run a refuses the calls of run a:b: the run is a handle's whole first part", async () => {
+    await using client = await open()
+    const mine = runId()
+    const theirs = `${mine}:b`
+    let handle = ""
+    await run(
+      agent(
+        (read, step) => {
+          if (step === 1) handle = parsed(read).handle ?? "none"
+          return step === 0 ? [{ name: "deep_report", args: { topic: "theirs" } }] : undefined
+        },
+        [durableMcpServer(client, { ...clocked, runId: theirs })],
+      ),
+      "go",
+    )
+    expect(CallKey.belongsTo(theirs, handle)).toBe(true)
+    // Their handle as they got it, and the same parts joined as they are.
+    const asked = [handle, `${theirs}:1:deep_report:1:${CallKey.hashArgs({ topic: "theirs" })}`]
+    let read: string | undefined
+    await run(
+      agent(
+        (last, step) => {
+          read = last
+          return step === 0 ? asked.map((one) => ({ name: "check_call", args: { handle: one } })) : undefined
+        },
+        [durableMcpServer(client, { ...clocked, runId: mine })],
+      ),
+      "go",
+    )
+    const refusal = (one: string) => `No call has the handle ${JSON.stringify(one)} in this run.`
+    expect(read).toBe(asked.map(refusal).join(" | "))
+  })
+
   it("refuses to list a server tool named like a companion, with a typed error", async () => {
     const clash = setup({ tools: [{ name: "wait_for_call", shape: "direct" }] })
     await using client = await clash.open()

@@ -21,6 +21,7 @@ import * as Operations from "./engine/operations.js"
 import * as Push from "./engine/push.js"
 import * as Quiet from "./engine/quiet.js"
 import * as Reconciler from "./engine/reconciler.js"
+import * as Unwritten from "./engine/unwritten.js"
 import type * as Events from "./events.js"
 import * as Gc from "./gc.js"
 import type * as Outcomes from "./outcomes.js"
@@ -79,8 +80,13 @@ export const make = (
       )
     }
     // Finalizers cannot be interrupted: a store that stopped answering must not hold the close up.
+    // It runs once the drivers (forked later) have stopped: a task id whose write they were still
+    // retrying is written or cancelled first, then every row is handed off.
     yield* Effect.addFinalizer(() =>
-      Effect.forEach(ctx.held, (id) => Reconciler.handOff(ctx, id), { discard: true, concurrency: 16 }),
+      Effect.zipRight(
+        Unwritten.settle(ctx),
+        Effect.forEach(ctx.held, (id) => Reconciler.handOff(ctx, id), { discard: true, concurrency: 16 }),
+      ),
     )
 
     const client = {

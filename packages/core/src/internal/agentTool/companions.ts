@@ -74,8 +74,57 @@ export const decode = (name: Name, input: unknown): Either.Either<Input, string>
     ParseResult.TreeFormatter.formatErrorSync(error),
   )
 
-export const belongsTo = (owner: string, handle: string): boolean =>
-  handle.startsWith(`${owner}:`) && handle.length > owner.length + 1
+/**
+ * A part of an adapter's default key as the key writes it. `:` separates a key's parts, so a part
+ * writes `%` as `%25` and `:` as `%3A`: no owner's key can be read as another owner's. A part with
+ * neither is written as it is, so the keys of such ids are the ones derived before this rule.
+ */
+export const keyPart = (part: string): string => part.replace(/%/g, "%25").replace(/:/g, "%3A")
+
+/** An adapter's default key: the owner (conversation, thread, run) and the call's parts. */
+export const keyOf = (owner: string, parts: ReadonlyArray<string>): string =>
+  [owner, ...parts].map(keyPart).join(":")
+
+/** The key the adapters derived before parts were escaped: still the key of calls made then. */
+export const legacyKeyOf = (owner: string, parts: ReadonlyArray<string>): string =>
+  [owner, ...parts].join(":")
+
+/** `handle` less `prefix`, when it has `parts` non-empty parts. */
+const restFits = (handle: string, prefix: string, parts: number): boolean => {
+  if (!handle.startsWith(prefix)) return false
+  const rest = handle.slice(prefix.length).split(":")
+  return rest.length === parts && rest.every((part) => part.length > 0)
+}
+
+/**
+ * Whether `handle` is a key `keyOf(owner, …)` gives with `parts` parts after the owner. A key
+ * derived before parts were escaped, for an owner whose id has a `:` or `%`, is still its own:
+ * its parts have no `:` then, so it cannot be another owner's escaped key. (An old key whose
+ * call id had a `:` is not recognised: it splits into more parts.)
+ */
+export const belongsTo = (owner: string, handle: string, parts = 1): boolean =>
+  restFits(handle, `${keyPart(owner)}:`, parts) ||
+  (keyPart(owner) !== owner && restFits(handle, `${owner}:`, parts))
+
+/**
+ * The key a call goes under: a call recorded under the key an older version derived for it
+ * (`legacy`, when it differs) is attached to, never launched again under the new one.
+ */
+export const keyInUse = async (
+  client: PromiseClient.PromiseTaskClient,
+  key: string,
+  legacy: string,
+  scope: string | undefined,
+): Promise<string> => {
+  if (legacy === key) return key
+  try {
+    await client.get(legacy, scope)
+    return legacy
+  } catch (error) {
+    if (Call.tagOf(error) === "UnknownKey") return key
+    throw error
+  }
+}
 
 export const unknownHandle = (handle: string, within: string): string =>
   `No call has the handle ${JSON.stringify(handle)} in this ${within}.`

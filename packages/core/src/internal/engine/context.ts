@@ -15,6 +15,7 @@ import * as Json from "../../Json.js"
 import type * as Polling from "../../Polling.js"
 import * as ServerIdentity from "../../ServerIdentity.js"
 import type * as TaskClient from "../../TaskClient.js"
+import type * as Transition from "../../Transition.js"
 import type * as Wire from "../../Wire.js"
 import * as Telemetry from "../telemetry.js"
 import * as Alarms from "./alarms.js"
@@ -134,6 +135,13 @@ export interface HandlerTrouble {
   readonly problems: ReadonlyArray<string> | undefined
 }
 
+/** A task id the server handed out, held only in memory until its row's write lands. */
+export interface Unwritten {
+  /** The row as its writer last knew it. */
+  readonly record: HandleRecord.HandleRecord
+  readonly event: Extract<Transition.Event, { _tag: "TaskCreated" }>
+}
+
 /** A request in flight under a lease, renewed by the client's heartbeat (see leases.ts). */
 export interface Held {
   readonly scope: string
@@ -190,6 +198,11 @@ export interface Engine {
   readonly inFlight: Set<Held>
   /** Row id → what its driver holds in memory of polls it did not write (see quiet.ts). */
   readonly quiet: Map<string, Quiet.Quiet>
+  /**
+   * Task id → a task the server handed out whose write the store has not taken yet: what closing
+   * must not drop (see unwritten.ts).
+   */
+  readonly unwritten: Map<string, Unwritten>
   /** Per server name: the tools that declare `idempotentHint`, once listed. */
   readonly idempotentTools: Map<string, ReadonlySet<string>>
   /** `subscriptions/listen`: what the rows driven here listen for (see push.ts). */
@@ -260,6 +273,7 @@ export const make = (
       alarms: Alarms.make(),
       inFlight: new Set(),
       quiet: new Map(),
+      unwritten: new Map(),
       idempotentTools: new Map(),
       handlerTrouble: new Map(),
     }

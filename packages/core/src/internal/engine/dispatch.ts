@@ -18,6 +18,7 @@ import { askInput, checkResult, localError, pollDelay } from "./answers.js"
 import { defaults, type Engine } from "./context.js"
 import { type CommitError, commit, holding } from "./leases.js"
 import * as Progress from "./progress.js"
+import * as Unwritten from "./unwritten.js"
 
 type CallResult = Either.Either<Wire.CallAnswer, Wire.WireError>
 
@@ -62,12 +63,9 @@ export const applyAnswer = (
         : answer.task
     const delay = yield* pollDelay(ctx, task, record)
     const checked = yield* checkResult(ctx, task)
-    return yield* commit(
-      ctx,
-      record,
-      Transition.Event.TaskCreated({ task: checked, now, nextPollAt: now + delay }),
-      "fact",
-    )
+    const event = Transition.Event.TaskCreated({ task: checked, now, nextPollAt: now + delay })
+    // Until the store takes it, the id is only in this process: closing must not drop it.
+    return yield* Unwritten.writing(ctx, { record, event }, commit(ctx, record, event, "fact"))
   })
 
 /**

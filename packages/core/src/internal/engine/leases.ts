@@ -107,8 +107,8 @@ const factFailuresBeforeError = 10
  * its timeout, a retry budget spent, a failover) is asked again for as long as the client lives,
  * never given up on while the id is held only in memory. The holder keeps the row's lease
  * meanwhile; should it lapse, whoever takes the row marks it in doubt, and the fact, once
- * written, still lands on it. Closing the client stops the retries: the row stays in doubt for
- * the next process, as after a crash.
+ * written, still lands on it. Closing the client stops the retries; what a task id held only in
+ * memory becomes then is unwritten.ts's rule.
  */
 const persistently = <A, E extends { readonly _tag: string }>(
   record: HandleRecord.HandleRecord,
@@ -135,6 +135,12 @@ const rowGone = (record: HandleRecord.HandleRecord) =>
   new ClientError.UnknownKey({ scope: record.scope, key: record.key })
 
 /**
+ * How often a fact's write asks a failing store: for as long as the client lives, or once (a
+ * client closing has no time to wait for the store).
+ */
+export type Asking = "persistently" | "once"
+
+/**
  * Applies `event` to `record` and writes the result, compare-and-set. A lost race re-reads and
  * re-applies (the transition is pure); see the module comment for what each kind does then.
  */
@@ -144,8 +150,10 @@ export const commit = (
   event: Transition.Event,
   kind: Kind,
   mode: LeaseMode = "driver",
+  asking: Asking = "persistently",
 ): Effect.Effect<HandleRecord.HandleRecord, CommitError> =>
   Effect.gen(function* () {
+    const persist = kind === "fact" && asking === "persistently"
     let current = record
     for (let attempt = 0; attempt < defaults.commitAttempts; attempt++) {
       const now = yield* ctx.store.now
@@ -161,7 +169,7 @@ export const commit = (
       })
       const toWrite = kind === "intent" || theirs ? next : stamp(ctx, next, now, mode)
       const write = ctx.store.update(toWrite, isRoutine(event, current, next) ? routine : undefined)
-      const written = yield* Effect.either(kind === "fact" ? persistently(current, write) : write)
+      const written = yield* Effect.either(persist ? persistently(current, write) : write)
       if (written._tag === "Right") {
         // Written from the row as its driver knows it (see quiet.ts): what it kept in memory is
         // in the store now. An intent may come from a read of the store alone, so it keeps it.
@@ -173,10 +181,10 @@ export const commit = (
       if (written.left._tag === "TaskIdTaken" && event._tag === "TaskCreated") {
         const now = yield* ctx.store.now
         const taken = Transition.Event.TaskIdTaken({ taskId: event.task.taskId, now })
-        return yield* commit(ctx, current, taken, "fact", mode)
+        return yield* commit(ctx, current, taken, "fact", mode, asking)
       }
       const read = Quiet.read(ctx, current.scope, current.key)
-      const fresh = yield* kind === "fact" ? persistently(current, read) : read
+      const fresh = yield* persist ? persistently(current, read) : read
       if (Option.isNone(fresh)) return yield* Effect.fail(rowGone(current))
       current = fresh.value
     }
