@@ -149,6 +149,15 @@ export const make = (db: Database.Database) => {
     WHERE scope = @scope AND key = @key AND lease_owner = @owner
       AND status IN ('working', 'input_required')
       AND cancel_unsent = 0`)
+  // The same rule as `Claiming.hasPendingIntent`, through handles_intents (its WHERE is the
+  // second term here, as SQLite needs to use a partial index): only the few rows with an unsent
+  // cancel or waiting for input are looked at, never every row the owner holds.
+  const intents = db.prepare(`SELECT scope, key FROM handles
+    WHERE lease_owner = @owner AND (cancel_unsent = 1 OR status = 'input_required')
+      AND status IN ('working', 'input_required')
+      AND (cancel_unsent = 1 OR EXISTS (SELECT 1 FROM json_each(body, '$.answers')
+        WHERE json_extract(value, '$.acknowledged') = 0))
+    LIMIT @limit`)
   const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     version = version + 1 WHERE lease_owner = ? AND (next_poll_at IS NULL OR next_poll_at > ?)`)
   const spread = db.prepare(spreadStatement)
@@ -218,6 +227,10 @@ export const make = (db: Database.Database) => {
 
     /** The row's version, lease and next poll (`peek`), on this connection as `readOne`; not decoded. */
     readStamp: (scope: string, key: string): unknown => selectStamp.get(scope, key),
+
+    /** `pendingIntents`, on this connection as `readOne`. */
+    readIntents: (owner: string, limit: number): Array<{ readonly scope: string; readonly key: string }> =>
+      intents.all({ owner, limit }) as Array<{ readonly scope: string; readonly key: string }>,
 
     /** Insert-or-get: the new record when this call created the row, else the stored one. */
     insertOrGet:

@@ -19,7 +19,9 @@
  * renews the leases of every covered row in one store call per heartbeat while this process and
  * its stream live, so a holder that dies is taken over within about one lease. The renewal
  * leaves out a row with a cancel to send (recorded by any instance): its driver is woken and
- * sends it, and if the holder is dead the row's lease runs out and another instance does.
+ * sends it, and if the holder is dead the row's lease runs out and another instance does. (The
+ * reconciler looks for such rows every tick too, `pendingIntents`: a heartbeat is far longer
+ * than the promise that a cancel reaches the server within a tick.)
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
