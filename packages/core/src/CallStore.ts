@@ -126,6 +126,16 @@ export interface ReleaseOwnerOptions {
 }
 
 /**
+ * @since 0.7.0
+ * @category models
+ */
+export interface IntentsOptions {
+  /** Whose leases. */
+  readonly owner: string
+  readonly limit: number
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -293,6 +303,19 @@ export interface CallStore {
    * one window from `now` instead, if that is sooner (`Claiming.releasedPollAt`). Returns how many.
    */
   readonly releaseOwner: (options: ReleaseOwnerOptions) => Effect.Effect<number, StoreError>
+  /**
+   * Up to `limit` live rows (`working`, `input_required`) leased to `owner` that hold an intent
+   * for their holder to act on: a cancel not yet sent, or, while the task waits for input, an
+   * answer not yet acknowledged. Intents are written by whichever instance asks and never take
+   * the lease, so this is how a holder learns of another instance's cancel or answer without
+   * reading every row it holds (its reconciler asks once a tick and wakes those rows' drivers).
+   * Served by an index where the store has one; it reads, and writes nothing.
+   *
+   * @since 0.7.0
+   */
+  readonly pendingIntents: (
+    options: IntentsOptions,
+  ) => Effect.Effect<ReadonlyArray<{ readonly scope: string; readonly key: string }>, StoreError>
   /**
    * One page of a scope's rows, ordered by creation time then key; of every scope's rows when
    * the filter names none, ordered by creation time, key, then scope.

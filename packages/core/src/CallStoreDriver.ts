@@ -90,6 +90,10 @@ export interface CallStoreDriver {
     options: CallStore.RenewManyOptions,
   ) => Effect.Effect<ReadonlyArray<{ readonly scope: string; readonly key: string }>, unknown>
   readonly releaseOwner: (options: CallStore.ReleaseOwnerOptions) => Effect.Effect<number, unknown>
+  /** `CallStore.pendingIntents`, `limit` at least 1 (`Claiming.hasPendingIntent` says which rows). */
+  readonly pendingIntents: (
+    options: CallStore.IntentsOptions,
+  ) => Effect.Effect<ReadonlyArray<{ readonly scope: string; readonly key: string }>, unknown>
   /** Up to `query.limit` rows matching the query, in list order (`compareListOrder`). */
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<HandleRecord>, unknown>
   /**

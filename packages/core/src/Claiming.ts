@@ -61,6 +61,20 @@ export const isRenewable = (record: HandleRecord.HandleRecord, owner: string): b
   (record.cancel === null || record.cancel.sent)
 
 /**
+ * Whether `pendingIntents` finds the row for `owner`: a live task it holds with a cancel not yet
+ * sent, or waiting for input with an answer not yet acknowledged.
+ *
+ * @since 0.7.0
+ * @category predicates
+ */
+export const hasPendingIntent = (record: HandleRecord.HandleRecord, owner: string): boolean =>
+  (record.status === "working" || record.status === "input_required") &&
+  record.leaseOwner === owner &&
+  ((record.cancel !== null && !record.cancel.sent) ||
+    (record.status === "input_required" &&
+      Object.values(record.answers).some((answer) => !answer.acknowledged)))
+
+/**
  * Whether `spreadDue` moves the row: a live task, no unsent cancel, due, free of other live
  * leases (or leased to one of the owner's names from before its restart).
  *

@@ -363,10 +363,20 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
             ? null
             : ({ content: [], ...sealedObject(text(result)) } as ToolResult.CallToolResult),
         inputRequests: inputRequests === null ? null : sealedObject(text(inputRequests)),
+        // The placeholder is acknowledged once every answer is, so a store sees an answer still to
+        // send without the key (`pendingIntents`).
         answers:
           answers === null
             ? record.answers
-            : { [sealedField]: new InputAnswer({ response: text(answers), acknowledged: false }, true) },
+            : {
+                [sealedField]: new InputAnswer(
+                  {
+                    response: text(answers),
+                    acknowledged: Object.values(record.answers).every((answer) => answer.acknowledged),
+                  },
+                  true,
+                ),
+              },
         snapshot:
           session === null || record.snapshot === null
             ? record.snapshot

@@ -214,6 +214,15 @@ export const makeStore = (driver: HandleStoreDriver): HandleStore.HandleStore =>
     renewLeases: (options) =>
       options.rows.length === 0 ? Effect.succeed([]) : write("renewLeases", driver.renewLeases(options)),
     releaseOwner: (options) => write("releaseOwner", driver.releaseOwner(options)),
+    pendingIntents: (options) => {
+      const limit = batchLimit(options.limit)
+      return limit === 0
+        ? Effect.succeed([])
+        : refail(
+            "pendingIntents",
+            driver.pendingIntents(limit === options.limit ? options : { ...options, limit }),
+          )
+    },
     list,
     count: (filter) =>
       Effect.map(

@@ -171,7 +171,8 @@ export interface PushOptions {
   readonly safetyNetMs?: number | undefined
   /**
    * The safety net's pace: at most this many of its polls a second over all the tasks this
-   * instance's streams cover, each in a slot of its own. With more than
+   * instance's streams cover now, each in a slot of its own (given back when its poll is sent or
+   * its task is no longer covered). With more than
    * `safetyNetMs / 1000 × safetyNetPerSecond` of them, each is polled less often than
    * `safetyNetMs`, so the client's CPU and the servers' load stay bounded; tasks launched in a
    * burst are polled spread out. Default 400: 24,000 tasks at the full safety net, 100,000 every

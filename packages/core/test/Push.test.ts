@@ -132,6 +132,45 @@ describe("push (subscriptions/listen)", () => {
   )
 
   it.effect(
+    "the safety net's pace counts the tasks still covered: a burst that ended leaves no backlog",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* makeHarness({
+          tools: [slowTool({ name: "short", durationMs: 15_000 }), slowTool({ durationMs: 600_000 })],
+        })
+        // One safety-net poll a second over every covered task: 40 at once stretch to 40 s.
+        const p = yield* startProcess(h, {
+          background: false,
+          push: { safetyNetMs: 10_000, safetyNetPerSecond: 1 },
+        })
+        yield* runPushing(
+          h,
+          Effect.forEach(
+            Array.from({ length: 40 }, (_, i) => `burst${i}`),
+            (key) => p.client.callTool("fake", "short", {}, { key }),
+          ),
+          1_000,
+        )
+        // The burst's tasks end (pushed), and with them their slots in the pace.
+        yield* advance(h, 20_000, 500)
+        expect(h.server.ledger.snapshot().tasks.filter((task) => task.terminalSeenAt !== null)).toHaveLength(
+          40,
+        )
+
+        const launchedAt = yield* h.store.now
+        yield* runPushing(h, p.client.callTool("fake", "slow", {}, { key: "late" }), 1_000)
+        yield* advance(h, 25_000, 500)
+        const late = h.server.ledger.snapshot().tasks.find((task) => task.idempotencyKey === "late")
+        // Seen by its first poll, then polled once per safety net (10 s): one task covered pays
+        // no pace, not the 40 s the ended burst took up.
+        const safetyNet = (late?.polls ?? []).filter((at) => at >= launchedAt + 5_000)
+        expect(safetyNet.length).toBeGreaterThanOrEqual(1)
+        expect((safetyNet[0] ?? Number.POSITIVE_INFINITY) - launchedAt).toBeLessThanOrEqual(15_000)
+        yield* p.close
+      }),
+  )
+
+  it.effect(
     "tasks spread over streams of tasksPerStream: a new task opens again only a stream with room, and an emptied stream closes",
     () =>
       Effect.gen(function* () {

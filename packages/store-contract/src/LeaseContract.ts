@@ -6,7 +6,7 @@
  */
 import { describe, expect } from "@effect/vitest"
 import { stampOf } from "@mcp-handles/core/CallStoreDriver"
-import { CancelIntent } from "@mcp-handles/core/HandleRecord"
+import { CancelIntent, InputAnswer } from "@mcp-handles/core/HandleRecord"
 import type { HandleStore } from "@mcp-handles/core/HandleStore"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -179,6 +179,45 @@ export const leaseContract = <E>(layer: Layer.Layer<HandleStore, E>): void => {
         const row = Option.getOrThrow(yield* store.get("tenant-a", "cancel"))
         expect(row.leaseExpiresAt).not.toBe(T0 + 99_000)
         expect(row.nextPollAt).toBe(T0)
+      }))
+  })
+
+  describe("pendingIntents", () => {
+    test("finds the owner's live rows with a cancel to send or an answer to send, and only those", (store) =>
+      Effect.gen(function* () {
+        const row = (key: string, owner: string, fields: Parameters<typeof withState>[1]) =>
+          Effect.flatMap(store.insertOrGet(newHandle({ key, owner })), ({ record }) =>
+            store.update(withState(record, { taskId: `t-${key}`, nextPollAt: T0, ...fields })),
+          )
+        const unsent = new CancelIntent({ requestedAt: T0, sent: false })
+        const asked = { confirm: { method: "elicitation/create", params: {} } }
+        yield* row("cancel", "me", { status: "working", cancel: unsent })
+        yield* row("answer", "me", {
+          status: "input_required",
+          inputRequests: asked,
+          answers: { confirm: new InputAnswer({ response: { action: "accept" }, acknowledged: false }) },
+        })
+        // Not these: another owner's, a cancel sent, an answer acknowledged, a question unanswered,
+        // a settled row, a row with nothing to do.
+        yield* row("theirs", "them", { status: "working", cancel: unsent })
+        yield* row("sent", "me", {
+          status: "working",
+          cancel: new CancelIntent({ requestedAt: T0, sent: true }),
+        })
+        yield* row("acknowledged", "me", {
+          status: "input_required",
+          inputRequests: asked,
+          answers: { confirm: new InputAnswer({ response: { action: "accept" }, acknowledged: true }) },
+        })
+        yield* row("asked", "me", { status: "input_required", inputRequests: asked })
+        yield* row("done", "me", { status: "completed", nextPollAt: null, settledAt: T0, cancel: unsent })
+        yield* row("quiet", "me", { status: "working" })
+        const found = yield* store.pendingIntents({ owner: "me", limit: 10 })
+        expect(found.map((intent) => intent.key).sort()).toEqual(["answer", "cancel"])
+        expect(found.every((intent) => intent.scope === "tenant-a")).toBe(true)
+        expect(yield* store.pendingIntents({ owner: "me", limit: 1 })).toHaveLength(1)
+        expect(yield* store.pendingIntents({ owner: "me", limit: 0 })).toEqual([])
+        expect(yield* store.pendingIntents({ owner: "nobody", limit: 10 })).toEqual([])
       }))
   })
 }

@@ -138,6 +138,15 @@ export const make: Effect.Effect<HandleStore.HandleStore> = Effect.sync(() => {
           return true
         }),
       ),
+    pendingIntents: ({ owner, limit }) =>
+      Effect.sync(() => {
+        const found: Array<{ readonly scope: string; readonly key: string }> = []
+        for (const record of rows.values()) {
+          if (found.length >= limit) break
+          if (Claiming.hasPendingIntent(record, owner)) found.push({ scope: record.scope, key: record.key })
+        }
+        return found
+      }),
     releaseOwner: (options) =>
       Effect.sync(
         () =>

@@ -375,6 +375,16 @@ const makeDriver = (
 
     releaseOwner: (options) => writer.submit("releaseOwner", writes.releaseOwner(options)),
 
+    pendingIntents: ({ owner, limit }) =>
+      Effect.try({
+        try: () => writes.readIntents(owner, limit),
+        catch: (cause) =>
+          new HandleStore.StoreError({
+            operation: "pendingIntents",
+            message: `could not read ${filename}: ${String(cause)}`,
+          }),
+      }),
+
     list: (query) => {
       const where: Array<Statement.Fragment> = []
       if (query.scope !== undefined) where.push(sql`scope = ${query.scope}`)

@@ -90,7 +90,8 @@ describe("opening", () => {
         )
         .all() as ReadonlyArray<{ readonly type: string; readonly name: string }>
       for (const { type, name } of later) old.exec(`DROP ${type.toUpperCase()} "${name}"`)
-      old.exec(`DROP INDEX handles_due_any;
+      old.exec(`DROP INDEX handles_intents;
+        DROP INDEX handles_due_any;
         DROP INDEX handles_task_id;
         ALTER TABLE handles DROP COLUMN task_id;
         ALTER TABLE handles DROP COLUMN poll_interval_ms;

@@ -47,7 +47,8 @@ const mismatched = (filename: string) => {
 /** Turns the file back into what version 10 wrote: no spread columns. */
 const toVersion10 = (filename: string) => {
   const old = new Database(filename)
-  old.exec(`ALTER TABLE handles DROP COLUMN poll_interval_ms;
+  old.exec(`DROP INDEX handles_intents;
+    ALTER TABLE handles DROP COLUMN poll_interval_ms;
     ALTER TABLE handles DROP COLUMN cancel_unsent;
     DELETE FROM mcp_handles_migrations WHERE migration_id > 10;`)
   old.close()

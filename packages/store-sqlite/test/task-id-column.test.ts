@@ -32,7 +32,8 @@ const call = (store: HandleStore, key: string, serverId: string, taskId: string 
 /** Turns the file back into what version 9 wrote: the task id only in the body, under the v3 index. */
 const toVersion9 = (filename: string) => {
   const old = new Database(filename)
-  old.exec(`DROP INDEX handles_task_id;
+  old.exec(`DROP INDEX handles_intents;
+    DROP INDEX handles_task_id;
     ALTER TABLE handles DROP COLUMN task_id;
     ALTER TABLE handles DROP COLUMN poll_interval_ms;
     ALTER TABLE handles DROP COLUMN cancel_unsent;

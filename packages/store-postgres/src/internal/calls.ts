@@ -282,6 +282,21 @@ export const calls = (
         ),
       ),
 
+    // The same rule as `Claiming.hasPendingIntent`, through handles_intents (its predicate is
+    // the second term here): only rows with an unsent cancel or waiting for input are looked at.
+    pendingIntents: ({ owner, limit }) =>
+      run(
+        "pendingIntents",
+        sql`SELECT scope, key FROM ${t}
+          WHERE lease_owner = ${owner} AND (cancel_unsent OR status = 'input_required')
+            AND status IN ('working', 'input_required')
+            AND (cancel_unsent OR EXISTS (SELECT 1 FROM json_each(body->'answers') AS answer
+              WHERE answer.value->>'acknowledged' = 'false'))
+          LIMIT ${limit}`.withoutTransform.pipe(
+          Effect.map((found) => found.map((row) => ({ scope: String(row.scope), key: String(row.key) }))),
+        ),
+      ),
+
     // The same rules as `Claiming.isReleasable` and `Claiming.releasedPollAt` (the window as spreadDue's).
     releaseOwner: ({ owner, now, minIntervalMs, maxIntervalMs, defaultIntervalMs }) =>
       run(

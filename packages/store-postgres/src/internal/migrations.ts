@@ -246,6 +246,20 @@ export const loader = (schema: string): Migrator.Loader =>
         }),
       ),
     ],
+    [
+      9,
+      "intents",
+      // The rows `pendingIntents` asks for each reconciler tick (a cancel not yet sent, or a task
+      // waiting for input, by lease owner): an index of those few rows, not of every row an
+      // instance holds.
+      Effect.succeed(
+        Effect.flatMap(Sql.SqlClient, (sql) => {
+          const t = sql(`${schema}.${table}`)
+          return sql`CREATE INDEX handles_intents ON ${t} (lease_owner)
+            WHERE cancel_unsent OR status = 'input_required'`
+        }),
+      ),
+    ],
   ])
 
-export const latestVersion = 8
+export const latestVersion = 9

@@ -200,6 +200,16 @@ const v11 = Effect.gen(function* () {
       cancel_unsent = CASE WHEN json_type(body, '$.cancel') = 'object'
         AND json_extract(body, '$.cancel.sent') IS NOT 1 THEN 1 ELSE 0 END`
 })
+/**
+ * The rows `pendingIntents` asks for each reconciler tick (a cancel not yet sent, or a task
+ * waiting for input, by lease owner): an index of those few rows, so the question costs nothing
+ * like a scan of every row an instance holds.
+ */
+const v12 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX handles_intents ON handles (lease_owner)
+    WHERE cancel_unsent = 1 OR status = 'input_required'`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
@@ -212,10 +222,11 @@ const migrations = {
   "9_list_all": v9,
   "10_task_id_column": v10,
   "11_spread_columns": v11,
+  "12_intents": v12,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 11
+export const latestVersion = 12
 
 export const loader = Migrator.fromRecord(migrations)
 

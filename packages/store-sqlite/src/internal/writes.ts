@@ -150,6 +150,15 @@ export const make = (db: Database.Database) => {
     WHERE scope = @scope AND key = @key AND lease_owner = @owner
       AND status IN ('working', 'input_required')
       AND cancel_unsent = 0`)
+  // The same rule as `Claiming.hasPendingIntent`, through handles_intents (its WHERE is the
+  // second term here, as SQLite needs to use a partial index): only the few rows with an unsent
+  // cancel or waiting for input are looked at, never every row the owner holds.
+  const intents = db.prepare(`SELECT scope, key FROM handles
+    WHERE lease_owner = @owner AND (cancel_unsent = 1 OR status = 'input_required')
+      AND status IN ('working', 'input_required')
+      AND (cancel_unsent = 1 OR EXISTS (SELECT 1 FROM json_each(body, '$.answers')
+        WHERE json_extract(value, '$.acknowledged') = 0))
+    LIMIT @limit`)
   // The same rules as `Claiming.isReleasable` and `Claiming.releasedPollAt` (the window as spreadDue's).
   const releaseOwner = db.prepare(`UPDATE handles SET lease_owner = NULL, lease_expires_at = NULL,
     next_poll_at = CASE WHEN next_poll_at = lease_expires_at THEN min(next_poll_at, @now +
@@ -224,6 +233,10 @@ export const make = (db: Database.Database) => {
 
     /** The row's version, lease and next poll (`peek`), on this connection as `readOne`; not decoded. */
     readStamp: (scope: string, key: string): unknown => selectStamp.get(scope, key),
+
+    /** `pendingIntents`, on this connection as `readOne`. */
+    readIntents: (owner: string, limit: number): Array<{ readonly scope: string; readonly key: string }> =>
+      intents.all({ owner, limit }) as Array<{ readonly scope: string; readonly key: string }>,
 
     /** Insert-or-get: the new record when this call created the row, else the stored one. */
     insertOrGet:

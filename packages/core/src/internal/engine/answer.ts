@@ -1,8 +1,10 @@
 /**
  * `answer(key, inputKey, response)`: an input request answered by the app rather than by a
  * handler, from any process. The answer is checked against the request, then stored as an
- * intent (compare-and-set, the lease left alone); whoever drives the row sends it after its own
- * next poll, exactly as a handler's answer. With no driver anywhere, this process drives it.
+ * intent (compare-and-set, the lease left alone); whoever drives the row sends it as soon as it
+ * learns of it (at once here, within a reconciler tick on another instance) if its own poll heard
+ * the question since it took the row, else after its next poll, exactly as a handler's answer.
+ * With no driver anywhere, this process drives it.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

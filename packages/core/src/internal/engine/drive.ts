@@ -255,12 +255,28 @@ export const advance = (
     if (seen.polled && needsInput(record, handler)) {
       const answered = yield* answerInput(ctx, record, endpoint, taskId, handler, mode, seen)
       if (answered.status !== "input_required" || answered.nextPollAt !== record.nextPollAt) return answered
+      // An answer sent before the row's poll is due (one stored by another instance, see
+      // `answerToSend`) is not followed by a poll sooner than the task's interval.
+      if ((answered.nextPollAt ?? 0) > (yield* ctx.store.now)) return answered
       record = answered
     }
     const polled = yield* poll(ctx, record, endpoint, taskId, mode, seen)
     if (handler === undefined) yield* warnUnanswerable(record, polled)
     return polled
   })
+
+/**
+ * Whether the row holds an answer (stored by any instance, as intents are) that this driver may
+ * send now, before the row's next poll: a question its own poll heard still open, answered and
+ * not yet acknowledged. It needs no poll first (the driver polled since it took the row, and has
+ * sent nothing since), so it is sent at once, like a cancel.
+ */
+const answerToSend = (driver: Driver, record: HandleRecord.HandleRecord): boolean => {
+  if (!driver.polled || record.status !== "input_required" || record.inputRequests === null) return false
+  for (const [inputKey, answer] of Object.entries(record.answers))
+    if (!answer.acknowledged && record.inputRequests[inputKey] !== undefined) return true
+  return false
+}
 
 const rests = (record: HandleRecord.HandleRecord) =>
   Outcome.fromRecord(record) !== undefined || record.status === "pending"
@@ -384,7 +400,9 @@ export const drive = (
       // An unsent cancel is due at once, unless sending it failed: then it backs off like a poll.
       const cancelNow = record.cancel !== null && !record.cancel.sent && record.attempts === 0
       const due =
-        cancelNow || (ctx.push.enabled && Push.hasPending(ctx, driver.id))
+        cancelNow ||
+        (record.attempts === 0 && answerToSend(driver, record)) ||
+        (ctx.push.enabled && Push.hasPending(ctx, driver.id))
           ? now
           : Push.dueOf(ctx, driver.id, record, record.nextPollAt ?? now)
       if (due > now) {

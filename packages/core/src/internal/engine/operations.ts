@@ -241,8 +241,9 @@ const abandonRecord = (ctx: Engine, record: HandleRecord.HandleRecord) =>
 
 /**
  * Records the intent (never taking the lease), then lets the row's driver act on it: this
- * process's driver is woken at once; with no driver anywhere, this process starts one; a driver
- * on another instance finds the intent at its next write. Returns once the cancel was sent, or
+ * process's driver is woken at once; with no driver anywhere, this process starts one; the
+ * instance holding the row finds the intent within a reconciler tick (`pendingIntents`, see
+ * reconciler.ts). Returns once the cancel was sent, or
  * when it cannot be sent yet (no task id so far, or another instance drives the row).
  */
 export const cancel =

@@ -19,7 +19,9 @@
  * renews the leases of every covered row in one store call per heartbeat while this process and
  * its stream live, so a holder that dies is taken over within about one lease. The renewal
  * leaves out a row with a cancel to send (recorded by any instance): its driver is woken and
- * sends it, and if the holder is dead the row's lease runs out and another instance does.
+ * sends it, and if the holder is dead the row's lease runs out and another instance does. (The
+ * reconciler looks for such rows every tick too, `pendingIntents`: a heartbeat is far longer
+ * than the promise that a cancel reaches the server within a tick.)
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -100,10 +102,10 @@ export interface Push {
   readonly written: Map<string, string>
   /** Row id → when (store clock) a covered task was last seen, by a poll or a push. */
   readonly lastSeen: Map<string, number>
-  /** Row id → when its safety-net poll is due (see `safetyNetDue`). */
+  /** Row id → its safety-net slot: a point of `pace` when paced, else when it is due (see `safetyNetDue`). */
   readonly slots: Map<string, number>
-  /** The latest safety-net slot given out. */
-  readonly pace: { last: number }
+  /** The slots given out and not yet spent (see `Pace`). */
+  readonly pace: Pace
   /**
    * Rows whose next poll the safety net put off, with the lease each is renewed for (see `keep`):
    * polled at their own interval again when uncovered.
@@ -134,7 +136,7 @@ export const make = (options: TaskClient.Options): Effect.Effect<Push> =>
       written: new Map(),
       lastSeen: new Map(),
       slots: new Map(),
-      pace: { last: 0 },
+      pace: makePace(),
       heldBack: new Map(),
       starts,
     }
@@ -188,31 +190,85 @@ export const unwatch = (ctx: Engine, id: string): void => {
 }
 
 /**
+ * The safety net's slots in use, as points on a grid of one slot per `1000 / safetyNetPerSecond`
+ * ms: two slots never share a point, so at most `safetyNetPerSecond` safety-net polls fall in a
+ * second. A slot is given back when its poll is sent or its task is no longer covered (it ended,
+ * left, or its stream dropped), so the pace is that of the tasks covered now: after a burst has
+ * ended, a new task's slot is one safety net after it was seen, not behind the burst's.
+ * Points are counted per block too, so a run of full blocks (a burst) is stepped over a block at
+ * a time rather than a point at a time.
+ */
+interface Pace {
+  /** Grid points taken. */
+  readonly taken: Set<number>
+  /** Block (point / `paceBlock`) → its points taken. */
+  readonly blocks: Map<number, number>
+}
+
+/** Grid points per block of `Pace`. */
+const paceBlock = 256
+
+const makePace = (): Pace => ({ taken: new Set(), blocks: new Map() })
+
+/** Takes the first free grid point at or after `from`. */
+const takePoint = (pace: Pace, from: number): number => {
+  let point = from
+  for (;;) {
+    const block = Math.floor(point / paceBlock)
+    if ((pace.blocks.get(block) ?? 0) >= paceBlock) {
+      point = (block + 1) * paceBlock
+      continue
+    }
+    if (!pace.taken.has(point)) {
+      pace.taken.add(point)
+      pace.blocks.set(block, (pace.blocks.get(block) ?? 0) + 1)
+      return point
+    }
+    point++
+  }
+}
+
+const freePoint = (pace: Pace, point: number): void => {
+  if (!pace.taken.delete(point)) return
+  const block = Math.floor(point / paceBlock)
+  const left = (pace.blocks.get(block) ?? 1) - 1
+  if (left > 0) pace.blocks.set(block, left)
+  else pace.blocks.delete(block)
+}
+
+/** Whether the safety net keeps a pace: a positive, finite rate (`Infinity` is none). */
+const paced = (push: Push): boolean => push.safetyNetPerSecond > 0 && Number.isFinite(push.safetyNetPerSecond)
+
+const spacing = (push: Push): number => 1000 / push.safetyNetPerSecond
+
+/**
  * When a covered task's safety-net poll is due: `safetyNetMs` after it was last seen, in a slot of
- * its own at most `safetyNetPerSecond` per second over every covered task of this instance. The
- * slot is kept until that poll, so asking again moves nothing. Slots make a pace, not an
- * average: past `safetyNetMs / 1000 × safetyNetPerSecond` covered tasks each one's safety net
- * stretches, and tasks launched in a burst come back spread out rather than in the same burst
+ * its own at most `safetyNetPerSecond` per second over every covered task of this instance (see
+ * `Pace`). The slot is kept until that poll, so asking again moves nothing. Slots make a pace,
+ * not an average: past `safetyNetMs / 1000 × safetyNetPerSecond` covered tasks each one's safety
+ * net stretches, and tasks launched in a burst come back spread out rather than in the same burst
  * every safety net (at 10,000 tasks launched at 500 a second, the burst's polls queued behind
  * each other for seconds, and the in-flight lease renewals outnumbered the polls).
  */
 const safetyNetDue = (push: Push, id: string, seen: number): number => {
   const kept = push.slots.get(id)
-  if (kept !== undefined) return kept
+  if (kept !== undefined) return paced(push) ? kept * spacing(push) : kept
   const earliest = seen + push.safetyNetMs
-  // Not a positive rate (`Infinity` included): no pace.
-  const slot =
-    push.safetyNetPerSecond > 0
-      ? Math.max(earliest, push.pace.last + 1000 / push.safetyNetPerSecond)
-      : earliest
-  if (slot > push.pace.last) push.pace.last = slot
-  push.slots.set(id, slot)
-  return slot
+  if (!paced(push)) {
+    push.slots.set(id, earliest)
+    return earliest
+  }
+  const point = takePoint(push.pace, Math.ceil(earliest / spacing(push)))
+  push.slots.set(id, point)
+  return point * spacing(push)
 }
 
 /** The row's safety-net poll is being sent (or it is no longer covered): its slot is spent. */
 const spend = (push: Push, id: string): void => {
+  const kept = push.slots.get(id)
+  if (kept === undefined) return
   push.slots.delete(id)
+  if (paced(push)) freePoint(push.pace, kept)
 }
 
 const covers = (push: Push, id: string): boolean => {

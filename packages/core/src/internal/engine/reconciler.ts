@@ -17,7 +17,7 @@ import { recordInterval } from "./answers.js"
 import * as Bindings from "./bindings.js"
 import { defaults, type Engine, rowId } from "./context.js"
 import { advance, cancelStrays } from "./drive.js"
-import { ensureDriving, reissueByPolicy } from "./drivers.js"
+import { ensureDriving, reissueByPolicy, wake } from "./drivers.js"
 import { needsInput } from "./input.js"
 import { commit } from "./leases.js"
 import * as Quiet from "./quiet.js"
@@ -191,6 +191,66 @@ export const sweep = (
     return tally
   })
 
+/** Rows with intents looked at per tick: more wait for the next tick. */
+const intentsBatch = 1_000
+
+/**
+ * The rows this instance drives that hold an intent written elsewhere (a cancel, an input
+ * answer): intents never take the lease, so the holder learns of another instance's only from
+ * the store. Asked once a tick (one indexed read, no write), so such an intent reaches the server
+ * within about a tick whoever holds the row, instead of at the holder's next poll or lease
+ * renewal; each row's driver here is woken to act on it. A row the sweep holds is acted on as a
+ * claimed row would be.
+ */
+const wakeIntents = (ctx: Engine) =>
+  Effect.gen(function* () {
+    const driven = yield* ctx.store.pendingIntents({ owner: ctx.driverOwner, limit: intentsBatch })
+    yield* Effect.forEach(driven, (row) => wake(ctx, row.scope, row.key), { discard: true })
+    const swept = yield* ctx.store.pendingIntents({ owner: ctx.owner, limit: intentsBatch })
+    const tally: Tally = { resumed: 0, inDoubt: 0, reissued: 0 }
+    yield* Effect.forEach(
+      swept,
+      (row) =>
+        Effect.gen(function* () {
+          const id = rowId(row.scope, row.key)
+          if (ctx.drivers.has(id) || ctx.stepping.has(id)) return
+          const found = yield* ctx.store.get(row.scope, row.key)
+          // A send that failed backs off: its retry is due when the row says, and a claim takes it then.
+          if (Option.isNone(found) || found.value.leaseOwner !== ctx.owner || found.value.attempts > 0) return
+          const now = yield* ctx.store.now
+          let current = found.value
+          if ((current.leaseExpiresAt ?? 0) - now < ctx.leaseMs / 2) {
+            const until = now + ctx.leaseMs
+            const renewed = yield* ctx.store.renewLease({
+              scope: current.scope,
+              key: current.key,
+              owner: ctx.owner,
+              until,
+            })
+            if (!renewed) return
+            current = new HandleRecord.HandleRecord({ ...current, leaseExpiresAt: until }, true)
+          }
+          ctx.stepping.add(id)
+          yield* Effect.ensuring(
+            actOn(ctx, current, false, tally),
+            Effect.sync(() => ctx.stepping.delete(id)),
+          )
+        }).pipe(
+          Effect.catchTag("LeaseLost", () => Effect.void),
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("reconciler could not act on a row's intent", { key: row.key, cause }),
+          ),
+        ),
+      { concurrency: backgroundOptions(ctx).concurrency, discard: true },
+    )
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("could not look for intents on the rows this instance holds", {
+        error: error.message,
+      }),
+    ),
+  )
+
 /**
  * Runs sweeps forever, one at a time (two sweeps under one owner id would claim each other's
  * rows). A store that cannot be reached fails one sweep, not the reconciler: it tries again on
@@ -218,7 +278,7 @@ export const runBackground = (ctx: Engine, lock: Effect.Semaphore) =>
         )
     const tick = (spread: boolean) =>
       lock
-        .withPermits(1)(sweep(ctx, spread))
+        .withPermits(1)(Effect.zipLeft(sweep(ctx, spread), wakeIntents(ctx)))
         .pipe(
           Effect.as(true),
           Effect.catchAllCause((cause) =>
