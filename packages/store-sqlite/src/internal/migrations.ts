@@ -200,6 +200,18 @@ const v11 = Effect.gen(function* () {
       cancel_unsent = CASE WHEN json_type(body, '$.cancel') = 'object'
         AND json_extract(body, '$.cancel.sent') IS NOT 1 THEN 1 ELSE 0 END`
 })
+/**
+ * The lock holder's pid namespace (see instance-lock.ts): a pid says whether a process lives only
+ * to a process of the same pid namespace, and containers sharing a host name need not share one.
+ * NULL on rows written before it was recorded: those are judged by their heartbeat alone.
+ */
+const v12 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // Added only where it is missing: a file rolled back to an earlier version by hand may keep it.
+  const columns = yield* sql<{ readonly name: string }>`SELECT name FROM pragma_table_info('instances')`
+  if (!columns.some((column) => column.name === "pid_space"))
+    yield* sql`ALTER TABLE instances ADD COLUMN pid_space TEXT`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
@@ -212,10 +224,11 @@ const migrations = {
   "9_list_all": v9,
   "10_task_id_column": v10,
   "11_spread_columns": v11,
+  "12_instance_pid_space": v12,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 11
+export const latestVersion = 12
 
 export const loader = Migrator.fromRecord(migrations)
 
