@@ -123,6 +123,6 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
     StoreError: (e) =>
       // A refusal raised inside a store decorator of the CLI's own (`Common.refuseSealed`).
       e.cause instanceof CliError ? e.cause : failed(`store error during ${e.operation}: ${e.message}`),
-    OpenError: (e) => failed(`cannot open store ${e.location}: ${e.message}`),
+    OpenError: (e) => failed(`cannot open store ${e.location}: ${e.problem ?? e.message}`),
   }),
 )

@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import type * as SqlError from "@effect/sql/SqlError"
 import type * as HandleStore from "@mcp-handles/core/HandleStore"
 import { PgStore } from "@mcp-handles/store-postgres"
 import type * as ConfigError from "effect/ConfigError"
@@ -13,17 +12,7 @@ import * as Match from "effect/Match"
 import { type CliError, failed } from "./CliError.js"
 import { type Mode, missing, redactUrl } from "./StoreSpec.js"
 
-type OpenFailure = PgStore.OpenError | SqlError.SqlError | ConfigError.ConfigError
-
-/** A driver error's own words ("password authentication failed for user x") beat the wrapper's. */
-const sqlMessage = (error: SqlError.SqlError): string => {
-  const cause = error.cause
-  const inner = cause instanceof Error ? cause.message : undefined
-  const code = cause instanceof Error && "code" in cause ? cause.code : undefined
-  const base = error.message.replace(/^PgClient: /, "")
-  if (inner === undefined || inner === "") return base
-  return typeof code === "string" && code !== "" ? `${base}: ${inner} (${code})` : `${base}: ${inner}`
-}
+type OpenFailure = PgStore.OpenError | ConfigError.ConfigError
 
 /**
  * @since 0.1.0
@@ -40,13 +29,14 @@ export const layer = (url: string, mode: Mode): Layer.Layer<HandleStore.HandleSt
     migrate: mode === "create",
   })
   const safe = redactUrl(url)
+  // The store phrases the problem (the driver's own words, one line); the CLI names the store by
+  // the URL it was given, its password masked.
   const describe: (error: OpenFailure) => CliError = Match.type<OpenFailure>().pipe(
     Match.tag("OpenError", (e) =>
       e.reason === "older-schema" && e.found === 0
-        ? missing(`${safe} (schema ${e.location})`)
-        : failed(`cannot open store ${safe}: ${e.message}`),
+        ? missing(`${safe} (schema ${PgStore.defaults.schema})`)
+        : failed(`cannot open store ${safe}: ${e.problem ?? e.message}`),
     ),
-    Match.tag("SqlError", (e) => failed(`cannot open store ${safe}: ${sqlMessage(e)}`)),
     Match.orElse((e) => failed(`cannot open store ${safe}: ${e.message}`)),
   )
   // A driver message may quote the URL; its password must not reach the terminal.

@@ -12,8 +12,11 @@
  * and the SQL that reads a row's plain parts (`cancelSent`, `launches`, intervals) is unchanged.
  *
  * Left in clear: what the store itself schedules, leases and lists by (scope, key, server id,
- * status, times, versions), the tool name, errors, the status message,
- * progress and history. A row written before encryption was on reads back as it is (a field
+ * status, times, versions), the tool name, errors, the status message, the last problem,
+ * progress and history. Those free texts are kept readable without the key, but a server may
+ * quote the task id in them: each of the row's task ids is taken out of them before the write
+ * and put back after the read (`internal/idText`), so the stored text says `⟪task id⟫` where
+ * the server named it. A row written before encryption was on reads back as it is (a field
  * that is not sealed is taken as clear) and is sealed at its next write or by `rekey`.
  *
  * ```ts
@@ -28,9 +31,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as CallStore from "./CallStore.js"
 import * as Encryption from "./Encryption.js"
-import { HandleRecord, InputAnswer, StrayTask, TaskSnapshot } from "./HandleRecord.js"
+import { HandleRecord, InputAnswer, Progress, RpcError, StrayTask, TaskSnapshot } from "./HandleRecord.js"
 import * as HandleStore from "./HandleStore.js"
 import { BoundedCache } from "./internal/boundedCache.js"
+import * as IdText from "./internal/idText.js"
 import * as Sealer from "./internal/sealer.js"
 import type { JsonObject, JsonValue } from "./Json.js"
 import * as ToolResult from "./ToolResult.js"
@@ -333,6 +337,71 @@ export const keyIds = (record: HandleRecord): ReadonlySet<string> => {
 }
 
 /**
+ * The free texts of `record` passed through `f` (the status message, the error's message and
+ * data, the last problem, the progress message): only the fields `f` changed are new objects,
+ * and nothing is built for a row without a text or without a task id.
+ */
+const mapTexts = (
+  record: HandleRecord,
+  ids: ReadonlyArray<string | null>,
+  f: (ids: IdText.RowIds, text: string) => string,
+): Partial<HandleRecord> | undefined => {
+  if (!hasTexts(record) || ids.every((id) => id === null)) return undefined
+  const statusMessage = record.snapshot?.statusMessage
+  const error = record.error
+  const progressMessage = record.progress?.message
+  const rowIds = new IdText.RowIds(ids)
+  const changes: { -readonly [K in keyof HandleRecord]?: HandleRecord[K] } = {}
+  if (statusMessage !== undefined && record.snapshot !== null) {
+    const text = f(rowIds, statusMessage)
+    if (text !== statusMessage)
+      changes.snapshot = new TaskSnapshot({ ...record.snapshot, statusMessage: text }, true)
+  }
+  if (error !== null) {
+    const message = f(rowIds, error.message)
+    const data =
+      error.data === undefined ? undefined : IdText.mapStrings(error.data, (text) => f(rowIds, text))
+    if (message !== error.message || data !== error.data)
+      changes.error = new RpcError({ ...error, message, ...(data === undefined ? {} : { data }) }, true)
+  }
+  if (record.lastProblem !== null) {
+    const text = f(rowIds, record.lastProblem)
+    if (text !== record.lastProblem) changes.lastProblem = text
+  }
+  if (progressMessage !== undefined && record.progress !== null) {
+    const text = f(rowIds, progressMessage)
+    if (text !== progressMessage) changes.progress = new Progress({ ...record.progress, message: text }, true)
+  }
+  return Object.keys(changes).length === 0 ? undefined : changes
+}
+
+const idsOf = (taskId: string | null, strays: ReadonlyArray<StrayTask>): ReadonlyArray<string | null> =>
+  strays.length === 0 ? [taskId] : [taskId, ...strays.map((stray) => stray.taskId)]
+
+const hasTexts = (record: HandleRecord): boolean =>
+  record.snapshot?.statusMessage !== undefined ||
+  record.error !== null ||
+  record.lastProblem !== null ||
+  record.progress?.message !== undefined
+
+/** Whether a stored row's free texts quote one of `clear`'s task ids (written before they were taken out). */
+const quotesIds = (stored: HandleRecord, clear: HandleRecord): boolean => {
+  const texts = [
+    stored.snapshot?.statusMessage,
+    stored.error?.message,
+    stored.error?.data === undefined ? undefined : JSON.stringify(stored.error.data),
+    stored.lastProblem,
+    stored.progress?.message,
+  ]
+  const ids = new IdText.RowIds(idsOf(clear.taskId, clear.strayTasks))
+  return texts.some((text) => typeof text === "string" && ids.quotes(text))
+}
+
+/** `record`'s free texts with its task ids taken out (see the module's notes). */
+const hideIds = (record: HandleRecord): Partial<HandleRecord> | undefined =>
+  mapTexts(record, idsOf(record.taskId, record.strayTasks), (ids, text) => ids.hide(text))
+
+/**
  * `record` with its secrets sealed under the current key (see the module's notes).
  *
  * @since 0.5.0
@@ -353,8 +422,11 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
     const answers = Object.keys(record.answers).length === 0 ? null : plan.json(record.answers, "answers")
     const session = record.snapshot?.session === undefined ? null : plan.session(record.snapshot.session)
     const strays = record.strayTasks.map((stray) => plan.taskId(stray.taskId))
+    const texts = hideIds(record)
+    const snapshot = texts?.snapshot ?? record.snapshot
     return sealPlanned(plan, (text) =>
       withFields(record, {
+        ...texts,
         taskId: taskId === null ? null : text(taskId),
         arguments: args === null ? null : sealedObject(text(args)),
         argumentsHash: text(argumentsHash),
@@ -378,9 +450,9 @@ export const seal = (encryption: Encryption.Encryption, record: HandleRecord): E
                 ),
               },
         snapshot:
-          session === null || record.snapshot === null
-            ? record.snapshot
-            : new TaskSnapshot({ ...record.snapshot, session: text(session) }, true),
+          session === null || snapshot === null
+            ? snapshot
+            : new TaskSnapshot({ ...snapshot, session: text(session) }, true),
         strayTasks:
           strays.length === 0
             ? record.strayTasks
@@ -480,7 +552,9 @@ export const open = (
         : yield* Effect.forEach(record.strayTasks, (stray) =>
             Effect.map(openId(stray.taskId), (taskId) => new StrayTask({ ...stray, taskId }, true)),
           )
-    return withFields(record, {
+    // Only a row whose ids were sealed had its texts' ids taken out: a clear row's texts are as written.
+    const texts = hidesIds(record)
+    const opened = withFields(record, {
       taskId,
       arguments: args,
       argumentsHash,
@@ -490,7 +564,15 @@ export const open = (
       snapshot,
       strayTasks,
     })
+    if (!texts) return opened
+    const revealed = mapTexts(opened, idsOf(taskId, strayTasks), (ids, text) => ids.reveal(text))
+    return revealed === undefined ? opened : withFields(opened, revealed)
   })
+
+/** Whether a stored row's texts had its ids taken out: it holds a sealed task id. */
+const hidesIds = (record: HandleRecord): boolean =>
+  record.taskId?.startsWith(Encryption.prefixes.taskId) === true ||
+  record.strayTasks.some((stray) => stray.taskId.startsWith(Encryption.prefixes.taskId))
 
 /**
  * A row that cannot be opened, as the store port reports it: a `StoreError` whose `cause` is the
@@ -523,6 +605,9 @@ const overlay = (stored: HandleRecord, clear: HandleRecord): HandleRecord =>
     answers: clear.answers,
     snapshot: clear.snapshot,
     strayTasks: clear.strayTasks,
+    error: clear.error,
+    lastProblem: clear.lastProblem,
+    progress: clear.progress,
   })
 
 /**
@@ -700,8 +785,11 @@ export const rekey = (
       Effect.gen(function* () {
         let record = first
         for (let attempt = 0; attempt < 5; attempt++) {
-          if (!needsRekey(record, encryption.currentKeyId)) return "current" as const
+          const stale = needsRekey(record, encryption.currentKeyId)
+          // A row sealed before its texts' ids were taken out is opened to be sure.
+          if (!stale && !(hidesIds(record) && hasTexts(record))) return "current" as const
           const clear = yield* openIn(encryption, "rekey")(record)
+          if (!stale && !quotesIds(record, clear)) return "current" as const
           const sealed = yield* seal(encryption, clear)
           const written = yield* Effect.either(store.update(sealed))
           if (written._tag === "Right") return "rekeyed" as const

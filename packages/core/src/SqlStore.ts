@@ -144,20 +144,56 @@ export type OpenErrorReason = typeof OpenErrorReason.Type
 
 /**
  * The database could not be opened as a store: the one error every SQL store's constructor
- * fails with. `reason` says which problem it is; the message says what to do about it. Whatever
- * the reason, nothing was written.
+ * fails with. `reason` says which problem it is; the message, one line, names the store, where
+ * it is and the problem, and what to do about it (`openError` builds it). Whatever the reason,
+ * nothing was written.
  *
  * @since 0.2.0
  * @category errors
  */
 export class OpenError extends Schema.TaggedError<OpenError>()("OpenError", {
-  /** What was being opened: a database file, a database schema. */
+  /** What was being opened: a database file, a database (`host:port/database`), a schema. */
   location: Schema.String,
   reason: OpenErrorReason,
+  /** `cannot open the {store} store at {location}: {problem}`. */
   message: Schema.String,
+  /** Which store: `SQLite`, `PostgreSQL` (unset on errors a store built before it was named). */
+  store: Schema.optional(Schema.String),
+  /** The problem alone, for a caller that names the store its own way (the CLI). */
+  problem: Schema.optional(Schema.String),
   /** For `newer-schema` and `older-schema`: the schema version found. */
   found: Schema.optional(Schema.Number),
   /** For `newer-schema` and `older-schema`: the version this release reads and writes. */
   supported: Schema.optional(Schema.Number),
   cause: Schema.optional(Schema.Defect),
 }) {}
+
+/**
+ * An `OpenError` whose message is the one line every store's open failures read as:
+ * `cannot open the SQLite store at /srv/tasks.db: … is not a SQLite database …`. The problem
+ * is one line too (a driver's multi-line text is joined).
+ *
+ * @since 0.7.0
+ * @category constructors
+ */
+export const openError = (fields: {
+  readonly store: string
+  readonly location: string
+  readonly reason: OpenErrorReason
+  readonly problem: string
+  readonly cause?: unknown
+  readonly found?: number | undefined
+  readonly supported?: number | undefined
+}): OpenError => {
+  const problem = fields.problem.replace(/\s*\n\s*/g, " ").trim()
+  return new OpenError({
+    location: fields.location,
+    reason: fields.reason,
+    store: fields.store,
+    problem,
+    message: `cannot open the ${fields.store} store at ${fields.location}: ${problem}`,
+    ...(fields.cause === undefined ? {} : { cause: fields.cause }),
+    ...(fields.found === undefined ? {} : { found: fields.found }),
+    ...(fields.supported === undefined ? {} : { supported: fields.supported }),
+  })
+}

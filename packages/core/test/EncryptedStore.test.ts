@@ -365,6 +365,72 @@ describe("EncryptedStore", () => {
       }).pipe(Effect.scoped),
   )
 
+  it.effect(
+    "a free text quoting the row's task ids is stored without them and read back whole; rekey takes them out of older rows",
+    () =>
+      Effect.gen(function* () {
+        const raw = yield* MemoryStore.make
+        const k1 = yield* Encryption.make(keys("k1"))
+        const store = EncryptedStore.make(raw, k1)
+        const [written] = yield* writeCalls(store, 1)
+        const record = written as HandleRecord.HandleRecord
+        const quoting = new HandleRecord.HandleRecord(
+          {
+            ...record,
+            status: "failed",
+            result: null,
+            snapshot: new HandleRecord.TaskSnapshot(
+              {
+                statusMessage: "working on task-0",
+                ttlMs: null,
+                createdAt: 0,
+                lastUpdatedAt: 0,
+                receivedAt: 0,
+              },
+              true,
+            ),
+            error: new HandleRecord.RpcError(
+              { code: -1, message: "task-0 failed", data: { id: "task-0" } },
+              true,
+            ),
+            lastProblem: "lost task-0 and stray-task-77 ⟪sic⟫",
+            progress: new HandleRecord.Progress({ progress: 1, message: "task-0 at 1", at: 0 }, true),
+            strayTasks: [
+              new HandleRecord.StrayTask({ taskId: "stray-task-77", receivedAt: 0, cancelSent: false }, true),
+            ],
+          },
+          true,
+        )
+        const stored = yield* store.update(quoting)
+        // A write answers the texts as the caller gave them.
+        expect([stored.lastProblem, stored.error, stored.snapshot?.statusMessage]).toEqual([
+          quoting.lastProblem,
+          quoting.error,
+          "working on task-0",
+        ])
+        const rawRow = () => Effect.map(raw.get("scope-0", "k0"), Option.getOrThrow)
+        const atRest = JSON.stringify(yield* rawRow())
+        expect(atRest).not.toMatch(/task-0|stray-task-77/)
+        expect((yield* rawRow()).lastProblem).toBe("lost ⟪task id⟫ and ⟪stray task 1⟫ ⟪⟪sic⟫")
+        const read = Option.getOrThrow(yield* store.get("scope-0", "k0"))
+        expect([read.snapshot?.statusMessage, read.error, read.lastProblem, read.progress?.message]).toEqual([
+          "working on task-0",
+          quoting.error,
+          quoting.lastProblem,
+          "task-0 at 1",
+        ])
+        // A row sealed before its texts' ids were taken out: the ids sealed, the texts in clear.
+        yield* raw.update(
+          new HandleRecord.HandleRecord({ ...(yield* rawRow()), lastProblem: "lost task-0" }, true),
+        )
+        expect(yield* EncryptedStore.rekey(raw, k1)).toMatchObject({ examined: 1, rekeyed: 1 })
+        expect((yield* rawRow()).lastProblem).toBe("lost ⟪task id⟫")
+        expect(Option.getOrThrow(yield* store.get("scope-0", "k0")).lastProblem).toBe("lost task-0")
+        // Done once: the next run only reads it.
+        expect(yield* EncryptedStore.rekey(raw, k1)).toMatchObject({ examined: 1, rekeyed: 0 })
+      }),
+  )
+
   it.effect("with a synchronous cipher, a write seals all of its record's values in one effect step", () =>
     Effect.gen(function* () {
       const raw = yield* MemoryStore.make

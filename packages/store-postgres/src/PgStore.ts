@@ -29,6 +29,7 @@ import { consumers } from "./internal/consumers.js"
 import * as DatabaseClock from "./internal/database-clock.js"
 import * as InstanceLock from "./internal/instance-lock.js"
 import * as Migrations from "./internal/migrations.js"
+import * as OpenErrors from "./internal/open-errors.js"
 import { outcomeDelivery } from "./internal/outcomes.js"
 import { servers } from "./internal/servers.js"
 import type { StatementRunner } from "./internal/statement-runner.js"
@@ -161,10 +162,9 @@ export type OpenError = SqlStore.OpenError
 
 const identifier = /^[a-z_][a-z0-9_]{0,62}$/
 
-const validate = (options: Options): Effect.Effect<string, OpenError> => {
+const validate = (options: Options, place: string): Effect.Effect<string, OpenError> => {
   const schema = options.schema ?? defaults.schema
-  const invalid = (message: string) =>
-    Effect.fail(new OpenError({ location: schema, reason: "invalid-options", message }))
+  const invalid = (message: string) => Effect.fail(OpenErrors.openError(place, "invalid-options", message))
   if (!identifier.test(schema) || schema.startsWith("pg_")) {
     return invalid(
       `schema must match ${identifier.source} and not start with pg_, got ${JSON.stringify(schema)}`,
@@ -289,18 +289,16 @@ const migrate = (sql: Sql.SqlClient, schema: string) =>
   )
 
 /** The schema is at `found`, which is not this release's version. */
-const incompatible = (schema: string, found: number): OpenError => {
+const incompatible = (place: string, schema: string, found: number): OpenError => {
   const supported = Migrations.latestVersion
-  return new OpenError({
-    location: schema,
-    reason: found > supported ? "newer-schema" : "older-schema",
-    message:
-      found > supported
-        ? `schema "${schema}" is at version ${found}, migrated by a newer release of @mcp-handles/store-postgres; this release supports up to version ${supported}. Upgrade the package.`
-        : `schema "${schema}" is at version ${found}, this release needs version ${supported}; run the migrations (migrate: true).`,
-    found,
-    supported,
-  })
+  return OpenErrors.openError(
+    place,
+    found > supported ? "newer-schema" : "older-schema",
+    found > supported
+      ? `schema "${schema}" is at version ${found}, migrated by a newer release of @mcp-handles/store-postgres; this release supports up to version ${supported}. Upgrade the package.`
+      : `schema "${schema}" is at version ${found}, this release needs version ${supported}; run the migrations (migrate: true).`,
+    { found, supported },
+  )
 }
 
 /**
@@ -311,8 +309,9 @@ const incompatible = (schema: string, found: number): OpenError => {
  */
 export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleStore, OpenError, PgClient> =>
   Effect.gen(function* () {
-    const schema = yield* validate(options)
     const sql = yield* PgClient
+    const place = OpenErrors.placeOf(sql.config)
+    const schema = yield* validate(options, place)
     const schedule = retrySchedule(options.retry)
     const retrying = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.retry(effect, { schedule, while: isTransientSqlError })
@@ -327,14 +326,23 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
         HandleStore.StoreError.refail(operation, describeFailure),
         Effect.provideService(Sql.SqlClient, sql),
       )
+    // The driver's own words when it gave any (a refused connection, a missing database), else
+    // the store's (a failed migration).
     const cannotOpen = (error: HandleStore.StoreError) =>
-      new OpenError({ location: schema, reason: "cannot-open", message: error.message, cause: error })
+      OpenErrors.openError(
+        place,
+        "cannot-open",
+        error.cause instanceof SqlError
+          ? `${isTransient(error.cause) ? "unreachable, gave up after retrying: " : ""}${OpenErrors.describeCause(error.cause, OpenErrors.secretOf(sql.config))}`
+          : error.message,
+        { cause: error },
+      )
 
     const found = yield* run(
       "migrate",
       options.migrate === false ? currentVersion(sql, schema) : migrate(sql, schema),
     ).pipe(Effect.mapError(cannotOpen))
-    if (found !== Migrations.latestVersion) return yield* incompatible(schema, found)
+    if (found !== Migrations.latestVersion) return yield* incompatible(place, schema, found)
     const now =
       options.clock === "host" ? undefined : yield* Effect.mapError(DatabaseClock.make(run, sql), cannotOpen)
     const guard = InstanceHold.makeGuard()
@@ -393,16 +401,17 @@ export const layer = (options: Options = {}): Layer.Layer<HandleStore.HandleStor
 export const layerUrl = (
   url: string,
   options: UrlOptions = {},
-): Layer.Layer<HandleStore.HandleStore, OpenError | SqlError | ConfigError.ConfigError> => {
+): Layer.Layer<HandleStore.HandleStore, OpenError | ConfigError.ConfigError> => {
   const { maxConnections, connectTimeout, applicationName, ...storeOptions } = options
+  const config = {
+    url: Redacted.make(url),
+    maxConnections: maxConnections ?? defaults.maxConnections,
+    connectTimeout: Duration.decode(connectTimeout ?? defaults.connectTimeout),
+    applicationName: applicationName ?? defaults.applicationName,
+  }
   return layer(storeOptions).pipe(
     Layer.provide(
-      PgClientModule.layer({
-        url: Redacted.make(url),
-        maxConnections: maxConnections ?? defaults.maxConnections,
-        connectTimeout: Duration.decode(connectTimeout ?? defaults.connectTimeout),
-        applicationName: applicationName ?? defaults.applicationName,
-      }).pipe(
+      PgClientModule.layer(config).pipe(
         // The pool's first connection meets the same passing conditions as any query (a server
         // at its connection limit, starting up, failing over): waited out within the same budget.
         Layer.retry(
@@ -410,7 +419,28 @@ export const layerUrl = (
             Schedule.whileInput((error: SqlError | ConfigError.ConfigError) => isTransientSqlError(error)),
           ),
         ),
+        // A database that cannot be reached is a store that cannot be opened, said so in one line.
+        Layer.mapError((error) =>
+          error instanceof SqlError
+            ? OpenErrors.openError(
+                OpenErrors.placeOf(config),
+                "cannot-open",
+                OpenErrors.describeCause(error, OpenErrors.secretOf(config)),
+                { cause: error },
+              )
+            : error,
+        ),
       ),
     ),
   )
 }
+
+/**
+ * A driver error as one line for people (`connection refused (ECONNREFUSED)`, `database "x"
+ * does not exist (3D000)`), `secret` (a password) masked wherever it appears: the words every
+ * `OpenError` of this store gives as its problem.
+ *
+ * @since 0.7.0
+ * @category errors
+ */
+export const describeDriverError: (error: unknown, secret?: string) => string = OpenErrors.describeCause

@@ -131,6 +131,12 @@ const sqliteCode = (error: SqlError): string | undefined => {
   return typeof code === "string" ? code : undefined
 }
 
+/** The driver's own words ("database is locked") rather than its wrapper's ("Failed to execute statement"). */
+const driverWords = (error: SqlError): string => {
+  const inner = (error.cause as { message?: unknown } | undefined)?.message
+  return typeof inner === "string" && inner !== "" ? inner : error.message
+}
+
 /**
  * Opens (creating or upgrading) the database and returns the store; the database closes with
  * the scope.
@@ -148,8 +154,8 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
       Math.round(Duration.toMillis(options.commitDelay ?? defaults.commitDelay)),
     )
     const synchronous: Synchronous = options.synchronous === "NORMAL" ? "NORMAL" : defaults.synchronous
-    const openError = (reason: SqlStore.OpenErrorReason, message: string, cause?: unknown) =>
-      new OpenError({ location: filename, reason, message, cause })
+    const openError = (reason: SqlStore.OpenErrorReason, problem: string, cause?: unknown) =>
+      SqlStore.openError({ store: "SQLite", location: filename, reason, problem, cause })
     const fromSql = (what: string) => (error: SqlError) => {
       const code = sqliteCode(error)
       return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT"
@@ -160,7 +166,7 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
           )
         : openError(
             "cannot-open",
-            `could not ${what} ${filename}: ${error.message}${code ? ` (${code})` : ""}${code === "SQLITE_BUSY" ? "; another process holds a lock on it" : ""}`,
+            `could not ${what} ${filename}: ${driverWords(error)}${code ? ` (${code})` : ""}${code === "SQLITE_BUSY" ? "; another process holds a lock on it" : ""}`,
             error,
           )
     }
@@ -201,10 +207,11 @@ export const make = (options: Options = {}): Effect.Effect<HandleStore.HandleSto
       }
       const version = yield* storedVersion
       if (version > Migrations.latestVersion) {
-        return yield* new OpenError({
+        return yield* SqlStore.openError({
+          store: "SQLite",
           location: filename,
           reason: "newer-schema",
-          message: `${filename} was written by a newer version of @mcp-handles/store-sqlite (schema version ${version}; this version understands up to ${Migrations.latestVersion}). It was left untouched: upgrade @mcp-handles/store-sqlite to open it`,
+          problem: `${filename} was written by a newer version of @mcp-handles/store-sqlite (schema version ${version}; this version understands up to ${Migrations.latestVersion}). It was left untouched: upgrade @mcp-handles/store-sqlite to open it`,
           found: version,
           supported: Migrations.latestVersion,
         })

@@ -17,9 +17,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
 import { killGroup, spawnGroup } from "../../../scripts/testing/process-groups.mjs"
-import { staleAfterMs } from "../src/internal/instance-lock.js"
+import { pidSpace, staleAfterMs } from "../src/internal/instance-lock.js"
+import { handle } from "./stores.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -114,6 +117,71 @@ describe("instance lock", () => {
       yield* Effect.scoped(store.lockInstance("remote"))
     }).pipe(Effect.scoped),
   )
+
+  it.live(
+    "a holder on this host name whose pid this process cannot see (another pid namespace) is live while it beats",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-lock-")), "tasks.db")
+        const store = yield* Layer.build(SqliteStore.layer({ filename })).pipe(
+          Effect.map(Context.get(HandleStore)),
+        )
+        const now = Date.now()
+        // A container sharing this host name but not this pid namespace: its pid means nothing here.
+        const unseen = pidNotHere()
+        for (const [id, space] of [
+          ["container", "another-boot/pid:[4026531999]"],
+          // Written by a release that did not record its pid namespace: the heartbeat decides.
+          ["unrecorded", null],
+        ] as const) {
+          seed(filename, { id, token: "theirs", pid: unseen, host: os.hostname(), at: now, pidSpace: space })
+          const refused = yield* Effect.either(Effect.scoped(store.lockInstance(id)))
+          expect(Either.isLeft(refused) && refused.left._tag, id).toBe("InstanceIdInUse")
+          // Once its heartbeat stopped long enough ago, it counts as gone.
+          seed(filename, {
+            id,
+            token: "theirs",
+            pid: unseen,
+            host: os.hostname(),
+            at: now - staleAfterMs,
+            pidSpace: space,
+          })
+          yield* Effect.scoped(store.lockInstance(id))
+        }
+        // In this pid namespace the pid still decides at once.
+        seed(filename, { id: "here", token: "theirs", pid: unseen, host: os.hostname(), at: now })
+        yield* Effect.scoped(store.lockInstance("here"))
+      }).pipe(Effect.scoped),
+  )
+
+  it.scoped(
+    "a holder whose heartbeat cannot be written says so, and stops writing before another process may take its id",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-lock-")), "tasks.db")
+        const store = yield* SqliteStore.make({ filename, busyTimeout: "0 millis" })
+        const logged: Array<string> = []
+        const logger = Logger.make(({ message }) => {
+          logged.push(String(Array.isArray(message) ? message.join(" ") : message))
+        })
+        yield* store
+          .lockInstance("beating")
+          .pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        yield* store.insertOrGet(handle("before"))
+        // Another connection holds the write lock: every heartbeat fails (SQLITE_BUSY).
+        const blocker = new Database(filename)
+        blocker.exec("BEGIN IMMEDIATE")
+        yield* TestClock.adjust(staleAfterMs)
+        blocker.exec("ROLLBACK")
+        blocker.close()
+        expect(logged.join("\n")).toContain("heartbeat")
+        // By now another process would see its heartbeat as stale and take the id: this one has stopped.
+        const after = yield* Effect.either(store.insertOrGet(handle("after")))
+        expect(Either.isLeft(after) && after.left.message).toMatch(
+          /instance lock of "beating" was lost.*heartbeat/,
+        )
+      }),
+  )
 })
 
 /** The lock rows of a database file, read on a connection of their own. */
@@ -126,10 +194,13 @@ const holders = (filename: string) => {
   }
 }
 
-/** Writes a lock row as another process would have. */
+/**
+ * Writes a lock row as another process would have; its pid namespace is this process's unless
+ * given (`null`: a row that names none).
+ */
 const seed = (
   filename: string,
-  row: { id: string; token: string; pid: number; host: string; at: number },
+  row: { id: string; token: string; pid: number; host: string; at: number; pidSpace?: string | null },
 ) => {
   const db = new Database(filename, { timeout: 5_000 })
   try {
@@ -142,7 +213,23 @@ const seed = (
       row.host,
       row.at,
     )
+    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('instances')").all()
+    if (columns.some((column) => column.name === "pid_space")) {
+      const space = row.pidSpace === undefined ? pidSpace : row.pidSpace
+      db.prepare("UPDATE instances SET pid_space = ? WHERE instance_id = ?").run(space, row.id)
+    }
   } finally {
     db.close()
+  }
+}
+
+/** A pid no process of this pid namespace has. */
+const pidNotHere = (): number => {
+  for (let pid = 4_000_000; ; pid++) {
+    try {
+      process.kill(pid, 0)
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "ESRCH") return pid
+    }
   }
 }

@@ -210,6 +210,18 @@ const v12 = Effect.gen(function* () {
   yield* sql`CREATE INDEX handles_intents ON handles (lease_owner)
     WHERE cancel_unsent = 1 OR status = 'input_required'`
 })
+/**
+ * The lock holder's pid namespace (see instance-lock.ts): a pid says whether a process lives only
+ * to a process of the same pid namespace, and containers sharing a host name need not share one.
+ * NULL on rows written before it was recorded: those are judged by their heartbeat alone.
+ */
+const v13 = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // Added only where it is missing: a file rolled back to an earlier version by hand may keep it.
+  const columns = yield* sql<{ readonly name: string }>`SELECT name FROM pragma_table_info('instances')`
+  if (!columns.some((column) => column.name === "pid_space"))
+    yield* sql`ALTER TABLE instances ADD COLUMN pid_space TEXT`
+})
 const migrations = {
   "1_handles": v1,
   "2_due_order": v2,
@@ -223,10 +235,11 @@ const migrations = {
   "10_task_id_column": v10,
   "11_spread_columns": v11,
   "12_intents": v12,
+  "13_instance_pid_space": v13,
 }
 
 /** The newest schema version this build knows. */
-export const latestVersion = 12
+export const latestVersion = 13
 
 export const loader = Migrator.fromRecord(migrations)
 
