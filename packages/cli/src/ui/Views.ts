@@ -2,7 +2,7 @@
  * The pages of `mcp-handles ui`: the calls (a filtered, paged table with counts by status) and
  * one call (its fields, history, input requests with answer forms, strays, actions). Each page
  * has a live part (`data-live`), re-rendered by the server and pushed over server-sent events,
- * and a static part (filters, forms) that an update never replaces.
+ * and a static part (filters, the forms one types into) that an update never replaces.
  *
  * Task ids are bearer credentials: every value goes through `html`, which shortens the ids the
  * CLI knows (each row's own are added as the row is shown, so none depends on what the process
@@ -223,7 +223,7 @@ const actions = (r: HandleRecord.HandleRecord): Html => {
 }
 
 /**
- * The live part of the call page: its fields and its history.
+ * The live part of the call page: the actions it allows now, its fields and its history.
  *
  * @since 0.5.0
  * @category rendering
