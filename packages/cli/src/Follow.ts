@@ -49,7 +49,8 @@ const describeRow = (session: Session, record: HandleRecord.HandleRecord): strin
   // the whole message, as a log line must not lose the cause (a terminal's line is cut to fit).
   const live = Screen.liveStderr()
   const polls = live ? `polls ${session.counter.polls(record.taskId)}` : undefined
-  const shown = live ? Render.truncate(message, 60) : message
+  // Cut after redacting: an id cut short would no longer be recognised, and would show almost whole.
+  const shown = live ? Render.truncate(Render.known.text(message), 60) : message
   return [
     record.status,
     Render.progress(record, live),

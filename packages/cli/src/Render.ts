@@ -45,6 +45,16 @@ export const guard = (stream: NodeJS.WriteStream, reveal: boolean): void => {
 }
 
 /**
+ * `text` as shown: its task ids shortened (those `known` holds, legacy adopted keys), unless
+ * `reveal`. Text cut short (`truncate`) is cut after this, never before: a cut id would no
+ * longer be recognised, and would show all but its last characters.
+ *
+ * @since 0.7.0
+ * @category redacting
+ */
+export const shown = (text: string, reveal: boolean): string => (reveal ? text : known.text(text))
+
+/**
  * @since 0.1.0
  * @category rendering
  */

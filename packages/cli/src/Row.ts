@@ -143,20 +143,27 @@ export const table = (
       "AGE",
       "NOTE",
     ],
-    records.map((r) => [
-      ...(scoped ? [r.scope] : []),
-      r.key,
-      Render.status(r),
-      r.tool,
-      ServerRegistry.displayName(r.serverId),
-      Render.taskId(r.taskId, context.reveal),
-      owner(r, context.now) ?? "-",
-      relative(lastPolledAt(r), context.now),
-      open(r) ? relative(r.nextPollAt, context.now) : "-",
-      String(r.polls),
-      Render.age(r.createdAt, context.now),
-      // A reason is what --stuck is for: it is shown whole.
-      (options.stuck ? Stuck.reason(r, context.now) : undefined) ?? Render.truncate(Render.note(r), 80),
-    ]),
+    records.map((r) => {
+      // Each row is shown with its own ids shortened (its key may be `adopted:{taskId}`, its
+      // note may quote the id), whatever else this process met.
+      Render.known.addRecord(r)
+      const cells = [
+        ...(scoped ? [r.scope] : []),
+        r.key,
+        Render.status(r),
+        r.tool,
+        ServerRegistry.displayName(r.serverId),
+        Render.taskId(r.taskId, context.reveal),
+        owner(r, context.now) ?? "-",
+        relative(lastPolledAt(r), context.now),
+        open(r) ? relative(r.nextPollAt, context.now) : "-",
+        String(r.polls),
+        Render.age(r.createdAt, context.now),
+        // A reason is what --stuck is for: it is shown whole.
+        (options.stuck ? Stuck.reason(r, context.now) : undefined) ??
+          Render.truncate(Render.shown(Render.note(r), context.reveal), 80),
+      ]
+      return cells.map((cell) => Render.shown(cell, context.reveal))
+    }),
   )
 }

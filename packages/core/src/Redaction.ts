@@ -11,12 +11,17 @@
  *   named `adopted:{taskId}`), error messages and causes (a store error, a server's error body
  *   quoting the id), log messages and annotations, span attributes and events.
  *
+ * - **Shape.** A legacy adopted key (`adopted:` and anything but the 16 hex digits of a hashed
+ *   key) names a task id whether or not any row said so (`legacyKeys`).
+ *
  * Rather than a list of fields per printer, outputs are redacted by walking their structure with
  * the ids known to the context (`Known`): any occurrence of one, anywhere in any string, is
- * replaced by its short form (`taskId`). The client keeps a `Known` fed by every record its
- * store hands it, and wraps the loggers and the tracer its fibers use (`logger`, `tracer`) and
- * the Promise facade's errors (`error`); the CLI shows rows through `value` and writes every line
- * through its `Known`.
+ * replaced by its short form (`taskId`). A `Known` never forgets an id (a redaction that kept
+ * only the last N would show the N+1th-oldest whole once a process met more): it holds each id
+ * once, about a hundred bytes apiece. The client keeps a `Known` fed by every record its store
+ * hands it, and wraps the loggers and the tracer its fibers use (`logger`, `tracer`) and the
+ * Promise facade's errors (`error`); the CLI and its web view add each row's ids as they show
+ * the row (`addRecord`), and render every string through their `Known`.
  *
  * @since 0.1.0
  */
@@ -56,8 +61,7 @@ export const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 export const minTextLength = 6
 
 /**
- * The task ids of a context (a client, a CLI run): those it saw, most recent last, at most
- * `capacity` of them (a long-lived client sees ids without end; the oldest are forgotten).
+ * The task ids of a context (a client, a CLI run): every one it saw, for as long as it lives.
  *
  * @since 0.4.0
  * @category models
@@ -157,64 +161,81 @@ const prefixHash = (text: string, from = 0): number => {
 const rollHash = (hash: number, leaving: number, entering: number): number =>
   (Math.imul((hash - Math.imul(leaving, hashDrop)) >>> 0, hashBase) + entering) >>> 0
 
+const legacyKey = /adopted:([^\s"'`<>,;()[\]{}]+)/g
+const hashedKey = /^[0-9a-f]{16}$/
+
+/**
+ * `text` with the task id of every legacy adopted key in it shortened: rows adopted before keys
+ * were hashed are keyed `adopted:{taskId}`, so whatever follows `adopted:` (up to a space, a
+ * quote or a bracket) is a task id, unless it is a hashed key's 16 hex digits or already
+ * shortened. It needs no row: a key typed by hand, or of a row deleted since, is caught too.
+ *
+ * @since 0.7.0
+ * @category redacting
+ */
+export const legacyKeys = (text: string): string =>
+  text.includes("adopted:")
+    ? text.replace(legacyKey, (whole, id: string) =>
+        hashedKey.test(id) || id.includes("…") ? whole : `adopted:${taskId(id)}`,
+      )
+    : text
+
 /**
  * A new, empty `Known` (or holding `ids`).
  *
  * @since 0.4.0
  * @category constructors
  */
-export const make = (
-  options: { readonly ids?: Iterable<string>; readonly capacity?: number } = {},
-): Known => {
-  const capacity = options.capacity ?? 10_000
-  // Insertion-ordered: the oldest is the first to go past capacity.
+export const make = (options: { readonly ids?: Iterable<string> } = {}): Known => {
+  // Never trimmed: which ids an output may quote does not depend on how many came since.
   const ids = new Set<string>()
   // Ids long enough to be looked for inside text, by a hash of their first `minTextLength`
-  // characters, longest first. A scan of a string rolls that hash along it: one Map lookup per
-  // character whatever the number of ids (an alternation regex of every id cost a recompile per
-  // new id, half a second at 10,000, and grew with the ids on every string).
-  const byPrefix = new Map<number, Array<string>>()
+  // characters, then by length, longest first. A scan of a string rolls that hash along it: one
+  // Map lookup per character whatever the number of ids (an alternation regex of every id cost a
+  // recompile per new id, half a second at 10,000, and grew with the ids on every string); where
+  // it hits, one Set lookup per distinct length. Ids that share a prefix (`task-0…`, a server's
+  // sequence) share a bucket: a list of them searched one by one would cost per id, not per length.
+  const byPrefix = new Map<number, Array<{ readonly length: number; readonly ids: Set<string> }>>()
   const index = (id: string) => {
     if (id.length < minTextLength) return
     const hash = prefixHash(id)
-    const list = byPrefix.get(hash)
-    if (list === undefined) byPrefix.set(hash, [id])
-    else {
-      list.push(id)
-      list.sort((a, b) => b.length - a.length)
+    const groups = byPrefix.get(hash)
+    if (groups === undefined) {
+      byPrefix.set(hash, [{ length: id.length, ids: new Set([id]) }])
+      return
     }
-  }
-  const unindex = (id: string) => {
-    if (id.length < minTextLength) return
-    const hash = prefixHash(id)
-    const list = byPrefix.get(hash)
-    if (list === undefined) return
-    const rest = list.filter((other) => other !== id)
-    if (rest.length === 0) byPrefix.delete(hash)
-    else byPrefix.set(hash, rest)
+    const group = groups.find((g) => g.length === id.length)
+    if (group !== undefined) group.ids.add(id)
+    else {
+      groups.push({ length: id.length, ids: new Set([id]) })
+      groups.sort((a, b) => b.length - a.length)
+    }
   }
   const add = (...more: ReadonlyArray<string | null | undefined>) => {
     for (const id of more) {
-      if (typeof id !== "string" || id.length === 0) continue
-      if (ids.has(id)) {
-        // Seen again: it is recent.
-        ids.delete(id)
-        ids.add(id)
-        continue
-      }
+      // Every poll hands the store's ids again: one lookup, nothing written, for one seen before.
+      if (typeof id !== "string" || id.length === 0 || ids.has(id)) continue
       ids.add(id)
       index(id)
-      if (ids.size > capacity) {
-        const oldest = ids.values().next().value
-        if (oldest !== undefined) {
-          ids.delete(oldest)
-          unindex(oldest)
-        }
-      }
     }
   }
   for (const id of options.ids ?? []) add(id)
-  const redactText = (input: string): string => {
+  /** The longest id of `groups` that `input` holds at `at`. */
+  const match = (
+    groups: ReadonlyArray<{ readonly length: number; readonly ids: Set<string> }> | undefined,
+    input: string,
+    at: number,
+  ): string | undefined => {
+    if (groups === undefined) return undefined
+    for (const group of groups) {
+      if (at + group.length > input.length) continue
+      const candidate = input.slice(at, at + group.length)
+      if (group.ids.has(candidate)) return candidate
+    }
+    return undefined
+  }
+  const redactText = (input: string): string => legacyKeys(knownIn(input))
+  const knownIn = (input: string): string => {
     if (ids.has(input)) return taskId(input)
     if (byPrefix.size === 0 || input.length < minTextLength) return input
     let out = ""
@@ -222,8 +243,7 @@ export const make = (
     let at = 0
     let hash = prefixHash(input)
     for (;;) {
-      const candidates = byPrefix.get(hash)
-      const found = candidates?.find((id) => input.startsWith(id, at))
+      const found = match(byPrefix.get(hash), input, at)
       if (found !== undefined) {
         out += input.slice(copied, at) + taskId(found)
         at += found.length

@@ -7,33 +7,19 @@
  * rows adopted under the id itself are still found, and a task the server does not know is
  * `UnknownTask`, with nothing recorded.
  */
-import * as OtelResource from "@effect/opentelemetry/Resource"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import { describe, expect, it } from "@effect/vitest"
 import { openTaskClient } from "@mcp-handles/core"
 import * as HandleStore from "@mcp-handles/core/HandleStore"
 import * as Redaction from "@mcp-handles/core/Redaction"
 import * as TaskReference from "@mcp-handles/core/TaskReference"
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as fc from "fast-check"
 import { type Harness, makeHarness, runFor, serverUrl, startProcess, withStore } from "./support/harness.js"
-
-const otel = (exporter: InMemorySpanExporter) =>
-  OtelTracer.layer.pipe(
-    Layer.provide(
-      Layer.mergeAll(
-        OtelResource.layer({ serviceName: "mcp-handles-test" }),
-        Layer.succeed(
-          OtelTracer.OtelTracerProvider,
-          new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-        ),
-      ),
-    ),
-  )
+import { otel } from "./support/otel.js"
 
 /** An app's logger that keeps every line, formatted the two usual ways (causes in full). */
 const capturing = () => {
@@ -163,11 +149,10 @@ describe("Redaction", () => {
       fc.property(
         fc.uniqueArray(id, { maxLength: 8 }),
         fc.array(fc.oneof(alphabet, id), { maxLength: 30 }),
-        fc.integer({ min: 1, max: 8 }),
-        (ids, parts, capacity) => {
+        (ids, parts) => {
           const input = parts.join("")
-          const known = Redaction.make({ ids, capacity })
-          const kept = ids.slice(-capacity)
+          const known = Redaction.make({ ids })
+          const kept = ids
           const long = kept
             .filter((k) => k.length >= Redaction.minTextLength)
             .sort((a, b) => b.length - a.length)
@@ -182,6 +167,36 @@ describe("Redaction", () => {
       ),
       { numRuns: 2000 },
     )
+  })
+
+  it("a legacy adopted key's id is shortened by its shape, known or not; a hashed key is kept", () => {
+    const id = "5e1c2a90-77b3-4f0e-9d41-0c2f6a8b9e13"
+    const known = Redaction.make()
+    expect(known.text(`no call with key "adopted:${id}" in scope "x"`)).toBe(
+      `no call with key "adopted:${Redaction.taskId(id)}" in scope "x"`,
+    )
+    expect(Redaction.value({ key: `adopted:${id}` }, [])).toEqual({ key: `adopted:${Redaction.taskId(id)}` })
+    // A hashed key names no id; one already shortened is left as it is.
+    expect(known.text("adopted:0123456789abcdef")).toBe("adopted:0123456789abcdef")
+    const once = known.text(`adopted:${id}`)
+    expect(known.text(once)).toBe(once)
+    // A known id in a legacy key: shortened once, not twice.
+    expect(Redaction.make({ ids: [id] }).text(`adopted:${id}`)).toBe(`adopted:${Redaction.taskId(id)}`)
+  })
+
+  it("a Known never forgets: the first of 30,000 ids is shortened like the last", () => {
+    const ids = Array.from(
+      { length: 30_000 },
+      (_, i) => `task-${String(i).padStart(8, "0")}-${"x".repeat(8)}`,
+    )
+    const known = Redaction.make()
+    for (const id of ids) known.add(id)
+    // Seen again, as every poll hands the store's ids again: nothing changes.
+    known.add(ids[0])
+    expect(known.text(`first ${ids[0]}, last ${ids[29_999]}`)).toBe(
+      `first ${Redaction.taskId(ids[0] ?? "")}, last ${Redaction.taskId(ids[29_999] ?? "")}`,
+    )
+    expect(ids.every((id) => known.has(id))).toBe(true)
   })
 
   it("an error keeps its class and tag, with message, stack and fields redacted", () => {

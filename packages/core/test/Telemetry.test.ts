@@ -1,36 +1,16 @@
 import * as Otlp from "@effect/opentelemetry/Otlp"
-import * as OtelResource from "@effect/opentelemetry/Resource"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
 import * as Redaction from "@mcp-handles/core/Redaction"
 import * as Telemetry from "@mcp-handles/core/Telemetry"
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base"
+import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import type * as MetricState from "effect/MetricState"
 import { makeHarness, runFor, startProcess } from "./support/harness.js"
-
-/** Effect's tracer, backed by an OpenTelemetry SDK that keeps finished spans in memory. */
-const otel = (exporter: InMemorySpanExporter) =>
-  OtelTracer.layer.pipe(
-    Layer.provide(
-      Layer.mergeAll(
-        OtelResource.layer({ serviceName: "mcp-handles-test" }),
-        Layer.succeed(
-          OtelTracer.OtelTracerProvider,
-          new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-        ),
-      ),
-    ),
-  )
+import { otel } from "./support/otel.js"
 
 /** A task that runs `durationMs` and asks to be polled every second. */
 const slow = (durationMs: number) => ({

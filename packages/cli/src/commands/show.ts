@@ -77,7 +77,11 @@ export const spec = Spec.command(
         ])
         lines.push(["ttl", r.snapshot.ttlMs === null ? "unlimited" : `${r.snapshot.ttlMs} ms`])
       }
-      if (r.result !== null) lines.push(["result", Render.truncate(Render.resultText(r.result), 500)])
+      if (r.result !== null)
+        lines.push([
+          "result",
+          Render.truncate(Render.shown(Render.resultText(r.result), options.reveal), 500),
+        ])
       if (r.error !== null) lines.push(["error", `${r.error.code} ${r.error.message}`])
       if (r.inputRequests !== null) lines.push(["input requested", Object.keys(r.inputRequests).join(", ")])
       if (Object.keys(r.answers).length > 0) {
@@ -110,6 +114,8 @@ export const spec = Spec.command(
         ])
       })
       const width = Math.max(...lines.map(([label]) => label.length))
-      Output.line(lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n"))
+      const text = lines.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n")
+      // The row's ids were added as the row was made: its lines are shown with them shortened.
+      Output.line(Render.shown(text, options.reveal))
     }).pipe(Effect.scoped),
 )

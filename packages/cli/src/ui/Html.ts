@@ -1,9 +1,14 @@
 /**
  * HTML for `mcp-handles ui`, written by the server: every value goes through `html`, which
- * escapes it, so a key, a tool name or a server's message can never become markup.
+ * redacts it (the task ids the CLI knows, `Render.known`, and legacy adopted keys by their
+ * shape) and escapes it, so a key, a tool name or a server's message can never become markup nor
+ * show a task id. A task id asked for is shown through `revealed` (escaped only). Links and forms
+ * carry a value that would show a task id sealed (`query`, `hiddenFields`, see `Seal`).
  *
  * @since 0.5.0
  */
+import * as Render from "../Render.js"
+import * as Seal from "./Seal.js"
 
 /**
  * Markup that is already safe (built by `html`, or a constant of this module).
@@ -24,18 +29,35 @@ export class Html {
  */
 export const escapeText = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
+/**
+ * Text as every page shows it: its task ids shortened, then escaped. The one way a value
+ * becomes HTML.
+ *
+ * @since 0.7.0
+ * @category rendering
+ */
+export const text = (value: string): string => escapeText(Render.known.text(value))
+
+/**
+ * Text shown whole, escaped only: a task id someone asked to see (`reveal=taskId`).
+ *
+ * @since 0.7.0
+ * @category rendering
+ */
+export const revealed = (value: string): Html => new Html(escapeText(value))
+
 type Part = Html | string | number | boolean | null | undefined | ReadonlyArray<Part>
 
 const render = (part: Part): string => {
   if (part === null || part === undefined || part === false || part === true) return ""
   if (part instanceof Html) return part.text
   if (Array.isArray(part)) return part.map(render).join("")
-  return escapeText(String(part))
+  return text(String(part))
 }
 
 /**
- * A template whose interpolations are escaped (arrays are joined; null, undefined and booleans
- * render nothing, for `cond && html\`...\``).
+ * A template whose interpolations are redacted and escaped (`text`; arrays are joined; null,
+ * undefined and booleans render nothing, for `cond && html\`...\``).
  *
  * @since 0.5.0
  * @category constructors
@@ -43,19 +65,79 @@ const render = (part: Part): string => {
 export const html = (strings: TemplateStringsArray, ...parts: ReadonlyArray<Part>): Html =>
   new Html(strings.reduce((out, s, i) => out + s + (i < parts.length ? render(parts[i]) : ""), ""))
 
+const decoded = (value: string): string => {
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    return value
+  }
+}
+
+/** Whether a page showing `value` would show less of it: it holds a task id (a cursor, encoded). */
+const holdsTaskId = (value: string): boolean =>
+  Render.known.text(value) !== value || Render.known.text(decoded(value)) !== decoded(value)
+
 /**
- * A query string from these parameters, the empty ones left out.
+ * A parameter as a link or a form carries it: under its name, or sealed (`Seal`) under
+ * `sealed.NAME` when it holds a task id. Empty values are left out.
+ *
+ * @since 0.7.0
+ * @category rendering
+ */
+export const parameters = (
+  params: Readonly<Record<string, string | undefined>>,
+): ReadonlyArray<readonly [string, string]> =>
+  Object.entries(params).flatMap(
+    ([name, value]): ReadonlyArray<readonly [string, string]> =>
+      value === undefined || value === ""
+        ? []
+        : holdsTaskId(value)
+          ? [[`${Seal.prefix}${name}`, Seal.seal(value)]]
+          : [[name, value]],
+  )
+
+/**
+ * A query string from these parameters (see `parameters`).
  *
  * @since 0.5.0
  * @category rendering
  */
 export const query = (params: Readonly<Record<string, string | undefined>>): string => {
-  const search = new URLSearchParams()
-  for (const [name, value] of Object.entries(params)) {
-    if (value !== undefined && value !== "") search.set(name, value)
-  }
+  const search = new URLSearchParams(parameters(params) as Array<[string, string]>)
   const text = search.toString()
   return text === "" ? "" : `?${text}`
+}
+
+/**
+ * A form's hidden fields (see `parameters`).
+ *
+ * @since 0.7.0
+ * @category rendering
+ */
+export const hiddenFields = (fields: Readonly<Record<string, string | undefined>>): Html =>
+  new Html(
+    parameters(fields)
+      .map(([name, value]) => `<input type="hidden" name="${text(name)}" value="${escapeText(value)}">`)
+      .join(""),
+  )
+
+/**
+ * A parameter of a request: sent under its name, or sealed by this process (`parameters`); empty
+ * when neither (a sealed value this process cannot open is none).
+ *
+ * @since 0.7.0
+ * @category parsing
+ */
+export const param = (
+  params: Readonly<Record<string, string | ReadonlyArray<string>>>,
+  name: string,
+): string => {
+  const first = (value: string | ReadonlyArray<string> | undefined) =>
+    typeof value === "string" ? value : value?.[0]
+  const plain = first(params[name])
+  if (plain !== undefined && plain !== "") return plain
+  const sealed = first(params[`${Seal.prefix}${name}`])
+  return sealed === undefined ? "" : (Seal.open(sealed) ?? "")
 }
 
 /**
@@ -126,15 +208,30 @@ fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 .75rem
 
 /**
  * The script: each element with `data-live` follows an event stream of its own HTML
- * (server-sent events, the browser's `EventSource`, which reconnects by itself). A form being
- * filled in is never inside a live element, so an update cannot wipe what someone typed.
+ * (server-sent events, the browser's `EventSource`, which reconnects by itself). That HTML is
+ * the server's, built by `html` like the page itself; the script parses it into an inert
+ * document and moves the nodes in, without scripts, frames or event handlers even so. A form
+ * being filled in is never inside a live element, so an update cannot wipe what someone typed;
+ * the actions (buttons only) are, so they follow the call.
  *
  * @since 0.5.0
  * @category constants
  */
 export const js = `
+const inert = ["script", "style", "link", "meta", "base", "iframe", "frame", "object", "embed", "template"]
+const nodesOf = (text) => {
+  const body = new DOMParser().parseFromString(text, "text/html").body
+  for (const el of body.querySelectorAll(inert.join(","))) el.remove()
+  for (const el of body.querySelectorAll("*")) {
+    for (const attribute of [...el.attributes]) if (attribute.name.startsWith("on")) el.removeAttribute(attribute.name)
+  }
+  return [...body.childNodes]
+}
 for (const el of document.querySelectorAll("[data-live]")) {
   const source = new EventSource(el.dataset.live)
-  source.addEventListener("update", (event) => { el.innerHTML = event.data; el.dataset.updates = String(Number(el.dataset.updates || 0) + 1) })
+  source.addEventListener("update", (event) => {
+    el.replaceChildren(...nodesOf(event.data))
+    el.dataset.updates = String(Number(el.dataset.updates || 0) + 1)
+  })
 }
 `

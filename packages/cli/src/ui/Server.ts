@@ -29,8 +29,9 @@ import * as Stuck from "../Stuck.js"
 import * as Audit from "./Audit.js"
 import * as Fleet from "./Fleet.js"
 import * as Guard from "./Guard.js"
-import { type Html, page, js as script, css as stylesheet } from "./Html.js"
+import { type Html, html, page, param, query, js as script, css as stylesheet } from "./Html.js"
 import * as Refresh from "./Refresh.js"
+import * as Seal from "./Seal.js"
 import * as Views from "./Views.js"
 
 /**
@@ -79,11 +80,6 @@ const respond = (body: Html, status = 200, title = "Calls") =>
     contentType: "text/html; charset=utf-8",
     headers: securityHeaders,
   })
-
-const param = (params: Readonly<Record<string, string | ReadonlyArray<string>>>, name: string): string => {
-  const value = params[name]
-  return typeof value === "string" ? value : (value?.[0] ?? "")
-}
 
 const filterOf = (
   params: Readonly<Record<string, string | ReadonlyArray<string>>>,
@@ -164,11 +160,14 @@ export const loadCall = (
     return { record, servers, consumers, now, reveal }
   })
 
-/** The HTML of a live view as the refresh reads it; a failed read shows as a notice. */
+/**
+ * The HTML of a live view as the refresh reads it; a failed read (the call deleted meanwhile)
+ * shows as a notice, rendered like everything else (its message may quote a key).
+ */
 const text = (render: Effect.Effect<Html, CliError>): Effect.Effect<string> =>
   render.pipe(
+    Effect.catchAll((error) => Effect.succeed(html`<p class="notice error">${error.message}</p>`)),
     Effect.map((h) => h.text),
-    Effect.catchAll((error) => Effect.succeed(`<p class="notice error">${error.message}</p>`)),
   )
 
 /** An event stream of a view's HTML: sent at once, then whenever it changes. */
@@ -268,7 +267,7 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
         status: 303,
         headers: {
           ...securityHeaders,
-          location: `/call?${new URLSearchParams({ scope: fields.scope, key: fields.key, done })}`,
+          location: `/call${query({ scope: fields.scope, key: fields.key, done })}`,
         },
       })
 
@@ -367,11 +366,12 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
           const record = yield* client.get(target.key, target.scope).pipe(Effect.mapError(fromKnown))
           const answer = yield* answerOf(record, form)
           if (param(form, "confirm") !== "yes") {
-            // The same fields again, with confirm=yes: what was typed is sent only once confirmed.
+            // The same fields again, with confirm=yes: what was typed is sent only once confirmed
+            // (a sealed one opened here, and sealed again by the confirmation's form).
             const fields: Record<string, string> = {}
-            for (const [name, value] of Object.entries(form)) {
-              if (typeof value === "string") fields[name] = value
-              else if (value[0] !== undefined) fields[name] = value[0]
+            for (const name of Object.keys(form)) {
+              const plain = name.startsWith(Seal.prefix) ? name.slice(Seal.prefix.length) : name
+              fields[plain] = param(form, plain)
             }
             return respond(
               Views.confirm(
@@ -435,7 +435,7 @@ export const serve = (options: Options): Effect.Effect<string, CliError, Scope.S
             status: 303,
             headers: {
               ...securityHeaders,
-              location: `/servers?${new URLSearchParams({ done: `moved ${moved} call(s) of ${fields.from} to ${fields.to}` })}`,
+              location: `/servers${query({ done: `moved ${moved} call(s) of ${fields.from} to ${fields.to}` })}`,
             },
           })
         }),

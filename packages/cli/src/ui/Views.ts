@@ -2,10 +2,13 @@
  * The pages of `mcp-handles ui`: the calls (a filtered, paged table with counts by status) and
  * one call (its fields, history, input requests with answer forms, strays, actions). Each page
  * has a live part (`data-live`), re-rendered by the server and pushed over server-sent events,
- * and a static part (filters, forms) that an update never replaces.
+ * and a static part (filters, the forms one types into) that an update never replaces.
  *
- * Task ids are bearer credentials: shown redacted (`Redaction.taskId`), in full only on the call
- * page when asked, and never in a URL.
+ * Task ids are bearer credentials: every value goes through `html`, which shortens the ids the
+ * CLI knows (each row's own are added as the row is shown, so none depends on what the process
+ * met before) and legacy adopted keys by their shape; a task id is shown whole only in the call
+ * page's task id field when asked, and never in a URL or a form (a key holding one travels
+ * sealed, see `Seal`).
  *
  * @since 0.5.0
  */
@@ -18,7 +21,7 @@ import * as Row from "../Row.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import * as Stuck from "../Stuck.js"
 import type * as Fleet from "./Fleet.js"
-import { type Html, html, query } from "./Html.js"
+import { type Html, hiddenFields, html, query, revealed } from "./Html.js"
 
 /**
  * The status filter: a group, or one status.
@@ -117,6 +120,12 @@ const relative = (at: number | null, now: number): string =>
 const callHref = (record: HandleRecord.HandleRecord, extra: Record<string, string> = {}) =>
   `/call${query({ scope: record.scope, key: record.key, ...extra })}`
 
+/** A row about to be shown: its task ids (its own, its strays', those it quotes) are shortened wherever they appear. */
+const shown = (record: HandleRecord.HandleRecord): HandleRecord.HandleRecord => {
+  Render.known.addRecord(record)
+  return record
+}
+
 const statusCell = (record: HandleRecord.HandleRecord): Html =>
   html`<span class="status s-${record.status}">${Render.status(record)}</span>`
 
@@ -133,14 +142,14 @@ export const callsLive = (view: Calls): Html => {
     (c) =>
       html`<a class="count" data-status="${c.status}" href="/calls${filterQuery(filter, { status: c.status, cursor: "" })}">${c.status} <b>${c.count}</b></a>`,
   )}</nav>`
-  const rows = view.records.map((r) => {
+  const rows = view.records.map(shown).map((r) => {
     const stuck = Stuck.reason(r, now)
     return html`<tr data-key="${r.key}" data-status="${r.status}">
 <td><a href="${callHref(r)}">${r.key}</a></td><td>${statusCell(r)}</td><td>${r.tool}</td>
 <td>${ServerRegistry.displayName(r.serverId)}</td><td>${r.scope}</td><td>${Render.age(r.createdAt, now)}</td>
 <td>${relative(Row.lastPolledAt(r), now)}</td><td>${open(r) ? relative(r.nextPollAt, now) : "-"}</td>
 <td>${Row.owner(r, now) ?? "-"}</td><td>${r.attempts}</td>
-<td class="note">${stuck === undefined ? Render.truncate(Render.note(r), 160) : html`<span class="stuck">${stuck}</span>`}</td></tr>`
+<td class="note">${stuck === undefined ? Render.truncate(Render.known.text(Render.note(r)), 160) : html`<span class="stuck">${stuck}</span>`}</td></tr>`
   })
   const table =
     view.records.length === 0
@@ -195,16 +204,35 @@ const hidden = (
 ) =>
   html`<span class="muted">hidden</span> <a href="${callHref(record, { reveal: [...reveal, field].join(",") })}">reveal ${label}</a>`
 
-const json = (value: unknown) => html`<pre>${JSON.stringify(value, null, 2)}</pre>`
+const json = (value: unknown, whole: boolean) => {
+  const text = JSON.stringify(value, null, 2)
+  return html`<pre>${whole ? revealed(text) : text}</pre>`
+}
+
+/** The actions the call allows now: they go with the status (a call ended elsewhere offers none). */
+const actions = (r: HandleRecord.HandleRecord): Html => {
+  const target = { scope: r.scope, key: r.key }
+  const action = (name: string, label: string) =>
+    html`<form method="post" action="/call/action">${hiddenFields({ ...target, action: name })}<button type="submit" class="danger">${label}…</button></form>`
+  const allowed = [
+    !HandleRecord.isResting(r.status) && action("cancel", "Cancel"),
+    r.status === "in_doubt" && action("reissue", "Reissue"),
+    r.status === "in_doubt" && action("abandon", "Abandon"),
+  ].filter((a): a is Html => a !== false)
+  return html`${allowed.length > 0 && html`<h2>Actions</h2><div class="actions" id="actions">${allowed}</div>`}`
+}
 
 /**
- * The live part of the call page: its fields and its history.
+ * The live part of the call page: the actions it allows now, its fields and its history.
  *
  * @since 0.5.0
  * @category rendering
  */
 export const callLive = (view: CallView): Html => {
-  const { record: r, reveal, now } = view
+  const { reveal, now } = view
+  const r = shown(view.record)
+  // Only the task id field shows it whole, when asked; the result too then (it may repeat it).
+  const whole = reveal.has("taskId")
   const server = ServerRegistry.serverOf(r.serverId, view.servers)
   const stuck = Stuck.reason(r, now)
   const progress = Render.progress(r, false)
@@ -217,8 +245,8 @@ export const callLive = (view: CallView): Html => {
       "task id",
       r.taskId === null
         ? "-"
-        : reveal.has("taskId")
-          ? html`<code>${r.taskId}</code>`
+        : whole
+          ? html`<code>${revealed(r.taskId)}</code>`
           : html`<code>${Render.redact(r.taskId)}</code> ${hidden(r, reveal, "taskId", "task id")}`,
     ],
     [
@@ -226,14 +254,14 @@ export const callLive = (view: CallView): Html => {
       r.arguments === null
         ? `(hash only) ${r.argumentsHash}`
         : reveal.has("arguments")
-          ? json(r.arguments)
+          ? json(r.arguments, whole)
           : hidden(r, reveal, "arguments", "arguments"),
     ],
   ]
   if (r.result !== null) {
     fields.push([
       "result",
-      reveal.has("result") ? json(ToolResult.encode(r.result)) : hidden(r, reveal, "result", "result"),
+      reveal.has("result") ? json(ToolResult.encode(r.result), whole) : hidden(r, reveal, "result", "result"),
     ])
   }
   if (r.error !== null) fields.push(["error", `${r.error.code} ${r.error.message}`])
@@ -257,7 +285,7 @@ export const callLive = (view: CallView): Html => {
   )
   const answered = Object.entries(r.answers)
   const strays = r.strayTasks
-  return html`<dl>${fields.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>
+  return html`${actions(r)}<dl>${fields.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>
 <h2>History</h2><ol class="timeline" id="history">${r.history.map((e) =>
     // An entry whose status did not change is an action someone took (see Audit).
     e.from === e.to
@@ -272,9 +300,6 @@ ${strays.length > 0 && html`<h2>Stray tasks</h2><ul>${strays.map((s) => html`<li
       : html`<ul>${view.consumers.map((c) => html`<li>${c.consumer}: last seen ${iso(c.lastSeenAt)}</li>`)}</ul>`
   }`
 }
-
-const hiddenFields = (fields: Readonly<Record<string, string>>) =>
-  Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)
 
 /** One form field of an elicitation, by its schema. */
 const fieldInput = (name: string, field: ServerRequest.Field, required: boolean): Html => {
@@ -322,8 +347,8 @@ ${hiddenFields(target)}${body}<div class="actions"><button type="submit" name="a
 }
 
 /**
- * The call page: a notice (what an action did), the live part, then the input forms and the
- * actions this call allows.
+ * The call page: a notice (what an action did), the input forms, then the live part (the
+ * actions this call allows now, its fields and history).
  *
  * @since 0.5.0
  * @category rendering
@@ -332,24 +357,15 @@ export const call = (
   view: CallView,
   notice: { readonly text: string; readonly error: boolean } | undefined,
 ): Html => {
-  const r = view.record
-  const target = { scope: r.scope, key: r.key }
+  const r = shown(view.record)
   const waiting =
     r.status === "input_required" && r.inputRequests !== null
       ? Object.entries(r.inputRequests).filter(([key]) => !Object.hasOwn(r.answers, key))
       : []
-  const action = (name: string, label: string) =>
-    html`<form method="post" action="/call/action">${hiddenFields({ ...target, action: name })}<button type="submit" class="danger">${label}…</button></form>`
-  const actions = [
-    !HandleRecord.isResting(r.status) && action("cancel", "Cancel"),
-    r.status === "in_doubt" && action("reissue", "Reissue"),
-    r.status === "in_doubt" && action("abandon", "Abandon"),
-  ].filter((a): a is Html => a !== false)
   const live = `/call/events${query({ scope: r.scope, key: r.key, reveal: [...view.reveal].join(",") })}`
   return html`<p><a href="/calls">← all calls</a></p><h1>${r.key}</h1>
 ${notice !== undefined && html`<p class="notice${notice.error ? " error" : ""}" role="status">${notice.text}</p>`}
 ${waiting.length > 0 && html`<h2>Waiting for input</h2>${waiting.map(([key, request]) => answerForm(r, key, request))}`}
-${actions.length > 0 && html`<h2>Actions</h2><div class="actions">${actions}</div>`}
 <section id="live" data-live="${live}">${callLive(view)}</section>`
 }
 
