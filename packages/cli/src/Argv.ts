@@ -67,6 +67,33 @@ const unknown = (what: string, given: string, candidates: ReadonlyArray<string>,
   return `unknown ${what} ${given} (${near === undefined ? `see ${help}` : `did you mean ${near}?`})`
 }
 
+/**
+ * Words people type for a command that is an option of another one here: the command line
+ * that does it. Their typos are caught too (they join the candidates of a suggestion).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const pointers: Readonly<Record<string, string>> = {
+  watch: "list --watch",
+  answer: "resume --answer KEY=JSON",
+  ls: "list",
+  retry: "reissue KEY",
+}
+
+/** An unknown command: the command line it stands for, else the closest command's name. */
+const unknownCommand = (given: string, names: ReadonlyArray<string>): string => {
+  const near = suggest(given, [...names, ...Object.keys(pointers).filter((word) => !names.includes(word))])
+  const pointer = near === undefined ? undefined : pointers[near]
+  const hint =
+    near === undefined
+      ? `see ${Help.program} --help`
+      : pointer === undefined
+        ? `did you mean ${near}?`
+        : `did you mean ${Help.program} ${pointer}?`
+  return `unknown command ${given} (${hint})`
+}
+
 /** Why a choice or a whole number is refused, in the user's words, before the parser's wording. */
 const checkValue = (flag: Spec.FlagDoc, given: string, help: string): string | undefined => {
   if (flag.choices !== undefined && !flag.choices.includes(given)) {
@@ -101,7 +128,7 @@ export const plan = (argv: ReadonlyArray<string>, docs: ReadonlyArray<Spec.Comma
     if (topic === undefined) return { _tag: "Help", command: undefined }
     const doc = find(topic)
     return doc === undefined
-      ? { _tag: "Refuse", message: unknown("command", topic, names, `${Help.program} --help`) }
+      ? { _tag: "Refuse", message: unknownCommand(topic, names) }
       : { _tag: "Help", command: doc }
   }
   if (isFlag(first)) {
@@ -120,7 +147,7 @@ export const plan = (argv: ReadonlyArray<string>, docs: ReadonlyArray<Spec.Comma
   }
   const doc = find(first)
   if (doc === undefined) {
-    return { _tag: "Refuse", message: unknown("command", first, names, `${Help.program} --help`) }
+    return { _tag: "Refuse", message: unknownCommand(first, names) }
   }
   const help = `${Help.program} ${doc.name} --help`
   const flags = [...doc.flags, ...Help.builtIns]

@@ -102,7 +102,19 @@ export const fromKnown: (error: Known) => CliError = Match.type<Known>().pipe(
     InvalidAnswer: (e) => usage(e.message),
     CannotAnswer: (e) => usage(e.message),
     // The call goes on; it needs someone to answer it.
-    InputRequired: (e) => new CliError({ message: e.message, exitCode: exitCodes.attention }),
+    // The library's message names its `answer(...)`, for code; a shell user answers with resume.
+    InputRequired: (e) => {
+      const refused = e.requests.flatMap((r) =>
+        r.problems === undefined ? [] : [`${r.inputKey}: ${r.problems.join("; ")}`],
+      )
+      const flags = e.requests.map((r) => `--answer ${r.inputKey}=JSON`).join(" ")
+      return new CliError({
+        message: `${e.key} waits for input (${e.requests.map((r) => r.inputKey).join(", ")})${
+          refused.length === 0 ? "" : `: the answer given does not fit (${refused.join("; ")})`
+        }; answer with \`mcp-handles resume ${flags}\` or run resume on a terminal`,
+        exitCode: exitCodes.attention,
+      })
+    },
     // Most often an application running under the default id: the CLI must not drive its calls
     // beside it, but may act under an id of its own.
     InstanceIdInUse: (e) =>

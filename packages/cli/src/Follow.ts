@@ -8,12 +8,13 @@
  */
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as Outcome from "@mcp-handles/core/Outcome"
+import * as ServerRequest from "@mcp-handles/core/ServerRequest"
 import type * as TaskClient from "@mcp-handles/core/TaskClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { exitCodes } from "./CliError.js"
 import type { Session } from "./Common.js"
-import type * as Input from "./Input.js"
+import * as Input from "./Input.js"
 import type * as Output from "./Output.js"
 import * as Render from "./Render.js"
 import * as Screen from "./Screen.js"
@@ -28,6 +29,8 @@ export interface WaitingForInput {
   readonly _tag: "WaitingForInput"
   readonly key: string
   readonly inputKeys: ReadonlyArray<string>
+  /** For each of `inputKeys`, the `--answer` that answers it, with an answer of the shape it expects. */
+  readonly answerFlags: ReadonlyArray<string>
 }
 
 /**
@@ -73,14 +76,23 @@ export const settle = (
   input: Input.Input,
   onSample: (record: HandleRecord.HandleRecord) => void = () => {},
 ): Effect.Effect<Followed, TaskClient.SettleError> => {
-  const sample: Effect.Effect<ReadonlyArray<string>> = session.client.get(key).pipe(
+  const sample: Effect.Effect<WaitingForInput | undefined> = session.client.get(key).pipe(
     Effect.tap((record) => Effect.sync(() => onSample(record))),
-    Effect.map((record) => unanswered(record).filter((inputKey) => !input.canAnswer(inputKey))),
-    Effect.orElseSucceed((): ReadonlyArray<string> => []),
+    Effect.map((record): WaitingForInput | undefined => {
+      const inputKeys = unanswered(record).filter((inputKey) => !input.canAnswer(inputKey))
+      if (inputKeys.length === 0) return undefined
+      const requestOf = (inputKey: string) => {
+        const raw = record.inputRequests?.[inputKey]
+        return raw === undefined ? undefined : ServerRequest.decode(raw)
+      }
+      const answerFlags = inputKeys.map((inputKey) => Input.answerFlag(inputKey, requestOf(inputKey)))
+      return { _tag: "WaitingForInput", key, inputKeys, answerFlags }
+    }),
+    Effect.orElseSucceed(() => undefined),
   )
-  const watch: Effect.Effect<Followed> = Effect.flatMap(sample, (inputKeys) =>
-    inputKeys.length > 0
-      ? Effect.succeed({ _tag: "WaitingForInput", key, inputKeys } as const)
+  const watch: Effect.Effect<Followed> = Effect.flatMap(sample, (waiting) =>
+    waiting !== undefined
+      ? Effect.succeed(waiting)
       : Effect.zipRight(
           Effect.sleep(Duration.millis(200)),
           Effect.suspend(() => watch),
@@ -142,7 +154,7 @@ export const follow = (
  */
 export const line = (followed: Followed): string =>
   followed._tag === "WaitingForInput"
-    ? `${followed.key}: waiting for input (${followed.inputKeys.join(", ")}); answer with \`mcp-handles resume --answer ${followed.inputKeys[0] ?? "KEY"}=JSON\` or run resume on a terminal`
+    ? `${followed.key}: waiting for input (${followed.inputKeys.join(", ")}); answer with \`mcp-handles resume ${followed.answerFlags.join(" ")}\` (edit the values) or run resume on a terminal`
     : `${followed.key}: ${Render.outcomeLine(followed)}`
 
 /**

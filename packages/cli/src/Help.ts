@@ -155,7 +155,12 @@ export const root = (docs: ReadonlyArray<Spec.CommandDoc>, version: string): str
       "Examples:",
       examples([
         { command: `${program} demo`, note: "the crash-and-recover demo" },
-        { command: `${program} call http://127.0.0.1:3000/mcp report --args '{"chapter":1}' --key report-1` },
+        // A tool the fake server serves as shipped (npx fake-mcp-server --port 3000), so that the
+        // example runs as printed.
+        {
+          command: `${program} call http://127.0.0.1:3000/mcp slow_compute --args '{"seconds":2,"label":"tides"}' --key tides-1`,
+          note: "a call to the fake server (npx fake-mcp-server --port 3000)",
+        },
         { command: `${program} list --stuck` },
         { command: `${program} resume` },
         { command: `source <(${program} completion bash)`, note: "shell completion" },

@@ -100,6 +100,86 @@ const methodOf = (request: ServerRequest.ServerRequest): string =>
 export const summary = (request: TaskClient.InputRequest): string =>
   `${request.key}: the server asks (${methodOf(request.request)}, ${request.inputKey}): ${ServerRequest.message(request.request)}`
 
+/** A value of the field's type that meets its constraints: its default, its first choice, else one made up. */
+const exampleValue = (field: ServerRequest.Field): JsonValue => {
+  if (field.default !== undefined) return field.default
+  const allowed = ServerRequest.choices(field)
+  const first = allowed?.[0]?.value
+  if (field.type === "array") {
+    const item = first ?? "text"
+    return Array.from({ length: Math.max(1, field.minItems ?? 1) }, () => item)
+  }
+  if (first !== undefined) return first
+  switch (field.type) {
+    case "boolean":
+      return true
+    case "number":
+    case "integer":
+      return field.minimum ?? (field.maximum !== undefined && field.maximum < 1 ? field.maximum : 1)
+    case "string": {
+      const formatted: Readonly<Record<string, string>> = {
+        email: "me@example.com",
+        uri: "https://example.com/",
+        date: "2026-07-28",
+        "date-time": "2026-07-28T12:00:00Z",
+      }
+      return (
+        (field.format === undefined ? undefined : formatted[field.format]) ??
+        "text".padEnd(field.minLength ?? 0, "x")
+      )
+    }
+    default:
+      return "..."
+  }
+}
+
+/**
+ * An answer of the shape `request` expects, for people to copy and edit: an accepted elicitation
+ * form with a value for each of its fields, a sampling message, a list of roots. Undefined for a
+ * request this client cannot read (any JSON answers it).
+ *
+ * @since 0.2.0
+ */
+export const exampleAnswer = (request: ServerRequest.ServerRequest): JsonValue | undefined => {
+  switch (request.method) {
+    case "elicitation/create":
+      return request.params.mode === "url"
+        ? { action: "accept" }
+        : {
+            action: "accept",
+            content: Object.fromEntries(
+              Object.entries(request.params.requestedSchema.properties).map(([name, field]) => [
+                name,
+                exampleValue(field),
+              ]),
+            ),
+          }
+    case "sampling/createMessage":
+      return { role: "assistant", content: { type: "text", text: "..." }, model: "my-model" }
+    case "roots/list":
+      return { roots: [{ uri: "file:///home/me/project" }] }
+    case "unknown":
+      return undefined
+  }
+}
+
+/** `text` as one shell word. */
+const shellQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
+
+/**
+ * The `--answer` that answers request `inputKey` with an answer of the shape it expects, e.g.
+ * `--answer 'confirm={"action":"accept","content":{"confirm":true}}'`; `--answer KEY=JSON` when
+ * the request is unknown or unreadable.
+ *
+ * @since 0.2.0
+ */
+export const answerFlag = (inputKey: string, request: ServerRequest.ServerRequest | undefined): string => {
+  const example = request === undefined ? undefined : exampleAnswer(request)
+  return example === undefined
+    ? `--answer ${shellQuote(`${inputKey}=JSON`)}`
+    : `--answer ${shellQuote(`${inputKey}=${JSON.stringify(example)}`)}`
+}
+
 /**
  * @since 0.2.0
  * @category constructors
@@ -122,7 +202,7 @@ export const make = (answers: Answers): Input => {
           Effect.sync(() => {
             refused.add(request.inputKey)
             Screen.status.print(
-              `${summary(request)}\n  --answer for ${request.inputKey} does not fit the request: ${problems.join("; ")}`,
+              `${summary(request)}\n  --answer for ${request.inputKey} does not fit the request: ${problems.join("; ")}\n  expected, e.g.: ${answerFlag(request.inputKey, request.request)}`,
             )
           }),
           Effect.never,
@@ -199,7 +279,12 @@ const prompt = async (
       }
       return { action: "accept", content: await form(r.params.requestedSchema, question) }
     }
-    write('  answer with the JSON response (e.g. {"action":"accept","content":{...}})\n')
+    const example = exampleAnswer(r)
+    write(
+      example === undefined
+        ? "  answer with the JSON response\n"
+        : `  answer with the JSON response, e.g. ${JSON.stringify(example)}\n`,
+    )
     for (;;) {
       const line = await question("  JSON: ")
       try {

@@ -9,6 +9,7 @@
 import type * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import type * as Outcome from "@mcp-handles/core/Outcome"
 import * as Redaction from "@mcp-handles/core/Redaction"
+import * as Troubleshooting from "./Troubleshooting.js"
 
 /**
  * The core's rule: enough to tell two ids apart, never enough to use one.
@@ -173,12 +174,17 @@ export const outcomeLine = (outcome: Outcome.Outcome): string => {
     case "Completed":
       return `${outcome.isError ? "completed (tool error)" : "completed"}: ${resultText(outcome.result)}`
     case "Failed":
-      return `failed: ${outcome.error.message} (JSON-RPC ${outcome.error.code})`
+      // -32602 is most often a tool the server does not have, or arguments it refuses.
+      return `failed: ${outcome.error.message} (JSON-RPC ${outcome.error.code})${
+        outcome.error.code === -32602
+          ? `; mcp-handles tools SERVER-URL lists the server's tools (see ${Troubleshooting.unknownTool})`
+          : ""
+      }`
     case "Cancelled":
       return `cancelled${outcome.reason === null ? "" : `: ${outcome.reason}`}`
     case "Expired":
       return `expired${outcome.reason === null ? "" : `: ${outcome.reason}`}`
     case "InDoubt":
-      return `in doubt${outcome.reason === null ? "" : `: ${outcome.reason}`}; decide with \`mcp-handles reissue ${outcome.key}\` or \`mcp-handles abandon ${outcome.key}\``
+      return `in doubt${outcome.reason === null ? "" : `: ${outcome.reason}`}; decide with \`mcp-handles reissue ${outcome.key}\` (send it again) or \`mcp-handles abandon ${outcome.key}\` (see ${Troubleshooting.inDoubt})`
   }
 }

@@ -146,7 +146,7 @@ describe("call", () => {
     const waiting = await fx.ws.run("call", fx.server.url, "ask", "--key", "a2")
     expect(waiting.code, waiting.stderr).toBe(3)
     expect(waiting.stdout.trim()).toMatch(
-      /^a2: waiting for input \(ok\); answer with `mcp-handles resume --answer ok=JSON`/,
+      /^a2: waiting for input \(ok\); answer with `mcp-handles resume --answer 'ok=\{"action":"accept","content":\{\}\}'`/,
     )
     const resumed = await fx.ws.run("resume", "--answer", '{"action":"accept","content":{"ok":"later"}}')
     expect(resumed.code, resumed.stderr).toBe(0)

@@ -9,7 +9,8 @@ import * as HandleRecord from "@mcp-handles/core/HandleRecord"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { exitCodes, fromKnown } from "../CliError.js"
+import * as Argv from "../Argv.js"
+import { exitCodes, fromKnown, usage } from "../CliError.js"
 import * as Common from "../Common.js"
 import * as Output from "../Output.js"
 import * as Row from "../Row.js"
@@ -18,6 +19,7 @@ import * as ServerRegistry from "../ServerRegistry.js"
 import * as Spec from "../Spec.js"
 import * as StoreSpec from "../StoreSpec.js"
 import * as Stuck from "../Stuck.js"
+import * as Troubleshooting from "../Troubleshooting.js"
 
 const status = Spec.withDefault(
   Spec.choice("status", ["open", "terminal", "in-doubt", "all"], {
@@ -73,6 +75,28 @@ const statusesOf = (
       return undefined
   }
 }
+
+/**
+ * Refuses a `--server` name that nothing in the store knows (not its server list, not a row in
+ * view): a typo or another store, which an empty list would hide. The refusal names the servers
+ * it knows.
+ */
+const checkServerName = (session: Common.Session, name: string, allScopes: boolean) =>
+  Effect.gen(function* () {
+    const listed = new Set(session.servers.map((s) => s.name))
+    if (listed.has(name)) return
+    // Rows an application wrote under a name it did not record in the server list count too.
+    const rows = yield* Common.listAllScopes(session, { scope: allScopes ? undefined : session.scope })
+    const known = new Set([...listed, ...rows.map((r) => ServerRegistry.displayName(r.serverId))])
+    if (known.has(name)) return
+    const names = [...known].sort()
+    const near = Argv.suggest(name, names)
+    return yield* usage(
+      `list --server ${name}: no server of that name in this store (${
+        names.length === 0 ? "it knows no servers yet" : `its servers: ${names.join(", ")}`
+      }${near === undefined ? "" : `; did you mean ${near}?`}; see mcp-handles servers, and ${Troubleshooting.unknownServer})`,
+    )
+  })
 
 /** Clears a terminal and puts the cursor at the top, for the next frame of `--watch`. */
 const home = "\x1b[H\x1b[2J"
@@ -137,6 +161,7 @@ export const spec = Spec.command(
         chosen === undefined || !chosen.includes("://")
           ? chosen
           : (yield* ServerRegistry.endpointFor(chosen)).name
+      if (serverName !== undefined) yield* checkServerName(session, serverName, options.allScopes)
       const statuses = options.stuck ? HandleRecord.openStatuses : statusesOf(options.status)
       // A frame's text, and whether --stuck found anything (the exit status says so).
       const frame = Effect.gen(function* () {

@@ -18,6 +18,7 @@ import * as Row from "../Row.js"
 import * as Screen from "../Screen.js"
 import * as ServerRegistry from "../ServerRegistry.js"
 import * as Spec from "../Spec.js"
+import * as Troubleshooting from "../Troubleshooting.js"
 
 const onlyServer = Spec.optional(
   Spec.text("only-server", {
@@ -190,7 +191,7 @@ export const spec = Spec.command(
         if (inDoubt.length > 0) {
           lines.push(
             `${inDoubt.length} call(s) in doubt (they may or may not have launched): ${inDoubt.map((r) => r.key).join(", ")}`,
-            "decide each with `mcp-handles reissue KEY` or `mcp-handles abandon KEY`",
+            `decide each with \`mcp-handles reissue KEY\` (send it again) or \`mcp-handles abandon KEY\` (see ${Troubleshooting.inDoubt})`,
           )
         }
         Output.line(lines.join("\n"))

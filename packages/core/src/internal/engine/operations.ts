@@ -19,6 +19,7 @@ import { awaitLatch, type Engine, endpointOf, rowId } from "./context.js"
 import { cancelStrays } from "./drive.js"
 import { ensureDriving, wake } from "./drivers.js"
 import { commit, leasedByOther, takeLease } from "./leases.js"
+import * as Notices from "./notices.js"
 import * as Quiet from "./quiet.js"
 
 /** The row, as its driver here knows it if it has one (see quiet.ts). */
@@ -211,6 +212,7 @@ export const callTool =
         // The same server by name: the app may have moved it to another URL since.
         const reason = keyReuse(record, serverName, tool, argumentsHash)
         if (reason !== undefined) return yield* Effect.fail(new ClientError.KeyReused({ key, reason }))
+        if (record.status === "in_doubt") yield* Notices.inDoubt(record)
         return handleOf(ctx, record, false)
       }
       const driver = yield* ensureDriving(
