@@ -25,12 +25,18 @@
  *   <!-- example: NAME; nodenext only -->       left out of the node10 type check: for an example
  *                                               importing a framework's subpath export that has no
  *                                               node10 fallback (`@langchain/langgraph/prebuilt`)
+ *   <!-- example: NAME; file F; run COMMAND -->  run as its text tells a reader to: saved as F and
+ *                                               run by COMMAND (`npx tsx index.mts`) in a folder of
+ *                                               the app, rather than compiled; the text around the
+ *                                               block must say both, in backticks
  *
  *
  * In `sh` blocks, `npm install @mcp-handles/<name>` installs that package's tarball. They run
  * first, in the order they appear (README.md, then docs/*.md and the packages' READMEs, each by
- * name). The examples read the server's URL from RESEARCH_MCP_URL, and PostgreSQL's from
- * DATABASE_URL.
+ * name), in an empty directory: the app is made as README.md makes it (`npm init -y`, a CommonJS
+ * package), not by this script. Every TypeScript example is type-checked as an ES module (`.mts`,
+ * as the README tells readers to save it). The examples read the server's URL from
+ * RESEARCH_MCP_URL, and PostgreSQL's from DATABASE_URL.
  *
  * Usage: node scripts/external-app.mjs [--keep]   (needs the npm registry; --keep leaves the
  * scratch directory in place and prints it)
@@ -41,6 +47,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { collectExamples, ExampleError } from "./examples.mjs"
 import { closure, pack } from "./packing.mjs"
 import { killGroup, runGroup, spawnGroup } from "./testing/process-groups.mjs"
 
@@ -69,72 +76,6 @@ const run = async (what, command, args, options = {}) => {
     throw new Failure(`${what} ${ending}\n${indent(`${result.stdout}\n${result.stderr}`)}`)
   }
   return result
-}
-
-// ---------------------------------------------------------------------------------------------
-// The examples, from the READMEs and the guides
-// ---------------------------------------------------------------------------------------------
-
-const marker = /^<!--\s*example:\s*([a-z0-9-]+)\s*(?:;\s*(.*?))?\s*-->\s*$/
-
-const readmes = () => [
-  path.join(root, "README.md"),
-  ...fs
-    .readdirSync(path.join(root, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .sort()
-    .map((name) => path.join(root, "docs", name)),
-  ...fs
-    .readdirSync(path.join(root, "packages"))
-    .sort()
-    .map((name) => path.join(root, "packages", name, "README.md"))
-    .filter((file) => fs.existsSync(file)),
-]
-
-const examplesOf = (file) => {
-  const lines = fs.readFileSync(file, "utf8").split("\n")
-  const found = []
-  for (let i = 0; i < lines.length; i++) {
-    const match = marker.exec(lines[i])
-    if (match === null) continue
-    const where = `${path.relative(root, file)}:${i + 1}`
-    let start = i + 1
-    while (start < lines.length && lines[start].trim() === "") start++
-    const fence = /^```(ts|sh)\s*$/.exec(lines[start] ?? "")
-    if (fence === null) throw new Failure(`${where}: the example marker is not followed by a ts or sh block`)
-    const end = lines.findIndex((line, at) => at > start && line.trim() === "```")
-    if (end === -1) throw new Failure(`${where}: the example's block is not closed`)
-    const flags = (match[2] ?? "").split(";").map((flag) => flag.trim())
-    const known = ["", "compile only", "needs DATABASE_URL", "nodenext only"]
-    const unknown = flags.filter((flag) => !known.includes(flag) && !flag.startsWith("prints "))
-    if (unknown.length > 0) throw new Failure(`${where}: unknown example flag(s): ${unknown.join(", ")}`)
-    found.push({
-      name: match[1],
-      where,
-      language: fence[1],
-      source: `${lines.slice(start + 1, end).join("\n")}\n`,
-      compileOnly: flags.includes("compile only"),
-      needsDatabase: flags.includes("needs DATABASE_URL"),
-      nodenextOnly: flags.includes("nodenext only"),
-      prints: flags.filter((flag) => flag.startsWith("prints ")).map((flag) => flag.slice("prints ".length)),
-    })
-    i = end
-  }
-  return found
-}
-
-const collectExamples = () => {
-  const all = readmes().flatMap(examplesOf)
-  const seen = new Map()
-  for (const example of all) {
-    if (seen.has(example.name)) {
-      throw new Failure(
-        `${example.where}: example name ${example.name} is used at ${seen.get(example.name)} too`,
-      )
-    }
-    seen.set(example.name, example.where)
-  }
-  return all
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,8 +291,10 @@ const installToolchain = (app, env, extra) =>
   ])
 
 const compile = async (app, typescript, env, { node10 }) => {
+  // As ES modules whatever the app's package.json says (`npm init -y` makes it CommonJS): the
+  // examples use top-level await.
   for (const example of typescript)
-    fs.writeFileSync(path.join(app, "src", `${example.name}.ts`), example.source)
+    fs.writeFileSync(path.join(app, "src", `${example.name}.mts`), example.source)
   fs.writeFileSync(path.join(app, "tsconfig.json"), `${JSON.stringify(tsconfig, null, 2)}\n`)
   log(`${path.basename(app)}: compiling ${typescript.length} example(s) (moduleResolution nodenext)`)
   await run("tsc", "npx", ["tsc", "-p", "tsconfig.json"], { cwd: app, env })
@@ -361,7 +304,7 @@ const compile = async (app, typescript, env, { node10 }) => {
   const node10Config = {
     extends: "./tsconfig.json",
     include: [],
-    files: checked.map((e) => `src/${e.name}.ts`),
+    files: checked.map((e) => `src/${e.name}.mts`),
   }
   fs.writeFileSync(path.join(app, "tsconfig.node10.json"), `${JSON.stringify(node10Config, null, 2)}\n`)
   await run(
@@ -372,15 +315,28 @@ const compile = async (app, typescript, env, { node10 }) => {
   )
 }
 
-/** Runs a compiled example in `cwd`, a fresh directory (the SQLite default must create its own). */
+/**
+ * Runs an example in `cwd`, a fresh directory (the SQLite default must create its own): one its
+ * text says how to run (`file`, `runBy`) is saved there under that name and run by that command,
+ * in a folder inside the app (where its packages resolve); any other runs compiled.
+ */
 const runExample = async (example, app, cwd, env) => {
-  fs.mkdirSync(cwd)
-  const result = await run(
-    `${example.where} (${example.name}, in ${path.basename(app)})`,
-    process.execPath,
-    [path.join(app, "dist", `${example.name}.js`)],
-    { cwd, env, timeoutMs: exampleTimeoutMs },
-  )
+  const what = `${example.where} (${example.name}, in ${path.basename(app)})`
+  const asTold = example.runBy !== undefined
+  const dir = asTold ? path.join(app, path.basename(cwd)) : cwd
+  fs.mkdirSync(dir)
+  let result
+  if (asTold) {
+    fs.writeFileSync(path.join(dir, example.file), example.source)
+    log(`${example.name}: ${example.runBy} (as its text says)`)
+    result = await run(what, "sh", ["-c", example.runBy], { cwd: dir, env, timeoutMs: exampleTimeoutMs })
+  } else {
+    result = await run(what, process.execPath, [path.join(app, "dist", `${example.name}.mjs`)], {
+      cwd: dir,
+      env,
+      timeoutMs: exampleTimeoutMs,
+    })
+  }
   const missing = example.prints.filter((text) => !result.stdout.includes(text))
   if (missing.length > 0) {
     throw new Failure(
@@ -445,7 +401,7 @@ try {
 `
 
 const runBothCopies = async (app, cwd, env) => {
-  fs.writeFileSync(path.join(app, "dist", "both-copies.js"), bothCopies)
+  fs.writeFileSync(path.join(app, "dist", "both-copies.mjs"), bothCopies)
   await runExample(
     {
       name: "both-copies",
@@ -488,13 +444,15 @@ const main = async (cleanups) => {
   log(`packed ${[...tarballs.keys()].join(", ")}`)
 
   const env = { ...process.env, npm_config_update_notifier: "false" }
-  writeManifest(app, "external-app")
+  // No manifest of ours: the README's first lines make the app (`npm init -y`).
   await runShellExamples(
     examples.filter((candidate) => candidate.language === "sh"),
     app,
     tarballs,
     env,
   )
+  const manifest = JSON.parse(fs.readFileSync(path.join(app, "package.json"), "utf8"))
+  log(`the app as the README made it: "type": ${JSON.stringify(manifest.type ?? "(none: commonjs)")}`)
   expectEffect(app, "3.")
   await checkFrameworks(app, tarballs, env)
 
@@ -575,6 +533,8 @@ try {
   await cleanUp()
 } catch (error) {
   await cleanUp()
-  console.error(`external-app: FAILED: ${error instanceof Failure ? error.message : (error?.stack ?? error)}`)
+  console.error(
+    `external-app: FAILED: ${error instanceof Failure || error instanceof ExampleError ? error.message : (error?.stack ?? error)}`,
+  )
   process.exit(1)
 }
