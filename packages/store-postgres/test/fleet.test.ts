@@ -100,7 +100,10 @@ const runFleet = (url: string, schema: string) =>
         "every row to settle",
         async () => {
           const now = await settledCount()
-          return { ...now, progress: now.settled, done: now.settled >= TASKS }
+          // The last few open rows, with who holds them and when they are due: what a stall
+          // message needs to say where the fleet is stuck.
+          const open = TASKS - now.settled <= 20 ? { open: await db.openRows(schema, 20) } : {}
+          return { ...now, ...open, progress: now.settled, done: now.settled >= TASKS }
         },
         { stallMs: STALL_MS },
       )
