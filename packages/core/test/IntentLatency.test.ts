@@ -5,107 +5,21 @@
  * not. The task's interval (5 s) is far longer than a tick, so waiting for the holder's next poll
  * (or its next lease renewal, every 10 s) is not fast enough.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import * as HandleStore from "@mcp-handles/core/HandleStore"
 import type * as Config from "@mcp-handles/fake-server/Config"
-import { TestDatabase } from "@mcp-handles/store-postgres/testing"
-import { SqliteStore } from "@mcp-handles/store-sqlite"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
-import { flush, type Harness, makeHarness, startProcess, withStore } from "./support/harness.js"
+import { elapse, flush, makeHarness, runFor, startProcess, withStore } from "./support/harness.js"
+import * as Stores from "./support/stores.js"
 
-type Kind = "memory" | "sqlite" | "postgres"
+type Kind = Stores.Kind
 
 /** The reconciler's default tick (TaskClient `background.tickMs`). */
 const tickMs = 500
 
-const liveClock = Clock.make()
-
-/**
- * The store a test runs on, and its operations in flight: PostgreSQL answers on real time, so the
- * virtual clock moves on only once every operation has been answered.
- */
-const storeOf = (kind: Kind, h: Harness) =>
-  Effect.gen(function* () {
-    if (kind === "memory") return { store: h.store, inFlight: { count: 0 } }
-    if (kind === "sqlite") {
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-handles-intents-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })),
-      )
-      // Routine writes commit at once: the store's commit delay runs on a real timer.
-      const store = yield* SqliteStore.make({ filename: path.join(dir, "tasks.db"), commitDelay: 0 })
-      return { store, inFlight: { count: 0 } }
-    }
-    const context = yield* Layer.build(TestDatabase.layerStore({ clock: "host" })).pipe(
-      Effect.withClock(liveClock),
-      Effect.orDie,
-    )
-    const pg = Context.get(context, HandleStore.HandleStore)
-    const inFlight = { count: 0 }
-    // Each operation on real time (its pool's timeouts are not the TestClock's), counted in flight.
-    const onRealTime = Object.fromEntries(
-      Object.entries(pg).map(([op, member]) => {
-        const run = (effect: Effect.Effect<unknown, unknown, never>) =>
-          Effect.suspend(() => {
-            inFlight.count++
-            return Effect.withClock(effect, liveClock).pipe(
-              Effect.ensuring(Effect.sync(() => inFlight.count--)),
-            )
-          })
-        if (typeof member === "function")
-          return [op, (...args: Array<unknown>) => run((member as (...a: Array<unknown>) => never)(...args))]
-        if (op === "now" || !Effect.isEffect(member)) return [op, member]
-        return [op, run(member as Effect.Effect<unknown, unknown, never>)]
-      }),
-    ) as unknown as HandleStore.HandleStore
-    return { store: onRealTime, inFlight }
-  })
-
-/** Lets promise-based work and every store operation in flight finish before time moves on. */
-const quiesce = (inFlight: { count: number }) =>
-  Effect.gen(function* () {
-    yield* flush
-    for (let round = 0; round < 1_000 && inFlight.count > 0; round++) {
-      yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
-      yield* flush
-    }
-  })
-
 const world = (kind: Kind, push: boolean, tool: Config.Tool) =>
   Effect.gen(function* () {
-    const base = yield* makeHarness({ tools: [tool] })
-    const { store, inFlight } = yield* storeOf(kind, base)
-    const h = withStore(base, store)
-    const settle = quiesce(inFlight)
-    const elapse = (ms: number, stepMs = 50) =>
-      Effect.gen(function* () {
-        for (let elapsed = 0; elapsed < ms; elapsed += stepMs) {
-          yield* TestClock.adjust(Duration.millis(Math.min(stepMs, ms - elapsed)))
-          yield* settle
-        }
-      })
-    /** Runs `effect` while the clock moves; fails past `limitMs` of virtual time. */
-    const runFor = <A, E>(effect: Effect.Effect<A, E>, limitMs: number, stepMs = 50) =>
-      Effect.gen(function* () {
-        const fiber = yield* Effect.fork(effect)
-        yield* settle
-        for (let elapsed = 0; elapsed <= limitMs; elapsed += stepMs) {
-          const done = yield* Fiber.poll(fiber)
-          if (done._tag === "Some") return yield* Fiber.join(fiber)
-          yield* TestClock.adjust(Duration.millis(stepMs))
-          yield* settle
-        }
-        return yield* Effect.dieMessage(`did not finish within ${limitMs} ms of virtual time`)
-      })
+    const h = withStore(yield* makeHarness({ tools: [tool] }), yield* Stores.open(kind))
     const a = yield* startProcess(h, { instanceId: "a", push })
     const b = yield* startProcess(h, { instanceId: "b", push })
     return {
@@ -114,12 +28,12 @@ const world = (kind: Kind, push: boolean, tool: Config.Tool) =>
       b,
       elapse,
       runFor,
-      settle,
+      settle: flush,
       start: (id: string) => startProcess(h, { instanceId: id, push }),
     }
   })
 
-const kinds: ReadonlyArray<Kind> = ["memory", "sqlite", "postgres"]
+const kinds = Stores.kinds
 
 const confirmForm = {
   method: "elicitation/create",

@@ -95,6 +95,25 @@ const actOn = (ctx: Engine, record: HandleRecord.HandleRecord, spread: boolean, 
   })
 
 /**
+ * The sweep's row with a lease that outlasts the action: a row whose lease ran low while it
+ * waited (a long sweep claims with the time it began) is renewed first; undefined when another
+ * instance took it meanwhile.
+ */
+const leasedToAct = (ctx: Engine, record: HandleRecord.HandleRecord) =>
+  Effect.gen(function* () {
+    const now = yield* ctx.store.now
+    if (record.leaseExpiresAt !== null && record.leaseExpiresAt - now >= ctx.leaseMs / 2) return record
+    const until = now + ctx.leaseMs
+    const renewed = yield* ctx.store.renewLease({
+      scope: record.scope,
+      key: record.key,
+      owner: ctx.owner,
+      until,
+    })
+    return renewed ? new HandleRecord.HandleRecord({ ...record, leaseExpiresAt: until }, true) : undefined
+  })
+
+/**
  * Claims due rows in batches and acts on each once. With `spread`, overdue live tasks are
  * rescheduled over one interval instead of all polled now (no thundering herd after a boot).
  */
@@ -158,19 +177,8 @@ export const sweep = (
               // time it began: a row whose lease ran low while it waited is renewed before it is
               // acted on (or skipped if another instance took it), so the lease outlasts the
               // request and no other instance can poll the task meanwhile.
-              const now = yield* ctx.store.now
-              let current = record
-              if (current.leaseExpiresAt === null || current.leaseExpiresAt - now < ctx.leaseMs / 2) {
-                const until = now + ctx.leaseMs
-                const renewed = yield* ctx.store.renewLease({
-                  scope: current.scope,
-                  key: current.key,
-                  owner: ctx.owner,
-                  until,
-                })
-                if (!renewed) return
-                current = new HandleRecord.HandleRecord({ ...current, leaseExpiresAt: until }, true)
-              }
+              const current = yield* leasedToAct(ctx, record)
+              if (current === undefined) return
               ctx.stepping.add(id)
               acted++
               yield* actOn(ctx, current, spread, tally)
@@ -217,19 +225,8 @@ const wakeIntents = (ctx: Engine) =>
           const found = yield* ctx.store.get(row.scope, row.key)
           // A send that failed backs off: its retry is due when the row says, and a claim takes it then.
           if (Option.isNone(found) || found.value.leaseOwner !== ctx.owner || found.value.attempts > 0) return
-          const now = yield* ctx.store.now
-          let current = found.value
-          if ((current.leaseExpiresAt ?? 0) - now < ctx.leaseMs / 2) {
-            const until = now + ctx.leaseMs
-            const renewed = yield* ctx.store.renewLease({
-              scope: current.scope,
-              key: current.key,
-              owner: ctx.owner,
-              until,
-            })
-            if (!renewed) return
-            current = new HandleRecord.HandleRecord({ ...current, leaseExpiresAt: until }, true)
-          }
+          const current = yield* leasedToAct(ctx, found.value)
+          if (current === undefined) return
           ctx.stepping.add(id)
           yield* Effect.ensuring(
             actOn(ctx, current, false, tally),
