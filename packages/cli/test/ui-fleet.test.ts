@@ -79,10 +79,17 @@ describe.skipIf(!chromiumInstalled)("mcp-handles ui: fleet and servers, in Chrom
       ;(window as unknown as { marker: number }).marker = 1
     })
     await startApp(filename, "app-7")
-    // Its reconciler claims the detached call and renews the lease while it polls.
-    const row = await page.waitForSelector('tr[data-instance="app-7"][data-live-instance="yes"]', {
-      timeout: 90_000,
-    })
+    // Its reconciler claims the detached call and renews the lease while it polls. Its heartbeat
+    // may reach the page before its claim does (the row is live, holding nothing yet): the page
+    // is read once it shows the claim.
+    await page.waitForFunction(
+      () =>
+        document.querySelector('tr[data-instance="app-7"][data-live-instance="yes"] td:nth-child(5)')
+          ?.textContent === "1",
+      undefined,
+      { timeout: 90_000 },
+    )
+    const row = await page.waitForSelector('tr[data-instance="app-7"][data-live-instance="yes"]')
     expect(await row.$$eval("td", (cells) => cells.map((c) => c.textContent))).toEqual([
       "app-7",
       "live",
