@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type * as Config from "@mcp-handles/fake-server/Config"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import { confirmForm } from "./support/forms.js"
 import { elapse, flush, makeHarness, runFor, startProcess, withStore } from "./support/harness.js"
 import * as Stores from "./support/stores.js"
 
@@ -34,19 +35,6 @@ const world = (kind: Kind, push: boolean, tool: Config.Tool) =>
   })
 
 const kinds = Stores.kinds
-
-const confirmForm = {
-  method: "elicitation/create",
-  params: {
-    mode: "form",
-    message: "Delete 3 files?",
-    requestedSchema: {
-      type: "object",
-      properties: { confirm: { type: "boolean", title: "Confirm" } },
-      required: ["confirm"],
-    },
-  },
-}
 
 describe("an intent recorded by another instance reaches the server within one tick", {
   timeout: 120_000,

@@ -16,22 +16,10 @@ import * as Either from "effect/Either"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { confirmForm } from "./support/forms.js"
 import { makeHarness, runFor, startProcess } from "./support/harness.js"
 
 const root = fileURLToPath(new URL("../../..", import.meta.url))
-
-const confirmForm = {
-  method: "elicitation/create",
-  params: {
-    mode: "form",
-    message: "Delete 3 files?",
-    requestedSchema: {
-      type: "object",
-      properties: { confirm: { type: "boolean", title: "Confirm" } },
-      required: ["confirm"],
-    },
-  },
-}
 
 const tools = [
   {
